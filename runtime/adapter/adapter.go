@@ -1,0 +1,189 @@
+// Package adapter owns the descriptor registry: one Descriptor per harness,
+// generated from the atlas, binding a protocol family to a target profile,
+// with capabilities, package metadata, readiness checks, a config schema and
+// the harness's generated normalizer and renderer. Resolution of a name
+// (id or alias) records a trace so users can see why a descriptor was chosen.
+package adapter
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sitter.dev/sitter/runtime/hook"
+)
+
+// Family is a protocol family: how hooks are delivered and transcripts written.
+type Family struct {
+	ID         string   `json:"id"`
+	Delivery   string   `json:"delivery"`
+	Transcript string   `json:"transcript"`
+	Profiles   []string `json:"profiles"`
+}
+
+// Package is where a harness comes from.
+type Package struct {
+	Name      string `json:"name,omitempty"`
+	Source    string `json:"source"`
+	Trust     string `json:"trust"`
+	Lifecycle string `json:"lifecycle"`
+}
+
+// ConfigKey is one key of a descriptor's config schema.
+type ConfigKey struct {
+	Key         string `json:"key"`
+	Type        string `json:"type"`
+	Default     string `json:"default,omitempty"` // JSON
+	Description string `json:"description"`
+}
+
+// Check is one readiness check a host can run.
+type Check struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+}
+
+// Evidence backs an atlas fact.
+type Evidence struct {
+	Kind string `json:"kind"`
+	Ref  string `json:"ref"`
+	Note string `json:"note,omitempty"`
+}
+
+// EventSpec is one native event and what it can do.
+type EventSpec struct {
+	Name     string      `json:"name"`
+	Phase    string      `json:"phase"`
+	Support  string      `json:"support"`
+	Can      []string    `json:"can"`
+	Note     string      `json:"note,omitempty"`
+	Evidence []Evidence  `json:"evidence"`
+	Rules    *hook.Rules `json:"-"`
+}
+
+// Descriptor is one harness adapter.
+type Descriptor struct {
+	ID           string            `json:"id"`
+	DisplayName  string            `json:"displayName"`
+	Aliases      []string          `json:"aliases"`
+	Family       Family            `json:"family"`
+	Profile      string            `json:"profile"`
+	Default      bool              `json:"default"`
+	Package      Package           `json:"package"`
+	Verified     []string          `json:"verifiedVersions"`
+	Config       []ConfigKey       `json:"config"`
+	Readiness    []Check           `json:"readiness"`
+	Tools        map[string]string `json:"tools"`
+	ToolPrefixes map[string]string `json:"toolPrefixes,omitempty"`
+	Events       []EventSpec       `json:"events"`
+	Evidence     []Evidence        `json:"evidence"`
+	Source       string            `json:"source"` // atlas file
+
+	// Normalize turns a native payload into the canonical event. nativeEvent
+	// may be empty, then the payload's own event name field is used.
+	Normalize func(raw []byte, nativeEvent string) (hook.Event, error) `json:"-"`
+}
+
+// Event returns the spec of a native event.
+func (d *Descriptor) Event(name string) (*EventSpec, bool) {
+	for i := range d.Events {
+		if d.Events[i].Name == name {
+			return &d.Events[i], true
+		}
+	}
+	return nil, false
+}
+
+// Render writes a canonical result as the answer to a native event.
+func (d *Descriptor) Render(ev hook.Event, r hook.Result) hook.Output {
+	var rules *hook.Rules
+	if spec, ok := d.Event(ev.NativeEvent); ok {
+		rules = spec.Rules
+	}
+	return hook.Render(ev, r, rules)
+}
+
+// Registry holds every descriptor, in atlas order.
+type Registry struct {
+	Descriptors []*Descriptor
+}
+
+// Resolve finds the descriptor for an id or alias ("" = the default) and
+// explains how it got there.
+func (r *Registry) Resolve(name string) (*Descriptor, []string, error) {
+	var trace []string
+	if name == "" {
+		trace = append(trace, "no harness named: looking for the default descriptor")
+		for _, d := range r.Descriptors {
+			if d.Default {
+				trace = append(trace, fmt.Sprintf("default: %s", d.ID))
+				return d, trace, nil
+			}
+		}
+		return nil, trace, fmt.Errorf("no default harness in the registry")
+	}
+	key := strings.ToLower(name)
+	for _, d := range r.Descriptors {
+		if d.ID == key {
+			trace = append(trace, fmt.Sprintf("%q is the id of %s", name, d.ID))
+			return d, r.withFamily(trace, d), nil
+		}
+	}
+	trace = append(trace, fmt.Sprintf("%q is no descriptor id", name))
+	for _, d := range r.Descriptors {
+		for _, a := range d.Aliases {
+			if a == key {
+				trace = append(trace, fmt.Sprintf("%q is an alias of %s", name, d.ID))
+				return d, r.withFamily(trace, d), nil
+			}
+		}
+	}
+	trace = append(trace, fmt.Sprintf("%q is no alias either", name))
+	return nil, trace, fmt.Errorf("unknown harness %q (known: %s)", name, strings.Join(r.IDs(), ", "))
+}
+
+func (r *Registry) withFamily(trace []string, d *Descriptor) []string {
+	return append(trace,
+		fmt.Sprintf("profile %s in family %s (delivery %s, transcripts %s)", d.Profile, d.Family.ID, d.Family.Delivery, d.Family.Transcript))
+}
+
+// IDs lists the descriptor ids, sorted.
+func (r *Registry) IDs() []string {
+	ids := make([]string, 0, len(r.Descriptors))
+	for _, d := range r.Descriptors {
+		ids = append(ids, d.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// SelfTest re-checks the registration rules the generator enforced: unique
+// ids, no alias collisions, exactly one default, each profile in its family.
+func (r *Registry) SelfTest() []error {
+	var errs []error
+	owner := map[string]string{}
+	defaults := 0
+	for _, d := range r.Descriptors {
+		for _, n := range append([]string{d.ID}, d.Aliases...) {
+			if o, ok := owner[n]; ok {
+				errs = append(errs, fmt.Errorf("name %q is used by %s and %s", n, o, d.ID))
+				continue
+			}
+			owner[n] = d.ID
+		}
+		if d.Default {
+			defaults++
+		}
+		in := false
+		for _, p := range d.Family.Profiles {
+			in = in || p == d.Profile
+		}
+		if !in {
+			errs = append(errs, fmt.Errorf("%s: profile %q is not in family %s", d.ID, d.Profile, d.Family.ID))
+		}
+	}
+	if defaults != 1 {
+		errs = append(errs, fmt.Errorf("want exactly one default descriptor, have %d", defaults))
+	}
+	return errs
+}

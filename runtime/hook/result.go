@@ -1,0 +1,74 @@
+package hook
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Decision is a handler's verdict.
+type Decision string
+
+const (
+	Noop  Decision = "noop"
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Block Decision = "block"
+	Deny  Decision = "deny"
+)
+
+// rank orders decisions from least to most restrictive.
+func (d Decision) rank() int {
+	switch d {
+	case Allow:
+		return 1
+	case Ask:
+		return 2
+	case Block:
+		return 3
+	case Deny:
+		return 4
+	}
+	return 0
+}
+
+// Result is what a handler prints on stdout, and what the merge produces.
+type Result struct {
+	Decision          Decision        `json:"decision,omitempty"`
+	Reason            string          `json:"reason,omitempty"`
+	UserMessage       string          `json:"userMessage,omitempty"`
+	AdditionalContext string          `json:"additionalContext,omitempty"`
+	UpdatedInput      json.RawMessage `json:"updatedInput,omitempty"`
+	Halt              bool            `json:"halt,omitempty"`
+}
+
+// ParseResult reads a handler's stdout. Empty output is a noop.
+func ParseResult(out []byte) (Result, error) {
+	var r Result
+	if len(trimSpace(out)) == 0 {
+		return Result{Decision: Noop}, nil
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return Result{}, fmt.Errorf("handler output is not a result object: %w", err)
+	}
+	switch r.Decision {
+	case "":
+		r.Decision = Noop
+	case Noop, Allow, Ask, Block, Deny:
+	default:
+		return Result{}, fmt.Errorf("handler output has unknown decision %q (want allow, deny, ask, block or noop)", r.Decision)
+	}
+	if len(r.UpdatedInput) > 0 && string(r.UpdatedInput) == "null" {
+		r.UpdatedInput = nil
+	}
+	return r, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
