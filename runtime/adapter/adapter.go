@@ -82,6 +82,8 @@ type Descriptor struct {
 	// Normalize turns a native payload into the canonical event. nativeEvent
 	// may be empty, then the payload's own event name field is used.
 	Normalize func(raw []byte, nativeEvent string) (hook.Event, error) `json:"-"`
+	// Rules returns the render table of a native event, nil when unknown.
+	Rules func(nativeEvent string) *hook.Rules `json:"-"`
 }
 
 // Event returns the spec of a native event.
@@ -97,8 +99,8 @@ func (d *Descriptor) Event(name string) (*EventSpec, bool) {
 // Render writes a canonical result as the answer to a native event.
 func (d *Descriptor) Render(ev hook.Event, r hook.Result) hook.Output {
 	var rules *hook.Rules
-	if spec, ok := d.Event(ev.NativeEvent); ok {
-		rules = spec.Rules
+	if d.Rules != nil {
+		rules = d.Rules(ev.NativeEvent)
 	}
 	return hook.Render(ev, r, rules)
 }

@@ -1,0 +1,258 @@
+// Package check holds the cross-record rules of the atlas that CUE's closed
+// definitions cannot say: unknown phases, duplicate events, capabilities
+// without render rules, alias collisions, families and profiles, defaults,
+// evidence and payload paths. Every rule reports a positioned error.
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+// FieldType says how a canonical field is decoded from a payload path.
+var FieldType = map[string]string{
+	"sessionId": "string", "cwd": "string", "transcriptPath": "string", "turnId": "string",
+	"model": "string", "permissionMode": "string", "toolName": "string", "callId": "string",
+	"prompt": "string", "source": "string", "reason": "string", "lastAssistantMessage": "string",
+	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool",
+}
+
+// stopPhases are the phases where "block" means keep going; everywhere else
+// the refusing decision is "deny". Mirrors hook.IsStopPhase.
+var stopPhases = map[string]bool{"stop": true, "subagentStop": true}
+
+// Atlas runs every rule and returns all violations, sorted.
+func Atlas(a *model.Atlas) model.Errors {
+	var errs model.Errors
+	add := func(p model.Pos, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	phases := map[string]bool{}
+	for _, p := range a.Phases {
+		phases[p.ID] = true
+	}
+
+	// Names: ids and aliases share one namespace.
+	owner := map[string]string{}
+	for _, h := range a.Harnesses {
+		owner[h.ID] = h.ID
+	}
+	for _, h := range a.Harnesses {
+		for _, al := range h.Aliases {
+			if o, ok := owner[al.Name]; ok {
+				if o == h.ID {
+					add(al.Pos, "harness %s: alias %q repeats a name it already has", h.ID, al.Name)
+				} else {
+					add(al.Pos, "harness %s: alias %q collides with harness %s", h.ID, al.Name, o)
+				}
+				continue
+			}
+			owner[al.Name] = h.ID
+		}
+	}
+
+	// Defaults.
+	var defaults []*model.Harness
+	for _, h := range a.Harnesses {
+		if h.Default {
+			defaults = append(defaults, h)
+		}
+	}
+	if len(defaults) > 1 {
+		for _, h := range defaults[1:] {
+			add(h.DefaultPos, "harness %s: a second default harness (%s is already the default)", h.ID, defaults[0].ID)
+		}
+	}
+	if len(defaults) == 0 && len(a.Harnesses) > 0 {
+		add(a.Harnesses[0].Pos, "no harness is the default: mark exactly one with default: true")
+	}
+
+	for _, h := range a.Harnesses {
+		// Family and profile.
+		f := a.Family(h.Family.Name)
+		switch {
+		case f == nil:
+			add(h.Family.Pos, "harness %s: unknown family %q (known: %s)", h.ID, h.Family.Name, familyIDs(a))
+		case !contains(f.Profiles, h.Profile.Name):
+			add(h.Profile.Pos, "harness %s: profile %q is outside family %s (its profiles: %s); a harness file joins one with `families: %q: profiles: %q: true`", h.ID, h.Profile.Name, f.ID, strings.Join(f.Profiles, ", "), f.ID, h.Profile.Name)
+		}
+		if len(h.Evidence) == 0 {
+			add(h.Pos, "harness %s: no evidence", h.ID)
+		}
+		errs = append(errs, checkPaths(h)...)
+
+		seen := map[string]*model.Event{}
+		for _, e := range h.Events {
+			if first, ok := seen[e.Name]; ok {
+				add(e.Pos, "harness %s: duplicate native event %q (first at %s)", h.ID, e.Name, first.Pos)
+				continue
+			}
+			seen[e.Name] = e
+			if !phases[e.Phase.Name] {
+				add(e.Phase.Pos, "event %s: unknown phase %q (declare it in phases)", e.Name, e.Phase.Name)
+			}
+			if len(e.Evidence) == 0 {
+				add(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
+			}
+			errs = append(errs, checkRules(e)...)
+		}
+	}
+	return errs.Sort()
+}
+
+func checkRules(e *model.Event) model.Errors {
+	var errs model.Errors
+	add := func(p model.Pos, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	stop := stopPhases[e.Phase.Name]
+	seen := map[string]bool{}
+	for _, c := range e.Can {
+		if seen[c.Name] {
+			add(c.Pos, "event %s: capability %q listed twice", e.Name, c.Name)
+			continue
+		}
+		seen[c.Name] = true
+		aspect := model.CapabilityRule[c.Name]
+		if e.Rule(aspect) == nil {
+			add(c.Pos, "event %s: capability %q cannot be expressed: no render rule %q", e.Name, c.Name, aspect)
+		}
+		if c.Name == "block" && !stop {
+			add(c.Pos, "event %s: capability \"block\" keeps a stop going, but phase %s is no stop phase: use \"deny\"", e.Name, e.Phase.Name)
+		}
+		if c.Name == "deny" && stop {
+			add(c.Pos, "event %s: phase %s refuses to stop with \"block\", not \"deny\"", e.Name, e.Phase.Name)
+		}
+	}
+	for _, r := range e.Rules {
+		cap := ""
+		for c, a := range model.CapabilityRule {
+			if a == r.Aspect {
+				cap = c
+			}
+		}
+		if !seen[cap] {
+			add(r.Pos, "event %s: render rule %q has no capability %q in can", e.Name, r.Aspect, cap)
+		}
+		slots := map[string]bool{}
+		if r.Stderr != "" {
+			slots[r.Stderr] = true
+		}
+		walkSlots(r.Stdout, func(m model.Member) {
+			if !contains(model.Slots, m.Slot) {
+				add(m.Pos, "event %s: render rule %q: unknown slot {%s} (slots: {%s})", e.Name, r.Aspect, m.Slot, strings.Join(model.Slots, "}, {"))
+			}
+			slots[m.Slot] = true
+		})
+		if len(r.Stdout) == 0 && r.Exit == 0 && r.Stderr == "" {
+			add(r.Pos, "event %s: render rule %q writes nothing", e.Name, r.Aspect)
+		}
+		need := map[string]string{"rewrite": "updatedInput", "context": "context", "userMessage": "userMessage"}[r.Aspect]
+		if need != "" && !slots[need] {
+			add(r.Pos, "event %s: render rule %q never writes {%s}", e.Name, r.Aspect, need)
+		}
+	}
+	return errs
+}
+
+func walkSlots(ms []model.Member, fn func(model.Member)) {
+	for _, m := range ms {
+		if m.Kids != nil {
+			walkSlots(m.Kids, fn)
+		} else if m.Slot != "" {
+			fn(m)
+		}
+	}
+}
+
+// checkPaths makes sure each payload path has one decoded type across the
+// harness and uses valid syntax.
+func checkPaths(h *model.Harness) model.Errors {
+	var errs model.Errors
+	type use struct {
+		typ   string
+		field string
+		pos   model.Pos
+	}
+	uses := map[string]use{}
+	visit := func(fss []model.FieldSources) {
+		for _, fs := range fss {
+			typ, ok := FieldType[fs.Field]
+			if !ok {
+				errs = append(errs, model.Error{Pos: fs.Pos, Msg: fmt.Sprintf("unknown canonical field %q", fs.Field)})
+				continue
+			}
+			for _, s := range fs.Sources {
+				if msg := PathError(s.Path, typ); msg != "" {
+					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s", fs.Field, msg)})
+					continue
+				}
+				if s.JSONString && typ != "json" {
+					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: json-string applies only to JSON fields (toolInput, toolResponse)", fs.Field)})
+				}
+				if u, ok := uses[s.Path]; ok && u.typ != typ {
+					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, typ, fs.Field, u.typ, u.field, u.pos)})
+					continue
+				}
+				uses[s.Path] = use{typ, fs.Field, s.Pos}
+			}
+		}
+	}
+	visit(h.Fields)
+	for _, e := range h.Events {
+		visit(e.Fields)
+	}
+	// A path that is a leaf must not also be an object prefix of another.
+	paths := make([]string, 0, len(uses))
+	for p := range uses {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		for _, q := range paths {
+			if strings.HasPrefix(q, strings.TrimSuffix(p, "[0]")+".") {
+				u := uses[q]
+				errs = append(errs, model.Error{Pos: u.pos, Msg: fmt.Sprintf("payload path %q goes inside %q, which another field reads as a %s", q, p, uses[p].typ)})
+			}
+		}
+	}
+	return errs
+}
+
+// PathError validates a payload path's syntax; "" when it is fine.
+func PathError(path, typ string) string {
+	if path == "" {
+		return "empty payload path"
+	}
+	segs := strings.Split(path, ".")
+	for i, s := range segs {
+		name := strings.TrimSuffix(s, "[0]")
+		if name == "" || strings.ContainsAny(name, "[]") {
+			return fmt.Sprintf("bad payload path %q: segments are keys, the last may end in [0]", path)
+		}
+		if name != s && (i != len(segs)-1 || typ != "string") {
+			return fmt.Sprintf("bad payload path %q: [0] takes the first string of an array and must end the path of a string field", path)
+		}
+	}
+	return ""
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func familyIDs(a *model.Atlas) string {
+	ids := make([]string, len(a.Families))
+	for i, f := range a.Families {
+		ids[i] = f.ID
+	}
+	return strings.Join(ids, ", ")
+}

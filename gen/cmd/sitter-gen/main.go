@@ -1,0 +1,56 @@
+// Command sitter-gen turns the CUE atlas into generated/ (Go normalizers,
+// renderers, descriptors and JSON Schemas).
+//
+//	sitter-gen [-root DIR] [-check]
+//
+// Errors are printed as `atlas/harnesses/x.cue:LINE:COL: message`, all of
+// them, sorted; the exit code is then 1.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/write"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sitter-gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", ".", "repository root (holds atlas/ and generated/)")
+	checkOnly := fs.Bool("check", false, "load and check the atlas, write nothing")
+	verbose := fs.Bool("v", false, "list written and removed files")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	_, files, err := gen.Generate(*root)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if *checkOnly {
+		return 0
+	}
+	st, err := write.Files(*root, files, gen.Owned)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter-gen: write: %v\n", err)
+		return 1
+	}
+	if *verbose {
+		for _, p := range st.Written {
+			fmt.Fprintln(stdout, "wrote", p)
+		}
+		for _, p := range st.Removed {
+			fmt.Fprintln(stdout, "removed", p)
+		}
+	}
+	fmt.Fprintf(stdout, "sitter-gen: %d files (%d written, %d unchanged, %d removed)\n", len(files), len(st.Written), len(st.Unchanged), len(st.Removed))
+	return 0
+}

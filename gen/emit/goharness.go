@@ -1,0 +1,350 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"sitter.dev/sitter/gen/check"
+	"sitter.dev/sitter/gen/model"
+)
+
+const hookPkg = Module + "/runtime/hook"
+
+// node is one key of the payload struct tree.
+type node struct {
+	key    string
+	goName string
+	typ    string // "string", "json", "bool", "strings" (array of strings), "object"
+	kids   []*node
+}
+
+func (n *node) child(key, typ string) *node {
+	for _, k := range n.kids {
+		if k.key == key {
+			return k
+		}
+	}
+	k := &node{key: key, typ: typ}
+	n.kids = append(n.kids, k)
+	return k
+}
+
+// payloadTree builds the union of every path the harness reads.
+func payloadTree(h *model.Harness) *node {
+	root := &node{typ: "object"}
+	add := func(path, typ string) {
+		segs := strings.Split(path, ".")
+		n := root
+		for i, s := range segs {
+			if i < len(segs)-1 {
+				n = n.child(s, "object")
+				continue
+			}
+			if strings.HasSuffix(s, "[0]") {
+				n.child(strings.TrimSuffix(s, "[0]"), "strings")
+			} else {
+				n.child(s, typ)
+			}
+		}
+	}
+	visit := func(fss []model.FieldSources) {
+		for _, fs := range fss {
+			for _, s := range fs.Sources {
+				add(s.Path, check.FieldType[fs.Field])
+			}
+		}
+	}
+	visit(h.Fields)
+	for _, e := range h.Events {
+		visit(e.Fields)
+	}
+	for _, p := range h.EventName {
+		add(p, "string")
+	}
+	var name func(n *node)
+	name = func(n *node) {
+		sort.Slice(n.kids, func(i, j int) bool { return n.kids[i].key < n.kids[j].key })
+		used := map[string]int{}
+		for _, k := range n.kids {
+			g := GoName(k.key)
+			used[g]++
+			if used[g] > 1 {
+				g = fmt.Sprintf("%s%d", g, used[g])
+			}
+			k.goName = g
+			name(k)
+		}
+	}
+	name(root)
+	return root
+}
+
+// accessor returns the Go expression reading a path from p.
+func accessor(root *node, path string) *jen.Statement {
+	segs := strings.Split(path, ".")
+	n := root
+	expr := jen.Id("p")
+	for i, s := range segs {
+		idx := strings.HasSuffix(s, "[0]")
+		key := strings.TrimSuffix(s, "[0]")
+		for _, k := range n.kids {
+			if k.key == key {
+				n = k
+				break
+			}
+		}
+		expr = expr.Dot(n.goName)
+		if idx && i == len(segs)-1 {
+			return jen.Qual(hookPkg, "Index0").Call(expr)
+		}
+	}
+	return expr
+}
+
+// HarnessGo emits the Go package of one harness: its payload struct,
+// Normalize, the render tables and the tool-kind table.
+func HarnessGo(a *model.Atlas, h *model.Harness) []File {
+	pkg := PkgName(h.ID)
+	path := Module + "/generated/harness/" + pkg
+	f := jen.NewFilePathName(path, pkg)
+	f.HeaderComment(Marker(h.File))
+	f.PackageComment(fmt.Sprintf("Package %s normalizes %s hook payloads into canonical sitter events", pkg, h.DisplayName))
+	f.PackageComment(fmt.Sprintf("and renders canonical results as %s's native answers.", h.DisplayName))
+	f.ImportName(hookPkg, "hook")
+
+	root := payloadTree(h)
+	var structs []jen.Code
+	var decl func(name string, n *node)
+	decl = func(name string, n *node) {
+		var fields []jen.Code
+		for _, k := range n.kids {
+			st := jen.Id(k.goName)
+			switch k.typ {
+			case "string":
+				st.String()
+			case "bool":
+				st.Op("*").Bool()
+			case "json":
+				st.Qual("encoding/json", "RawMessage")
+			case "strings":
+				st.Index().String()
+			case "object":
+				st.Id(name + k.goName)
+				decl(name+k.goName, k)
+			}
+			fields = append(fields, st.Tag(map[string]string{"json": k.key}))
+		}
+		structs = append([]jen.Code{jen.Type().Id(name).Struct(fields...)}, structs...)
+	}
+	decl("Payload", root)
+	f.Comment("Payload is the union of every payload field the atlas reads for " + h.DisplayName + ".")
+	for _, s := range structs {
+		f.Add(s)
+		f.Line()
+	}
+
+	// Normalize.
+	var cases []jen.Code
+	for _, e := range h.Events {
+		body := []jen.Code{
+			jen.Id("ev").Dot("Phase").Op("=").Lit(e.Phase.Name),
+			jen.Id("ev").Dot("Support").Op("=").Lit(e.Support),
+		}
+		body = append(body, fieldAssignments(root, h.EffectiveFields(e))...)
+		cases = append(cases, jen.Case(jen.Lit(e.Name)).Block(body...))
+	}
+	cases = append(cases, jen.Default().Block(
+		jen.Return(jen.Id("ev"), jen.Qual(hookPkg, "UnknownEvent").Call(jen.Lit(h.ID), jen.Id("nativeEvent"))),
+	))
+	nameExpr := []jen.Code{}
+	for _, p := range h.EventName {
+		nameExpr = append(nameExpr, accessor(root, p))
+	}
+	fallback := jen.Null()
+	if len(nameExpr) > 0 {
+		fallback = jen.If(jen.Id("nativeEvent").Op("==").Lit("")).Block(
+			jen.Id("nativeEvent").Op("=").Qual(hookPkg, "First").Call(nameExpr...),
+		)
+	}
+	f.Comment("Normalize turns a native payload into the canonical event. An empty nativeEvent")
+	f.Comment("falls back to the event name the payload carries.")
+	f.Func().Id("Normalize").Params(jen.Id("raw").Index().Byte(), jen.Id("nativeEvent").String()).Params(jen.Qual(hookPkg, "Event"), jen.Error()).Block(
+		jen.Var().Id("p").Id("Payload"),
+		jen.If(jen.Err().Op(":=").Qual(hookPkg, "DecodePayload").Call(jen.Id("raw"), jen.Op("&").Id("p")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Qual(hookPkg, "Event").Values(), jen.Err()),
+		),
+		fallback,
+		jen.Id("ev").Op(":=").Qual(hookPkg, "Event").Values(jen.Dict{
+			jen.Id("Version"):     jen.Qual(hookPkg, "Version"),
+			jen.Id("Harness"):     jen.Lit(h.ID),
+			jen.Id("NativeEvent"): jen.Id("nativeEvent"),
+			jen.Id("Raw"):         jen.Id("raw"),
+		}),
+		jen.Switch(jen.Id("nativeEvent")).Block(cases...),
+		jen.Return(jen.Id("ev"), jen.Nil()),
+	)
+	f.Line()
+
+	// Tool kinds.
+	byKind := map[string][]string{}
+	for _, t := range h.Tools {
+		byKind[t.Kind] = append(byKind[t.Kind], t.Name)
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var kcases []jen.Code
+	for _, k := range kinds {
+		var names []jen.Code
+		for _, n := range byKind[k] {
+			names = append(names, jen.Lit(n))
+		}
+		kcases = append(kcases, jen.Case(names...).Block(jen.Return(jen.Lit(k))))
+	}
+	var prefixes []jen.Code
+	for _, p := range h.Prefixes {
+		prefixes = append(prefixes, jen.If(jen.Qual("strings", "HasPrefix").Call(jen.Id("name"), jen.Lit(p.Name))).Block(jen.Return(jen.Lit(p.Kind))))
+	}
+	f.Comment("ToolKind classifies a native tool name.")
+	body := []jen.Code{}
+	if len(kcases) > 0 {
+		body = append(body, jen.Switch(jen.Id("name")).Block(kcases...))
+	}
+	body = append(body, prefixes...)
+	body = append(body, jen.Return(jen.Lit("other")))
+	f.Func().Id("ToolKind").Params(jen.Id("name").String()).String().Block(body...)
+	f.Line()
+
+	// Render tables.
+	var rcases []jen.Code
+	for _, e := range h.Events {
+		rcases = append(rcases, jen.Case(jen.Lit(e.Name)).Block(jen.Return(rulesLit(e))))
+	}
+	f.Comment("Rules returns how each aspect of a result is written back for a native event;")
+	f.Comment("nil for an event the atlas does not know.")
+	f.Func().Id("Rules").Params(jen.Id("nativeEvent").String()).Op("*").Qual(hookPkg, "Rules").Block(
+		jen.Switch(jen.Id("nativeEvent")).Block(rcases...),
+		jen.Return(jen.Nil()),
+	)
+
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		panic(fmt.Sprintf("render %s: %v", h.ID, err)) // jennifer only fails on generator bugs
+	}
+	return []File{{Path: "generated/harness/" + pkg + "/" + pkg + ".go", Bytes: buf.Bytes(), Mode: 0o644}}
+}
+
+func fieldAssignments(root *node, fss []model.FieldSources) []jen.Code {
+	get := map[string]*jen.Statement{}
+	for _, fs := range fss {
+		var args []jen.Code
+		for _, s := range fs.Sources {
+			acc := accessor(root, s.Path)
+			if s.JSONString {
+				acc = jen.Qual(hookPkg, "JSONString").Call(acc)
+			}
+			args = append(args, acc)
+		}
+		fn := map[string]string{"string": "First", "json": "FirstJSON", "bool": "FirstBool"}[check.FieldType[fs.Field]]
+		if len(args) == 1 && fn == "First" {
+			get[fs.Field] = args[0].(*jen.Statement)
+		} else {
+			get[fs.Field] = jen.Qual(hookPkg, fn).Call(args...)
+		}
+	}
+	var out []jen.Code
+	set := func(target *jen.Statement, field string) {
+		if g, ok := get[field]; ok {
+			out = append(out, target.Op("=").Add(g))
+		}
+	}
+	set(jen.Id("ev").Dot("Session").Dot("ID"), "sessionId")
+	set(jen.Id("ev").Dot("Session").Dot("Cwd"), "cwd")
+	set(jen.Id("ev").Dot("Session").Dot("TranscriptPath"), "transcriptPath")
+	set(jen.Id("ev").Dot("Session").Dot("TurnID"), "turnId")
+	set(jen.Id("ev").Dot("Session").Dot("Model"), "model")
+	set(jen.Id("ev").Dot("Session").Dot("PermissionMode"), "permissionMode")
+	set(jen.Id("ev").Dot("Prompt"), "prompt")
+	set(jen.Id("ev").Dot("Source"), "source")
+	set(jen.Id("ev").Dot("Reason"), "reason")
+	set(jen.Id("ev").Dot("StopHookActive"), "stopHookActive")
+	set(jen.Id("ev").Dot("LastAssistantMessage"), "lastAssistantMessage")
+	tool := jen.Dict{}
+	toolFields := map[string]string{"toolName": "Name", "toolInput": "Input", "toolResponse": "Response", "callId": "CallID"}
+	var conds []jen.Code
+	for _, fld := range []string{"toolName", "toolInput", "toolResponse", "callId"} {
+		g, ok := get[fld]
+		if !ok {
+			continue
+		}
+		v := "tool" + toolFields[fld]
+		out = append(out, jen.Id(v).Op(":=").Add(g))
+		tool[jen.Id(toolFields[fld])] = jen.Id(v)
+		if check.FieldType[fld] == "json" {
+			conds = append(conds, jen.Len(jen.Id(v)).Op(">").Lit(0))
+		} else {
+			conds = append(conds, jen.Id(v).Op("!=").Lit(""))
+		}
+	}
+	if len(conds) > 0 {
+		cond := conds[0].(*jen.Statement)
+		for _, c := range conds[1:] {
+			cond = cond.Op("||").Add(c)
+		}
+		if _, ok := get["toolName"]; ok {
+			tool[jen.Id("Kind")] = jen.Id("ToolKind").Call(jen.Id("toolName"))
+		}
+		out = append(out, jen.If(cond).Block(
+			jen.Id("ev").Dot("Tool").Op("=").Op("&").Qual(hookPkg, "Tool").Values(tool),
+		))
+	}
+	return out
+}
+
+func rulesLit(e *model.Event) jen.Code {
+	d := jen.Dict{}
+	fields := map[string]string{"allow": "Allow", "ask": "Ask", "deny": "Deny", "block": "Block",
+		"rewrite": "Rewrite", "context": "Context", "userMessage": "UserMessage", "halt": "Halt"}
+	for _, r := range e.Rules {
+		rd := jen.Dict{}
+		if len(r.Stdout) > 0 {
+			rd[jen.Id("Stdout")] = membersLit(r.Stdout)
+		}
+		if r.Exit != 0 {
+			rd[jen.Id("Exit")] = jen.Lit(r.Exit)
+		}
+		if r.Stderr != "" {
+			rd[jen.Id("Stderr")] = slotLit(r.Stderr)
+		}
+		d[jen.Id(fields[r.Aspect])] = jen.Op("&").Qual(hookPkg, "Rule").Values(rd)
+	}
+	return jen.Op("&").Qual(hookPkg, "Rules").Values(d)
+}
+
+func membersLit(ms []model.Member) jen.Code {
+	var items []jen.Code
+	for _, m := range ms {
+		d := jen.Dict{jen.Id("Key"): jen.Lit(m.Key)}
+		switch {
+		case m.Kids != nil:
+			d[jen.Id("Kids")] = membersLit(m.Kids)
+		case m.Slot != "":
+			d[jen.Id("Slot")] = slotLit(m.Slot)
+		default:
+			d[jen.Id("Const")] = jen.Lit(m.Const)
+		}
+		items = append(items, jen.Values(d))
+	}
+	return jen.Index().Qual(hookPkg, "Member").Values(items...)
+}
+
+func slotLit(slot string) jen.Code {
+	name := map[string]string{"reason": "SlotReason", "context": "SlotContext", "userMessage": "SlotUserMessage", "updatedInput": "SlotUpdatedInput"}[slot]
+	return jen.Qual(hookPkg, name)
+}

@@ -1,0 +1,138 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+const adapterPkg = Module + "/runtime/adapter"
+
+// RegistryGo emits generated/registry: every descriptor of the atlas, wired
+// to its harness package's Normalize and Rules.
+func RegistryGo(a *model.Atlas) []File {
+	path := Module + "/generated/registry"
+	f := jen.NewFilePathName(path, "registry")
+	f.HeaderComment(Marker("atlas/"))
+	f.PackageComment("Package registry holds the adapter descriptors of every harness in the atlas.")
+	f.ImportName(adapterPkg, "adapter")
+
+	// Families.
+	famDict := map[string]jen.Code{}
+	for _, fam := range a.Families {
+		var profiles []jen.Code
+		for _, p := range fam.Profiles {
+			profiles = append(profiles, jen.Lit(p))
+		}
+		famDict[fam.ID] = jen.Qual(adapterPkg, "Family").Values(jen.Dict{
+			jen.Id("ID"):         jen.Lit(fam.ID),
+			jen.Id("Delivery"):   jen.Lit(fam.Delivery),
+			jen.Id("Transcript"): jen.Lit(fam.Transcript),
+			jen.Id("Profiles"):   jen.Index().String().Values(profiles...),
+		})
+	}
+
+	var descs []jen.Code
+	for _, h := range a.Harnesses {
+		pkg := Module + "/generated/harness/" + PkgName(h.ID)
+		f.ImportName(pkg, PkgName(h.ID))
+		var aliases []jen.Code
+		for _, al := range h.Aliases {
+			aliases = append(aliases, jen.Lit(al.Name))
+		}
+		var verified []jen.Code
+		for _, v := range h.Verified {
+			verified = append(verified, jen.Lit(v))
+		}
+		var config []jen.Code
+		for _, c := range h.Config {
+			config = append(config, jen.Values(jen.Dict{
+				jen.Id("Key"): jen.Lit(c.Key), jen.Id("Type"): jen.Lit(c.Type),
+				jen.Id("Default"): jen.Lit(c.Default), jen.Id("Description"): jen.Lit(c.Description),
+			}))
+		}
+		var checks []jen.Code
+		for _, c := range h.Readiness {
+			checks = append(checks, jen.Values(jen.Dict{jen.Id("Kind"): jen.Lit(c.Kind), jen.Id("Value"): jen.Lit(c.Value)}))
+		}
+		tools := jen.Dict{}
+		for _, t := range h.Tools {
+			tools[jen.Lit(t.Name)] = jen.Lit(t.Kind)
+		}
+		prefixes := jen.Dict{}
+		for _, t := range h.Prefixes {
+			prefixes[jen.Lit(t.Name)] = jen.Lit(t.Kind)
+		}
+		var events []jen.Code
+		for _, e := range h.Events {
+			var can []jen.Code
+			for _, c := range e.Can {
+				can = append(can, jen.Lit(c.Name))
+			}
+			events = append(events, jen.Values(jen.Dict{
+				jen.Id("Name"):     jen.Lit(e.Name),
+				jen.Id("Phase"):    jen.Lit(e.Phase.Name),
+				jen.Id("Support"):  jen.Lit(e.Support),
+				jen.Id("Can"):      jen.Index().String().Values(can...),
+				jen.Id("Note"):     jen.Lit(e.Note),
+				jen.Id("Evidence"): evidenceLit(e.Evidence),
+			}))
+		}
+		fam, ok := famDict[h.Family.Name]
+		if !ok {
+			fam = jen.Qual(adapterPkg, "Family").Values()
+		}
+		descs = append(descs, jen.Values(jen.Dict{
+			jen.Id("ID"):          jen.Lit(h.ID),
+			jen.Id("DisplayName"): jen.Lit(h.DisplayName),
+			jen.Id("Aliases"):     jen.Index().String().Values(aliases...),
+			jen.Id("Family"):      fam,
+			jen.Id("Profile"):     jen.Lit(h.Profile.Name),
+			jen.Id("Default"):     jen.Lit(h.Default),
+			jen.Id("Package"): jen.Qual(adapterPkg, "Package").Values(jen.Dict{
+				jen.Id("Name"): jen.Lit(h.Package.Name), jen.Id("Source"): jen.Lit(h.Package.Source),
+				jen.Id("Trust"): jen.Lit(h.Package.Trust), jen.Id("Lifecycle"): jen.Lit(h.Package.Lifecycle),
+			}),
+			jen.Id("Verified"):     jen.Index().String().Values(verified...),
+			jen.Id("Config"):       jen.Index().Qual(adapterPkg, "ConfigKey").Values(config...),
+			jen.Id("Readiness"):    jen.Index().Qual(adapterPkg, "Check").Values(checks...),
+			jen.Id("Tools"):        jen.Map(jen.String()).String().Values(tools),
+			jen.Id("ToolPrefixes"): jen.Map(jen.String()).String().Values(prefixes),
+			jen.Id("Events"):       jen.Index().Qual(adapterPkg, "EventSpec").Values(events...),
+			jen.Id("Evidence"):     evidenceLit(h.Evidence),
+			jen.Id("Source"):       jen.Lit(h.File),
+			jen.Id("Normalize"):    jen.Qual(pkg, "Normalize"),
+			jen.Id("Rules"):        jen.Qual(pkg, "Rules"),
+		}))
+	}
+
+	f.Comment("Registry returns every harness descriptor in the atlas, sorted by id.")
+	f.Comment("It is built on first use, so a hook call pays only for what it reads.")
+	f.Var().Id("Registry").Op("=").Qual("sync", "OnceValue").Call(
+		jen.Func().Params().Op("*").Qual(adapterPkg, "Registry").Block(
+			jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
+				jen.Id("Descriptors"): jen.Index().Op("*").Qual(adapterPkg, "Descriptor").Values(descs...),
+			})),
+		),
+	)
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		panic(fmt.Sprintf("render registry: %v", err))
+	}
+	return []File{{Path: "generated/registry/registry.go", Bytes: buf.Bytes(), Mode: 0o644}}
+}
+
+func evidenceLit(es []model.Evidence) jen.Code {
+	var items []jen.Code
+	for _, e := range es {
+		d := jen.Dict{jen.Id("Kind"): jen.Lit(e.Kind), jen.Id("Ref"): jen.Lit(e.Ref)}
+		if e.Note != "" {
+			d[jen.Id("Note")] = jen.Lit(e.Note)
+		}
+		items = append(items, jen.Values(d))
+	}
+	return jen.Index().Qual(adapterPkg, "Evidence").Values(items...)
+}

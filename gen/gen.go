@@ -1,0 +1,32 @@
+// Package gen runs the generator's stages: load the atlas, check it, run
+// every emitter, and hand the files to the writer.
+package gen
+
+import (
+	"sitter.dev/sitter/gen/check"
+	"sitter.dev/sitter/gen/emit"
+	"sitter.dev/sitter/gen/load"
+	"sitter.dev/sitter/gen/model"
+)
+
+// Owned are the directories whose every file the generator produces.
+var Owned = []string{"generated"}
+
+// Generate loads and checks the atlas under root and returns every file the
+// emitters produce. Errors are model.Errors when they have positions.
+func Generate(root string) (*model.Atlas, []emit.File, error) {
+	a, err := load.Load(load.Config{Root: root, Atlas: "atlas"})
+	if err != nil {
+		return nil, nil, err
+	}
+	if errs := check.Atlas(a); len(errs) > 0 {
+		return a, nil, errs
+	}
+	var files []emit.File
+	for _, h := range a.Harnesses {
+		files = append(files, emit.HarnessGo(a, h)...)
+	}
+	files = append(files, emit.RegistryGo(a)...)
+	files = append(files, emit.Schemas(a)...)
+	return a, files, nil
+}

@@ -1,0 +1,359 @@
+// Package load reads the CUE atlas and returns the plain-Go model with
+// source positions. It is the only package of sitter that imports cue.
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+// Config says where the atlas is.
+type Config struct {
+	// Root is the repository root; positions are reported relative to it.
+	Root string
+	// Atlas is the atlas module directory, relative to Root ("atlas").
+	Atlas string
+}
+
+// Load evaluates and validates the atlas. All errors come back at once, as
+// model.Errors with positions relative to Root.
+func Load(cfg Config) (*model.Atlas, error) {
+	if cfg.Atlas == "" {
+		cfg.Atlas = "atlas"
+	}
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, cfg.Atlas)
+	if _, err := os.Stat(filepath.Join(dir, "harnesses")); err != nil {
+		return nil, fmt.Errorf("load atlas: %w", err)
+	}
+	l := &loader{root: root}
+	insts := load.Instances([]string{"./harnesses"}, &load.Config{Dir: dir})
+	if len(insts) != 1 {
+		return nil, fmt.Errorf("load atlas: want one CUE instance in %s, have %d", dir, len(insts))
+	}
+	if err := insts[0].Err; err != nil {
+		return nil, l.cueErrors(err)
+	}
+	v := cuecontext.New().BuildInstance(insts[0])
+	if err := v.Err(); err != nil {
+		return nil, l.cueErrors(err)
+	}
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		return nil, l.cueErrors(err)
+	}
+	a := l.atlas(v)
+	if len(l.errs) > 0 {
+		return nil, l.errs.Sort()
+	}
+	return a, nil
+}
+
+type loader struct {
+	root string
+	errs model.Errors
+}
+
+func (l *loader) pos(p token.Pos) model.Pos {
+	if !p.IsValid() {
+		return model.Pos{}
+	}
+	f := p.Filename()
+	if rel, err := filepath.Rel(l.root, f); err == nil && !strings.HasPrefix(rel, "..") {
+		f = filepath.ToSlash(rel)
+	}
+	return model.Pos{File: f, Line: p.Line(), Col: p.Column()}
+}
+
+// cueErrors turns CUE's errors into positioned model errors. When an error
+// has several positions, the one in a harness file is the useful one: the
+// schema is rarely what the user got wrong.
+func (l *loader) cueErrors(err error) error {
+	var out model.Errors
+	for _, e := range cueerrors.Errors(err) {
+		var best model.Pos
+		for _, p := range cueerrors.Positions(e) {
+			mp := l.pos(p)
+			if best.File == "" || (!strings.Contains(best.File, "/harnesses/") && strings.Contains(mp.File, "/harnesses/")) {
+				best = mp
+			}
+		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		if path := e.Path(); len(path) > 0 {
+			msg = strings.Join(path, ".") + ": " + msg
+		}
+		out = append(out, model.Error{Pos: best, Msg: msg})
+	}
+	if len(out) == 0 {
+		return err
+	}
+	return out.Sort()
+}
+
+func (l *loader) fail(v cue.Value, format string, args ...any) {
+	l.errs = append(l.errs, model.Error{Pos: l.pos(v.Pos()), Msg: fmt.Sprintf(format, args...)})
+}
+
+// fields iterates a struct's regular fields in declaration order.
+func (l *loader) fields(v cue.Value, fn func(name string, fv cue.Value)) {
+	it, err := v.Fields()
+	if err != nil {
+		l.fail(v, "want a struct: %v", err)
+		return
+	}
+	for it.Next() {
+		fn(it.Selector().Unquoted(), it.Value())
+	}
+}
+
+func (l *loader) list(v cue.Value, fn func(ev cue.Value)) {
+	if !v.Exists() {
+		return
+	}
+	it, err := v.List()
+	if err != nil {
+		l.fail(v, "want a list: %v", err)
+		return
+	}
+	for it.Next() {
+		fn(it.Value())
+	}
+}
+
+func (l *loader) str(v cue.Value, path string) string {
+	f := v.LookupPath(cue.ParsePath(path))
+	if !f.Exists() {
+		return ""
+	}
+	s, err := f.String()
+	if err != nil {
+		l.fail(f, "%s: want a string: %v", path, err)
+	}
+	return s
+}
+
+func (l *loader) named(v cue.Value, path string) model.Named {
+	f := v.LookupPath(cue.ParsePath(path))
+	return model.Named{Name: l.str(v, path), Pos: l.pos(f.Pos())}
+}
+
+func (l *loader) boolean(v cue.Value, path string) bool {
+	f := v.LookupPath(cue.ParsePath(path))
+	if !f.Exists() {
+		return false
+	}
+	b, err := f.Bool()
+	if err != nil {
+		l.fail(f, "%s: want a bool: %v", path, err)
+	}
+	return b
+}
+
+func (l *loader) strings(v cue.Value, path string) []string {
+	var out []string
+	l.list(v.LookupPath(cue.ParsePath(path)), func(ev cue.Value) {
+		s, err := ev.String()
+		if err != nil {
+			l.fail(ev, "want a string: %v", err)
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+func (l *loader) atlas(v cue.Value) *model.Atlas {
+	a := &model.Atlas{}
+	l.fields(v.LookupPath(cue.ParsePath("phases")), func(id string, pv cue.Value) {
+		a.Phases = append(a.Phases, model.Phase{ID: id, Extended: l.boolean(pv, "extended"), Doc: l.str(pv, "doc"), Pos: l.pos(pv.Pos())})
+	})
+	sort.Slice(a.Phases, func(i, j int) bool { return a.Phases[i].ID < a.Phases[j].ID })
+	l.fields(v.LookupPath(cue.ParsePath("families")), func(id string, fv cue.Value) {
+		f := model.Family{ID: id, Delivery: l.str(fv, "delivery"), Transcript: l.str(fv, "transcript"), Pos: l.pos(fv.Pos())}
+		l.fields(fv.LookupPath(cue.ParsePath("profiles")), func(p string, _ cue.Value) { f.Profiles = append(f.Profiles, p) })
+		sort.Strings(f.Profiles)
+		a.Families = append(a.Families, f)
+	})
+	sort.Slice(a.Families, func(i, j int) bool { return a.Families[i].ID < a.Families[j].ID })
+	l.fields(v.LookupPath(cue.ParsePath("harnesses")), func(id string, hv cue.Value) {
+		a.Harnesses = append(a.Harnesses, l.harness(id, hv))
+	})
+	sort.Slice(a.Harnesses, func(i, j int) bool { return a.Harnesses[i].ID < a.Harnesses[j].ID })
+	return a
+}
+
+func (l *loader) harness(id string, hv cue.Value) *model.Harness {
+	h := &model.Harness{
+		ID:          id,
+		Pos:         l.pos(hv.Pos()),
+		DisplayName: l.str(hv, "displayName"),
+		Family:      l.named(hv, "family"),
+		Profile:     l.named(hv, "profile"),
+		Default:     l.boolean(hv, "default"),
+		DefaultPos:  l.pos(hv.LookupPath(cue.ParsePath("default")).Pos()),
+		Package: model.Package{
+			Name:      l.str(hv, "package.name"),
+			Source:    l.str(hv, "package.source"),
+			Trust:     l.str(hv, "package.trust"),
+			Lifecycle: l.str(hv, "package.lifecycle"),
+		},
+		Verified: l.strings(hv, "compatibility.verified"),
+	}
+	// The declaring file is where displayName is written; a harness may be
+	// spread over files, but one of them names it.
+	h.File = l.pos(hv.LookupPath(cue.ParsePath("displayName")).Pos()).File
+	l.list(hv.LookupPath(cue.ParsePath("aliases")), func(av cue.Value) {
+		s, _ := av.String()
+		h.Aliases = append(h.Aliases, model.Named{Name: s, Pos: l.pos(av.Pos())})
+	})
+	l.fields(hv.LookupPath(cue.ParsePath("config")), func(key string, cv cue.Value) {
+		k := model.ConfigKey{Key: key, Type: l.str(cv, "type"), Description: l.str(cv, "description")}
+		if d := cv.LookupPath(cue.ParsePath("default")); d.Exists() {
+			b, err := d.MarshalJSON()
+			if err != nil {
+				l.fail(d, "config %s default: %v", key, err)
+			}
+			k.Default = string(b)
+		}
+		h.Config = append(h.Config, k)
+	})
+	sort.Slice(h.Config, func(i, j int) bool { return h.Config[i].Key < h.Config[j].Key })
+	l.list(hv.LookupPath(cue.ParsePath("readiness")), func(cv cue.Value) {
+		h.Readiness = append(h.Readiness, model.Check{Kind: l.str(cv, "kind"), Value: l.str(cv, "value")})
+	})
+	h.EventName = l.strings(hv, "eventName")
+	h.Fields = l.fieldSources(hv.LookupPath(cue.ParsePath("fields")))
+	h.Tools = l.toolKinds(hv.LookupPath(cue.ParsePath("tools")))
+	h.Prefixes = l.toolKinds(hv.LookupPath(cue.ParsePath("toolPrefixes")))
+	h.Evidence = l.evidence(hv.LookupPath(cue.ParsePath("evidence")))
+	l.list(hv.LookupPath(cue.ParsePath("events")), func(ev cue.Value) {
+		h.Events = append(h.Events, l.event(ev))
+	})
+	return h
+}
+
+func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
+	var out []model.ToolKind
+	if !v.Exists() {
+		return nil
+	}
+	l.fields(v, func(name string, kv cue.Value) {
+		k, _ := kv.String()
+		out = append(out, model.ToolKind{Name: name, Kind: k, Pos: l.pos(kv.Pos())})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (l *loader) evidence(v cue.Value) []model.Evidence {
+	var out []model.Evidence
+	l.list(v, func(ev cue.Value) {
+		out = append(out, model.Evidence{Kind: l.str(ev, "kind"), Ref: l.str(ev, "ref"), Note: l.str(ev, "note"), Pos: l.pos(ev.Pos())})
+	})
+	return out
+}
+
+func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
+	if !v.Exists() {
+		return nil
+	}
+	var out []model.FieldSources
+	l.fields(v, func(field string, fv cue.Value) {
+		fs := model.FieldSources{Field: field, Pos: l.pos(fv.Pos())}
+		l.list(fv, func(sv cue.Value) {
+			src := model.Source{Pos: l.pos(sv.Pos())}
+			if s, err := sv.String(); err == nil {
+				src.Path = s
+			} else {
+				src.Path = l.str(sv, "path")
+				src.JSONString = l.str(sv, "as") == "json-string"
+			}
+			fs.Sources = append(fs.Sources, src)
+		})
+		out = append(out, fs)
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
+func (l *loader) event(ev cue.Value) *model.Event {
+	e := &model.Event{
+		Name:    l.str(ev, "name"),
+		Pos:     l.pos(ev.Pos()),
+		Phase:   l.named(ev, "phase"),
+		Support: l.str(ev, "support"),
+		Note:    l.str(ev, "note"),
+	}
+	l.list(ev.LookupPath(cue.ParsePath("can")), func(cv cue.Value) {
+		s, _ := cv.String()
+		e.Can = append(e.Can, model.Named{Name: s, Pos: l.pos(cv.Pos())})
+	})
+	e.Fields = l.fieldSources(ev.LookupPath(cue.ParsePath("fields")))
+	e.Evidence = l.evidence(ev.LookupPath(cue.ParsePath("evidence")))
+	rv := ev.LookupPath(cue.ParsePath("render"))
+	for _, aspect := range model.RuleOrder {
+		r := rv.LookupPath(cue.MakePath(cue.Str(aspect)))
+		if !r.Exists() {
+			continue
+		}
+		rule := &model.Rule{Aspect: aspect, Pos: l.pos(r.Pos())}
+		if x := r.LookupPath(cue.ParsePath("exit")); x.Exists() {
+			x, _ = x.Default()
+			n, err := x.Int64()
+			if err != nil {
+				l.fail(x, "exit: %v", err)
+			}
+			rule.Exit = int(n)
+		}
+		if s := l.str(r, "stderr"); s != "" {
+			rule.Stderr = strings.Trim(s, "{}")
+		}
+		if so := r.LookupPath(cue.ParsePath("stdout")); so.Exists() {
+			rule.Stdout = l.members(so)
+		}
+		e.Rules = append(e.Rules, rule)
+	}
+	return e
+}
+
+// members reads a stdout skeleton in declaration order.
+func (l *loader) members(v cue.Value) []model.Member {
+	out := []model.Member{}
+	l.fields(v, func(key string, fv cue.Value) {
+		m := model.Member{Key: key, Pos: l.pos(fv.Pos())}
+		switch fv.Kind() {
+		case cue.StructKind:
+			m.Kids = l.members(fv)
+		case cue.StringKind:
+			s, _ := fv.String()
+			if len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' {
+				m.Slot = s[1 : len(s)-1]
+				break
+			}
+			b, _ := json.Marshal(s)
+			m.Const = string(b)
+		default:
+			b, err := fv.MarshalJSON()
+			if err != nil {
+				l.fail(fv, "stdout %s: %v", key, err)
+			}
+			m.Const = string(b)
+		}
+		out = append(out, m)
+	})
+	return out
+}

@@ -1,0 +1,261 @@
+// Package model is the generator's plain-Go view of the atlas: every record
+// the emitters need, each with the source position it came from, so that
+// checks and emitters can report `atlas/harnesses/x.cue:LINE:COL: message`.
+// It imports nothing from cue.
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a source position, File relative to the repository root.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	if p.File == "" {
+		return "atlas"
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Error is a positioned generator error.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// Errors is a list of positioned errors, reported all at once.
+type Errors []Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Sort orders errors by file, line, column, then message, and drops duplicates.
+func (es Errors) Sort() Errors {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
+		return a.Msg < b.Msg
+	})
+	out := es[:0]
+	for i, e := range es {
+		if i > 0 && e == es[i-1] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Atlas is the whole loaded atlas.
+type Atlas struct {
+	Phases    []Phase    // sorted by ID
+	Families  []Family   // sorted by ID
+	Harnesses []*Harness // sorted by ID
+}
+
+// Phase is a canonical phase.
+type Phase struct {
+	ID       string
+	Extended bool
+	Doc      string
+	Pos      Pos
+}
+
+// Family is a protocol family.
+type Family struct {
+	ID         string
+	Delivery   string
+	Transcript string
+	Profiles   []string // sorted
+	Pos        Pos
+}
+
+// Named is a string with the position it was written at.
+type Named struct {
+	Name string
+	Pos  Pos
+}
+
+// Harness is one harness descriptor with its events.
+type Harness struct {
+	ID          string
+	Pos         Pos
+	File        string // the atlas file that declares it
+	DisplayName string
+	Aliases     []Named
+	Family      Named
+	Profile     Named
+	Default     bool
+	DefaultPos  Pos
+	Package     Package
+	Verified    []string
+	Config      []ConfigKey
+	Readiness   []Check
+	EventName   []string       // payload paths naming the event, tried in order
+	Fields      []FieldSources // harness-wide, sorted by field
+	Tools       []ToolKind     // sorted by name
+	Prefixes    []ToolKind     // sorted by name
+	Events      []*Event       // atlas order
+	Evidence    []Evidence
+}
+
+// Package is the harness's distribution.
+type Package struct{ Name, Source, Trust, Lifecycle string }
+
+// ConfigKey is one key of the adapter config schema.
+type ConfigKey struct {
+	Key, Type, Description string
+	Default                string // JSON, "" when none
+}
+
+// Check is a readiness check.
+type Check struct{ Kind, Value string }
+
+// ToolKind maps a native tool name (or name prefix) to a canonical kind.
+type ToolKind struct {
+	Name, Kind string
+	Pos        Pos
+}
+
+// Evidence backs a fact.
+type Evidence struct {
+	Kind, Ref, Note string
+	Pos             Pos
+}
+
+// FieldSources lists the payload sources of one canonical field, in order.
+type FieldSources struct {
+	Field   string
+	Sources []Source
+	Pos     Pos
+}
+
+// Source is one payload path. Path segments are keys; a segment may end in
+// "[0]" to take the first element of an array of strings.
+type Source struct {
+	Path       string
+	JSONString bool
+	Pos        Pos
+}
+
+// Event is one native event.
+type Event struct {
+	Name     string
+	Pos      Pos
+	Phase    Named
+	Support  string
+	Can      []Named
+	Fields   []FieldSources // overrides, sorted by field
+	Rules    []*Rule        // sorted by aspect (RuleOrder)
+	Evidence []Evidence
+	Note     string
+}
+
+// RuleOrder lists the render aspects in a fixed order.
+var RuleOrder = []string{"allow", "ask", "deny", "block", "rewrite", "context", "userMessage", "halt"}
+
+// CapabilityRule maps a capability to the render aspect that expresses it.
+var CapabilityRule = map[string]string{
+	"allow": "allow", "ask": "ask", "deny": "deny", "block": "block",
+	"rewriteInput": "rewrite", "addContext": "context", "userMessage": "userMessage", "halt": "halt",
+}
+
+// Rule is one render aspect of an event.
+type Rule struct {
+	Aspect string
+	Pos    Pos
+	Stdout []Member
+	Exit   int
+	Stderr string // a slot name ("reason", …) or ""
+}
+
+// Member is a key of a stdout skeleton: a constant (raw JSON), a slot, or a
+// nested object.
+type Member struct {
+	Key   string
+	Const string
+	Slot  string
+	Kids  []Member
+	Pos   Pos
+}
+
+// Slots are the slot names a skeleton may use.
+var Slots = []string{"reason", "context", "userMessage", "updatedInput"}
+
+// EffectiveFields merges the event's overrides over the harness defaults.
+func (h *Harness) EffectiveFields(e *Event) []FieldSources {
+	m := map[string]FieldSources{}
+	for _, f := range h.Fields {
+		m[f.Field] = f
+	}
+	for _, f := range e.Fields {
+		m[f.Field] = f
+	}
+	out := make([]FieldSources, 0, len(m))
+	for _, f := range m {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
+// Rule returns the event's rule for an aspect, or nil.
+func (e *Event) Rule(aspect string) *Rule {
+	for _, r := range e.Rules {
+		if r.Aspect == aspect {
+			return r
+		}
+	}
+	return nil
+}
+
+// Has reports whether the event declares a capability.
+func (e *Event) Has(capability string) bool {
+	for _, c := range e.Can {
+		if c.Name == capability {
+			return true
+		}
+	}
+	return false
+}
+
+// Harness returns the harness with an id, or nil.
+func (a *Atlas) Harness(id string) *Harness {
+	for _, h := range a.Harnesses {
+		if h.ID == id {
+			return h
+		}
+	}
+	return nil
+}
+
+// Family returns the family with an id, or nil.
+func (a *Atlas) Family(id string) *Family {
+	for i := range a.Families {
+		if a.Families[i].ID == id {
+			return &a.Families[i]
+		}
+	}
+	return nil
+}
