@@ -16,6 +16,20 @@ var Owned = []string{"generated"}
 // emitters produce. Errors are model.Errors when they have positions.
 func Generate(root string) (*model.Atlas, []emit.File, error) {
 	a, err := load.Load(load.Config{Root: root, Atlas: "atlas"})
+	if cerrs, ok := err.(model.Errors); ok && a != nil {
+		// CUE errors come with a partial atlas: add what the checks say
+		// about it, except at positions CUE already complained about.
+		at := map[model.Pos]bool{}
+		for _, e := range cerrs {
+			at[e.Pos] = true
+		}
+		for _, e := range check.Atlas(a) {
+			if !at[e.Pos] {
+				cerrs = append(cerrs, e)
+			}
+		}
+		return nil, nil, cerrs.Sort()
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -47,14 +49,16 @@ func Load(cfg Config) (*model.Atlas, error) {
 		return nil, fmt.Errorf("load atlas: want one CUE instance in %s, have %d", dir, len(insts))
 	}
 	if err := insts[0].Err; err != nil {
-		return nil, l.cueErrors(err)
+		return nil, l.cueErrors(cue.Value{}, err)
 	}
 	v := cuecontext.New().BuildInstance(insts[0])
-	if err := v.Err(); err != nil {
-		return nil, l.cueErrors(err)
-	}
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		return nil, l.cueErrors(err)
+	if err := v.Validate(cue.Concrete(true), cue.All()); err != nil {
+		// CUE reports one class of errors at a time; the model walk below
+		// still finds what the Go checks can say, so that a user sees as
+		// much as possible at once.
+		cerrs := l.cueErrors(v, err)
+		quiet := &loader{root: root, quiet: true}
+		return quiet.atlas(v), cerrs
 	}
 	a := l.atlas(v)
 	if len(l.errs) > 0 {
@@ -64,9 +68,30 @@ func Load(cfg Config) (*model.Atlas, error) {
 }
 
 type loader struct {
-	root string
-	errs model.Errors
+	root  string
+	quiet bool // partial walk after CUE errors: report nothing
+	errs  model.Errors
 }
+
+// vpos is the position of a value as the user wrote it: a value unified
+// with the schema reports the schema's position first, so look through its
+// conjuncts for one outside schema.cue.
+func (l *loader) vpos(v cue.Value) model.Pos {
+	p := l.pos(v.Pos())
+	if !isSchema(p) {
+		return p
+	}
+	if op, args := v.Expr(); op == cue.AndOp {
+		for _, a := range args {
+			if ap := l.vpos(a); ap.File != "" && !isSchema(ap) {
+				return ap
+			}
+		}
+	}
+	return p
+}
+
+func isSchema(p model.Pos) bool { return p.File == "" || path.Base(p.File) == "schema.cue" }
 
 func (l *loader) pos(p token.Pos) model.Pos {
 	if !p.IsValid() {
@@ -82,31 +107,151 @@ func (l *loader) pos(p token.Pos) model.Pos {
 // cueErrors turns CUE's errors into positioned model errors. When an error
 // has several positions, the one in a harness file is the useful one: the
 // schema is rarely what the user got wrong.
-func (l *loader) cueErrors(err error) error {
-	var out model.Errors
+func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
+	var items []cueItem
 	for _, e := range cueerrors.Errors(err) {
 		var best model.Pos
 		for _, p := range cueerrors.Positions(e) {
 			mp := l.pos(p)
-			if best.File == "" || (!strings.Contains(best.File, "/harnesses/") && strings.Contains(mp.File, "/harnesses/")) {
+			if best.File == "" || (isSchema(best) && !isSchema(mp)) {
 				best = mp
 			}
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
-		if path := e.Path(); len(path) > 0 {
-			msg = strings.Join(path, ".") + ": " + msg
+		if isSchema(best) {
+			// Errors about missing values point into the schema; the
+			// user needs the record in their harness file instead.
+			if p, ok := l.userPos(v, e.Path()); ok {
+				best = p
+			}
 		}
-		out = append(out, model.Error{Pos: best, Msg: msg})
+		if rest, ok := strings.CutPrefix(msg, "incomplete value "); ok {
+			msg = "missing or incomplete value (want " + rest + ")"
+		}
+		items = append(items, cueItem{best, strings.Join(e.Path(), "."), msg})
+	}
+	// A value outside an enumeration comes back as one "conflicting values"
+	// error per alternative plus a summary without position: say it once.
+	type key struct {
+		pos  model.Pos
+		path string
+	}
+	alts := map[key][][2]string{}
+	for _, it := range items {
+		if a, b, ok := conflict(it.msg); ok {
+			k := key{it.pos, it.path}
+			alts[k] = append(alts[k], [2]string{a, b})
+		}
+	}
+	var out model.Errors
+	done := map[key]bool{}
+	for _, it := range items {
+		k := key{it.pos, it.path}
+		if strings.HasSuffix(it.msg, "errors in empty disjunction:") || strings.HasSuffix(it.msg, "errors in empty disjunction") {
+			if hasPath(items, it.path) {
+				continue
+			}
+		}
+		if pairs := alts[k]; len(pairs) > 1 {
+			if done[k] {
+				continue
+			}
+			done[k] = true
+			got, want := enumerate(pairs)
+			out = append(out, model.Error{Pos: it.pos, Msg: fmt.Sprintf("%s: %s is not allowed here (want one of %s)", it.path, got, strings.Join(want, ", "))})
+			continue
+		}
+		msg := it.msg
+		if it.path != "" {
+			msg = it.path + ": " + msg
+		}
+		out = append(out, model.Error{Pos: it.pos, Msg: msg})
 	}
 	if len(out) == 0 {
-		return err
+		out = model.Errors{{Msg: err.Error()}}
 	}
 	return out.Sort()
 }
 
+// userPos finds the nearest enclosing value of path that is written in a
+// harness file.
+func (l *loader) userPos(v cue.Value, path []string) (model.Pos, bool) {
+	for n := len(path); n > 0; n-- {
+		sels := make([]cue.Selector, 0, n)
+		for _, s := range path[:n] {
+			if i, err := strconv.Atoi(s); err == nil {
+				sels = append(sels, cue.Index(i))
+			} else {
+				sels = append(sels, cue.Str(strings.Trim(s, `"`)))
+			}
+		}
+		p := l.vpos(v.LookupPath(cue.MakePath(sels...)))
+		if !isSchema(p) {
+			return p, true
+		}
+	}
+	return model.Pos{}, false
+}
+
+type cueItem struct {
+	pos  model.Pos
+	path string
+	msg  string
+}
+
+// hasPath reports whether more errors than a summary concern path.
+func hasPath(items []cueItem, path string) bool {
+	n := 0
+	for _, it := range items {
+		if it.path == path || strings.HasPrefix(it.path, path+".") {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// conflict splits `conflicting values A and B`.
+func conflict(msg string) (string, string, bool) {
+	rest, ok := strings.CutPrefix(msg, "conflicting values ")
+	if !ok {
+		return "", "", false
+	}
+	a, b, ok := strings.Cut(rest, " and ")
+	return a, b, ok
+}
+
+// enumerate finds the value common to every pair (what the user wrote) and
+// the alternatives it was compared with.
+func enumerate(pairs [][2]string) (string, []string) {
+	count := map[string]int{}
+	for _, p := range pairs {
+		count[p[0]]++
+		if p[1] != p[0] {
+			count[p[1]]++
+		}
+	}
+	got := ""
+	for v, n := range count {
+		if n == len(pairs) && (got == "" || v < got) {
+			got = v
+		}
+	}
+	var want []string
+	for v := range count {
+		if v != got {
+			want = append(want, v)
+		}
+	}
+	sort.Strings(want)
+	return got, want
+}
+
 func (l *loader) fail(v cue.Value, format string, args ...any) {
-	l.errs = append(l.errs, model.Error{Pos: l.pos(v.Pos()), Msg: fmt.Sprintf(format, args...)})
+	if l.quiet {
+		return
+	}
+	l.errs = append(l.errs, model.Error{Pos: l.vpos(v), Msg: fmt.Sprintf(format, args...)})
 }
 
 // fields iterates a struct's regular fields in declaration order.
@@ -149,7 +294,7 @@ func (l *loader) str(v cue.Value, path string) string {
 
 func (l *loader) named(v cue.Value, path string) model.Named {
 	f := v.LookupPath(cue.ParsePath(path))
-	return model.Named{Name: l.str(v, path), Pos: l.pos(f.Pos())}
+	return model.Named{Name: l.str(v, path), Pos: l.vpos(f)}
 }
 
 func (l *loader) boolean(v cue.Value, path string) bool {
@@ -179,11 +324,11 @@ func (l *loader) strings(v cue.Value, path string) []string {
 func (l *loader) atlas(v cue.Value) *model.Atlas {
 	a := &model.Atlas{}
 	l.fields(v.LookupPath(cue.ParsePath("phases")), func(id string, pv cue.Value) {
-		a.Phases = append(a.Phases, model.Phase{ID: id, Extended: l.boolean(pv, "extended"), Doc: l.str(pv, "doc"), Pos: l.pos(pv.Pos())})
+		a.Phases = append(a.Phases, model.Phase{ID: id, Extended: l.boolean(pv, "extended"), Doc: l.str(pv, "doc"), Pos: l.vpos(pv)})
 	})
 	sort.Slice(a.Phases, func(i, j int) bool { return a.Phases[i].ID < a.Phases[j].ID })
 	l.fields(v.LookupPath(cue.ParsePath("families")), func(id string, fv cue.Value) {
-		f := model.Family{ID: id, Delivery: l.str(fv, "delivery"), Transcript: l.str(fv, "transcript"), Pos: l.pos(fv.Pos())}
+		f := model.Family{ID: id, Delivery: l.str(fv, "delivery"), Transcript: l.str(fv, "transcript"), Pos: l.vpos(fv)}
 		l.fields(fv.LookupPath(cue.ParsePath("profiles")), func(p string, _ cue.Value) { f.Profiles = append(f.Profiles, p) })
 		sort.Strings(f.Profiles)
 		a.Families = append(a.Families, f)
@@ -199,12 +344,12 @@ func (l *loader) atlas(v cue.Value) *model.Atlas {
 func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 	h := &model.Harness{
 		ID:          id,
-		Pos:         l.pos(hv.Pos()),
+		Pos:         l.vpos(hv),
 		DisplayName: l.str(hv, "displayName"),
 		Family:      l.named(hv, "family"),
 		Profile:     l.named(hv, "profile"),
 		Default:     l.boolean(hv, "default"),
-		DefaultPos:  l.pos(hv.LookupPath(cue.ParsePath("default")).Pos()),
+		DefaultPos:  l.vpos(hv.LookupPath(cue.ParsePath("default"))),
 		Package: model.Package{
 			Name:      l.str(hv, "package.name"),
 			Source:    l.str(hv, "package.source"),
@@ -215,10 +360,10 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 	}
 	// The declaring file is where displayName is written; a harness may be
 	// spread over files, but one of them names it.
-	h.File = l.pos(hv.LookupPath(cue.ParsePath("displayName")).Pos()).File
+	h.File = l.vpos(hv.LookupPath(cue.ParsePath("displayName"))).File
 	l.list(hv.LookupPath(cue.ParsePath("aliases")), func(av cue.Value) {
 		s, _ := av.String()
-		h.Aliases = append(h.Aliases, model.Named{Name: s, Pos: l.pos(av.Pos())})
+		h.Aliases = append(h.Aliases, model.Named{Name: s, Pos: l.vpos(av)})
 	})
 	l.fields(hv.LookupPath(cue.ParsePath("config")), func(key string, cv cue.Value) {
 		k := model.ConfigKey{Key: key, Type: l.str(cv, "type"), Description: l.str(cv, "description")}
@@ -253,7 +398,7 @@ func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
 	}
 	l.fields(v, func(name string, kv cue.Value) {
 		k, _ := kv.String()
-		out = append(out, model.ToolKind{Name: name, Kind: k, Pos: l.pos(kv.Pos())})
+		out = append(out, model.ToolKind{Name: name, Kind: k, Pos: l.vpos(kv)})
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -262,7 +407,7 @@ func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
 func (l *loader) evidence(v cue.Value) []model.Evidence {
 	var out []model.Evidence
 	l.list(v, func(ev cue.Value) {
-		out = append(out, model.Evidence{Kind: l.str(ev, "kind"), Ref: l.str(ev, "ref"), Note: l.str(ev, "note"), Pos: l.pos(ev.Pos())})
+		out = append(out, model.Evidence{Kind: l.str(ev, "kind"), Ref: l.str(ev, "ref"), Note: l.str(ev, "note"), Pos: l.vpos(ev)})
 	})
 	return out
 }
@@ -273,9 +418,9 @@ func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
 	}
 	var out []model.FieldSources
 	l.fields(v, func(field string, fv cue.Value) {
-		fs := model.FieldSources{Field: field, Pos: l.pos(fv.Pos())}
+		fs := model.FieldSources{Field: field, Pos: l.vpos(fv)}
 		l.list(fv, func(sv cue.Value) {
-			src := model.Source{Pos: l.pos(sv.Pos())}
+			src := model.Source{Pos: l.vpos(sv)}
 			if s, err := sv.String(); err == nil {
 				src.Path = s
 			} else {
@@ -293,14 +438,14 @@ func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
 func (l *loader) event(ev cue.Value) *model.Event {
 	e := &model.Event{
 		Name:    l.str(ev, "name"),
-		Pos:     l.pos(ev.Pos()),
+		Pos:     l.vpos(ev),
 		Phase:   l.named(ev, "phase"),
 		Support: l.str(ev, "support"),
 		Note:    l.str(ev, "note"),
 	}
 	l.list(ev.LookupPath(cue.ParsePath("can")), func(cv cue.Value) {
 		s, _ := cv.String()
-		e.Can = append(e.Can, model.Named{Name: s, Pos: l.pos(cv.Pos())})
+		e.Can = append(e.Can, model.Named{Name: s, Pos: l.vpos(cv)})
 	})
 	e.Fields = l.fieldSources(ev.LookupPath(cue.ParsePath("fields")))
 	e.Evidence = l.evidence(ev.LookupPath(cue.ParsePath("evidence")))
@@ -310,7 +455,7 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		if !r.Exists() {
 			continue
 		}
-		rule := &model.Rule{Aspect: aspect, Pos: l.pos(r.Pos())}
+		rule := &model.Rule{Aspect: aspect, Pos: l.vpos(r)}
 		if x := r.LookupPath(cue.ParsePath("exit")); x.Exists() {
 			x, _ = x.Default()
 			n, err := x.Int64()
@@ -334,7 +479,7 @@ func (l *loader) event(ev cue.Value) *model.Event {
 func (l *loader) members(v cue.Value) []model.Member {
 	out := []model.Member{}
 	l.fields(v, func(key string, fv cue.Value) {
-		m := model.Member{Key: key, Pos: l.pos(fv.Pos())}
+		m := model.Member{Key: key, Pos: l.vpos(fv)}
 		switch fv.Kind() {
 		case cue.StructKind:
 			m.Kids = l.members(fv)
