@@ -1,0 +1,224 @@
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/tools/txtar"
+
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func compile(t *testing.T, path string, schema any) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(path, schema); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func loadJSON(t *testing.T, path string) any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+func descriptor(t *testing.T, id string) *adapter.Descriptor {
+	t.Helper()
+	d, _, err := registry.Registry().Resolve(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestNormalize feeds every payload under testdata/normalize/<harness>/ to
+// the harness's generated Normalize and compares the canonical event (raw
+// left out) with the golden; every event must also satisfy the published
+// event schema.
+func TestNormalize(t *testing.T) {
+	eventSchema := compile(t, "event.json", loadJSON(t, "../../generated/schema/event.json"))
+	paths, _ := filepath.Glob("testdata/normalize/*/*.txtar")
+	if len(paths) == 0 {
+		t.Fatal("no normalize cases")
+	}
+	for _, path := range paths {
+		harness := filepath.Base(filepath.Dir(path))
+		event := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		t.Run(harness+"/"+event, func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payload, want := section(ar, "payload.json"), section(ar, "event.json")
+			if payload == nil || want == nil {
+				t.Fatal("want payload.json and event.json sections")
+			}
+			d := descriptor(t, harness)
+			ev, err := d.Normalize(payload.Data, event)
+			if err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+			if !bytes.Equal(ev.Raw, payload.Data) {
+				t.Errorf("raw is not the payload untouched")
+			}
+			full, _ := json.Marshal(ev)
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(full))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := eventSchema.Validate(inst); err != nil {
+				t.Errorf("event does not satisfy generated/schema/event.json: %v", err)
+			}
+			ev.Raw = nil
+			got, _ := json.MarshalIndent(ev, "", "  ")
+			got = append(got, '\n')
+			if *update {
+				want.Data = got
+				os.WriteFile(path, txtar.Format(ar), 0o644)
+				return
+			}
+			if diff := cmp.Diff(string(want.Data), string(got)); diff != "" {
+				t.Errorf("canonical event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func section(ar *txtar.Archive, name string) *txtar.File {
+	for i := range ar.Files {
+		if ar.Files[i].Name == name {
+			return &ar.Files[i]
+		}
+	}
+	return nil
+}
+
+// results are the canonical results rendered for every event.
+var results = []struct {
+	name string
+	r    hook.Result
+}{
+	{"noop", hook.Result{Decision: hook.Noop}},
+	{"allow", hook.Result{Decision: hook.Allow, Reason: "read-only command"}},
+	{"ask", hook.Result{Decision: hook.Ask, Reason: "touches prod config"}},
+	{"deny", hook.Result{Decision: hook.Deny, Reason: "git push is blocked by policy"}},
+	{"block", hook.Result{Decision: hook.Block, Reason: "tests still fail: run them again"}},
+	{"context", hook.Result{AdditionalContext: "Repo uses pnpm; never run npm install."}},
+	{"userMessage", hook.Result{UserMessage: "lint hook: 2 warnings"}},
+	{"rewrite", hook.Result{Decision: hook.Allow, UpdatedInput: json.RawMessage(`{"command": "npm test -- --ci"}`)}},
+	{"halt", hook.Result{Halt: true, Reason: "budget exhausted"}},
+	{"deny+context+userMessage", hook.Result{Decision: hook.Deny, Reason: "no <rm -rf> & co", AdditionalContext: "see policy", UserMessage: "blocked a command"}},
+}
+
+// codexSchema names Codex's embedded output schema for an event:
+// PreToolUse → pre-tool-use.command.output.
+func codexSchema(event string) string {
+	var b strings.Builder
+	for i, r := range event {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('-')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToLower(b.String()) + ".command.output"
+}
+
+// TestRender renders every canonical result for every event of every
+// harness and compares the native answers with testdata/render/<harness>.txtar.
+// Codex answers are also validated against Codex's own output schemas,
+// because Codex rejects output with keys it does not know.
+func TestRender(t *testing.T) {
+	codex := loadJSON(t, "testdata/codex-hook-schemas.json").(map[string]any)
+	for _, d := range registry.Registry().Descriptors {
+		t.Run(d.ID, func(t *testing.T) {
+			path := filepath.Join("testdata", "render", d.ID+".txtar")
+			var got txtar.Archive
+			got.Comment = []byte("Native answers of " + d.DisplayName + " for each canonical result (go test ./gen/golden -update rewrites).\n")
+			for _, spec := range d.Events {
+				var schema *jsonschema.Schema
+				if d.ID == "codex" {
+					if s, ok := codex[codexSchema(spec.Name)]; ok {
+						schema = compile(t, codexSchema(spec.Name)+".json", s)
+					}
+				}
+				for _, c := range results {
+					ev := hook.Event{Harness: d.ID, NativeEvent: spec.Name, Phase: spec.Phase}
+					out := d.Render(ev, c.r)
+					var b strings.Builder
+					fmt.Fprintf(&b, "exit %d\n", out.Exit)
+					if len(out.Stdout) > 0 {
+						fmt.Fprintf(&b, "stdout %s", out.Stdout)
+						if !json.Valid(out.Stdout) {
+							t.Errorf("%s/%s: stdout is not JSON: %s", spec.Name, c.name, out.Stdout)
+						}
+						if schema != nil {
+							inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(out.Stdout))
+							if err := schema.Validate(inst); err != nil {
+								t.Errorf("%s/%s: Codex would reject %s: %v", spec.Name, c.name, out.Stdout, err)
+							}
+						}
+					}
+					if len(out.Stderr) > 0 {
+						fmt.Fprintf(&b, "stderr %s", out.Stderr)
+					}
+					for _, diag := range out.Diags {
+						fmt.Fprintf(&b, "diag %s\n", diag)
+					}
+					got.Files = append(got.Files, txtar.File{Name: spec.Name + "/" + c.name, Data: []byte(b.String())})
+				}
+			}
+			data := txtar.Format(&got)
+			if *update {
+				if err := os.WriteFile(path, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./gen/golden -update writes it)", err)
+			}
+			if diff := cmp.Diff(string(want), string(data)); diff != "" {
+				t.Errorf("native answers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestToolKindShell pins the cross-harness promise: every harness's shell
+// tool normalizes to kind "shell".
+func TestToolKindShell(t *testing.T) {
+	shell := map[string]string{"claude-code": "Bash", "codex": "Bash", "gemini-cli": "run_shell_command", "copilot": "bash", "opencode": "bash", "pi": "bash"}
+	for id, tool := range shell {
+		d := descriptor(t, id)
+		if got := d.Tools[tool]; got != "shell" {
+			t.Errorf("%s: tool %q has kind %q, want shell", id, tool, got)
+		}
+	}
+}
