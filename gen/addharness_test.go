@@ -1,0 +1,132 @@
+package gen_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/write"
+)
+
+// acme is the README's "Adding a harness" example, verbatim in spirit: a
+// harness that only exists as one CUE file.
+const acme = `package atlas
+
+families: "shell-jsonl": profiles: "acme": true
+
+harnesses: acme: {
+	displayName: "Acme Agent"
+	aliases: ["acme-cli"]
+	family:  "shell-jsonl"
+	profile: "acme"
+	package: {name: "@acme/agent", source: "npm", trust: "vendor", lifecycle: "preview"}
+	compatibility: verified: ["1.2.3"]
+	evidence: [{kind: "doc", ref: "https://acme.example/docs/hooks"}]
+	eventName: ["event"]
+	fields: {
+		sessionId: ["session"]
+		cwd: ["cwd", "roots[0]"]
+		toolName: ["tool"]
+		toolInput: [{path: "args", as: "json-string"}]
+	}
+	tools: shell: "shell"
+	events: [{
+		name:    "beforeTool"
+		phase:   "preToolUse"
+		support: "native"
+		can: ["deny"]
+		render: deny: stdout: {verdict: "no", why: "{reason}"}
+		evidence: [{kind: "doc", ref: "https://acme.example/docs/hooks#before-tool"}]
+	}]
+}
+`
+
+// TestAddHarnessIsCUEOnly copies the repository, adds one harness file to
+// the atlas, regenerates, builds sitter and drives the new harness through
+// `sitter hook` — with no Go edits.
+func TestAddHarnessIsCUEOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a copy of sitter")
+	}
+	src := repoRoot(t)
+	tmp := t.TempDir()
+	for _, p := range []string{"go.mod", "go.sum", "atlas", "runtime", "generated"} {
+		copyTree(t, filepath.Join(src, p), filepath.Join(tmp, p))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "atlas", "harnesses", "acme.cue"), []byte(acme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, files, err := gen.Generate(tmp)
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	if _, err := write.Files(tmp, files, gen.Owned); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "sitter")
+	build := exec.Command("go", "build", "-o", bin, "./runtime/cmd/sitter")
+	build.Dir = tmp
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	seen := filepath.Join(tmp, "seen.json")
+	payload := `{"event":"beforeTool","session":"s-1","roots":["/work/acme"],"tool":"shell","args":"{\"command\":\"rm -rf /\"}"}`
+	// The event name comes from the payload (the "-" argument), the alias resolves.
+	cmd := exec.Command(bin, "hook", "acme-cli", "-", "--handler", "cat > "+seen+"; echo '{\"decision\":\"deny\",\"reason\":\"no rm\"}'")
+	cmd.Stdin = strings.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sitter hook: %v\nstderr: %s", err, stderr.String())
+	}
+	if got, want := stdout.String(), `{"verdict":"no","why":"no rm"}`+"\n"; got != want {
+		t.Errorf("native answer = %q, want %q (stderr %q)", got, want, stderr.String())
+	}
+	var ev struct {
+		Harness, Phase string
+		Session        struct{ ID, Cwd string }
+		Tool           struct {
+			Kind  string
+			Input map[string]any
+		}
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Harness != "acme" || ev.Phase != "preToolUse" || ev.Session.ID != "s-1" || ev.Session.Cwd != "/work/acme" ||
+		ev.Tool.Kind != "shell" || ev.Tool.Input["command"] != "rm -rf /" {
+		t.Errorf("handler saw %s", b)
+	}
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(dst, 0o755)
+		}
+		copyFile(t, p, dst)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

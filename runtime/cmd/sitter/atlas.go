@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"sitter.dev/sitter/runtime/adapter"
+)
+
+// runAtlas shows the generated descriptors.
+func runAtlas(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	asJSON := false
+	var pos []string
+	for _, a := range args {
+		switch a {
+		case "--json", "-json":
+			asJSON = true
+		default:
+			if strings.HasPrefix(a, "-") {
+				fmt.Fprintf(stderr, "sitter: atlas: unknown flag %s\n", a)
+				return 2
+			}
+			pos = append(pos, a)
+		}
+	}
+	switch {
+	case len(pos) == 1 && pos[0] == "list":
+		return atlasList(stdout, stderr, reg(), asJSON)
+	case len(pos) == 2 && pos[0] == "show":
+		return atlasShow(stdout, stderr, reg(), pos[1], asJSON)
+	}
+	fmt.Fprintln(stderr, "sitter: usage: sitter atlas list [--json] | sitter atlas show <harness> [--json]")
+	return 2
+}
+
+// listEntry is one line of `atlas list --json`.
+type listEntry struct {
+	ID          string   `json:"id"`
+	DisplayName string   `json:"displayName"`
+	Family      string   `json:"family"`
+	Profile     string   `json:"profile"`
+	Aliases     []string `json:"aliases"`
+	Default     bool     `json:"default"`
+	Events      int      `json:"events"`
+}
+
+func atlasList(stdout, stderr io.Writer, r *adapter.Registry, asJSON bool) int {
+	if asJSON {
+		list := make([]listEntry, 0, len(r.Descriptors))
+		for _, d := range r.Descriptors {
+			list = append(list, listEntry{d.ID, d.DisplayName, d.Family.ID, d.Profile, nonNil(d.Aliases), d.Default, len(d.Events)})
+		}
+		return writeJSON(stdout, stderr, list)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, d := range r.Descriptors {
+		name := d.DisplayName
+		if d.Default {
+			name += " (default)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d events\n", d.ID, name, d.Family.ID, d.Profile, orDash(strings.Join(d.Aliases, ",")), len(d.Events))
+	}
+	tw.Flush()
+	if len(r.Descriptors) == 0 {
+		fmt.Fprintln(stderr, "sitter: the registry is empty: run make generate")
+	}
+	return 0
+}
+
+func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSON bool) int {
+	d, trace, err := r.Resolve(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		return writeJSON(stdout, stderr, struct {
+			*adapter.Descriptor
+			Trace []string `json:"trace"`
+		}{d, trace})
+	}
+	w := &errWriter{w: stdout}
+	w.printf("%s — %s\n", d.ID, d.DisplayName)
+	w.printf("  source:    %s\n", d.Source)
+	w.printf("  family:    %s (delivery %s, transcripts %s; profiles %s)\n", d.Family.ID, d.Family.Delivery, d.Family.Transcript, strings.Join(d.Family.Profiles, ", "))
+	profile := d.Profile
+	if d.Default {
+		profile += " (default descriptor)"
+	}
+	w.printf("  profile:   %s\n", profile)
+	w.printf("  aliases:   %s\n", orDash(strings.Join(d.Aliases, ", ")))
+	pkg := d.Package.Name
+	if pkg == "" {
+		pkg = "-"
+	}
+	w.printf("  package:   %s (source %s, trust %s, lifecycle %s)\n", pkg, d.Package.Source, d.Package.Trust, d.Package.Lifecycle)
+	w.printf("  verified:  %s\n", orDash(strings.Join(d.Verified, ", ")))
+	w.printf("  evidence:  %s\n", orDash(evidence(d.Evidence)))
+
+	w.printf("config:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, k := range d.Config {
+		fmt.Fprintf(tw, "  %s\t%s\tdefault %s\t%s\n", k.Key, k.Type, orDash(k.Default), k.Description)
+	}
+	tw.Flush()
+	w.printf("readiness:\n")
+	for _, c := range d.Readiness {
+		w.printf("  %s %s\n", c.Kind, c.Value)
+	}
+	w.printf("tools:\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, t := range sortedKeys(d.Tools) {
+		fmt.Fprintf(tw, "  %s\t%s\n", t, d.Tools[t])
+	}
+	for _, p := range sortedKeys(d.ToolPrefixes) {
+		fmt.Fprintf(tw, "  %s*\t%s\n", p, d.ToolPrefixes[p])
+	}
+	tw.Flush()
+
+	w.printf("events (%d):\n", len(d.Events))
+	// Padded by hand: a tabwriter cannot align rows split by note lines.
+	nw, pw, sw := 0, 0, 0
+	for _, e := range d.Events {
+		nw, pw, sw = max(nw, len(e.Name)), max(pw, len(e.Phase)), max(sw, len(e.Support))
+	}
+	indent := strings.Repeat(" ", 2+nw+2+pw+2+sw+2)
+	for _, e := range d.Events {
+		w.printf("  %-*s  %-*s  %-*s  can: %s\n", nw, e.Name, pw, e.Phase, sw, e.Support, orDash(strings.Join(e.Can, ", ")))
+		if e.Note != "" {
+			w.printf("%snote: %s\n", indent, e.Note)
+		}
+		if len(e.Evidence) > 0 {
+			w.printf("%sevidence: %s\n", indent, evidence(e.Evidence))
+		}
+	}
+	w.printf("resolution of %q:\n", name)
+	for _, t := range trace {
+		w.printf("  %s\n", t)
+	}
+	if w.err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", w.err)
+		return 1
+	}
+	return 0
+}
+
+func evidence(es []adapter.Evidence) string {
+	parts := make([]string, 0, len(es))
+	for _, e := range es {
+		s := e.Kind + " " + e.Ref
+		if e.Note != "" {
+			s += " (" + e.Note + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func writeJSON(stdout, stderr io.Writer, v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", err)
+		return 1
+	}
+	if _, err := stdout.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// errWriter keeps the first write error, so printing code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

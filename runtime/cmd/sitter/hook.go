@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
+)
+
+// maxPayload caps what is read from stdin.
+const maxPayload = 64 << 20
+
+// pluginHandlersFile is the handler table of a plugin bundle.
+const pluginHandlersFile = "sitter-handlers.json"
+
+// hookArgs are the parsed arguments of `sitter hook`.
+type hookArgs struct {
+	harness, event string
+	handlers       []string
+	timeout        time.Duration
+	onError        hook.Policy
+	stopCap        string // "" = not given
+	plugin         string
+}
+
+// parseHookArgs reads flags before or after the positional arguments. It
+// parses everything it can even after an error, so that --on-error closed
+// still applies to the answer about a bad flag.
+func parseHookArgs(args []string) (hookArgs, error) {
+	a := hookArgs{onError: hook.FailOpen}
+	var pos []string
+	var errs []error
+	flagsDone := false
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if flagsDone || arg == "-" || !strings.HasPrefix(arg, "-") {
+			pos = append(pos, arg)
+			continue
+		}
+		if arg == "--" {
+			flagsDone = true
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		switch name {
+		case "handler", "plugin", "timeout", "on-error", "stop-cap":
+		default:
+			errs = append(errs, fmt.Errorf("unknown flag %s", arg))
+			continue
+		}
+		if !hasVal {
+			if i+1 == len(args) {
+				errs = append(errs, fmt.Errorf("flag --%s needs a value", name))
+				continue
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "handler":
+			a.handlers = append(a.handlers, val)
+		case "plugin":
+			a.plugin = val
+		case "timeout":
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				errs = append(errs, fmt.Errorf("--timeout %q is not a positive duration (like 10s)", val))
+				continue
+			}
+			a.timeout = d
+		case "on-error":
+			p, err := hook.ParsePolicy(val)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--on-error: %w", err))
+				continue
+			}
+			a.onError = p
+		case "stop-cap":
+			if _, err := hook.StopCap(val); err != nil {
+				errs = append(errs, fmt.Errorf("--stop-cap: %w", err))
+				continue
+			}
+			a.stopCap = val
+		}
+	}
+	switch len(pos) {
+	case 0:
+		errs = append(errs, errors.New("missing <harness> (usage: sitter hook <harness> <native-event> [flags])"))
+	case 1:
+		a.harness = pos[0]
+	case 2:
+		a.harness, a.event = pos[0], pos[1]
+	default:
+		a.harness, a.event = pos[0], pos[1]
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", pos[2:]))
+	}
+	if a.event == "-" {
+		a.event = ""
+	}
+	if len(errs) > 0 {
+		return a, errs[0]
+	}
+	return a, nil
+}
+
+// hookCall is one run of `sitter hook`: everything it writes goes through
+// answer or fail, once, at the end.
+type hookCall struct {
+	stdout, stderr io.Writer
+	onError        hook.Policy
+	desc           *adapter.Descriptor // set once harness and event resolved
+	ev             hook.Event          // phase etc., set with desc
+}
+
+// runHook answers one hook call. Whatever happens, the harness gets an
+// answer it accepts: the no-op, a fail-closed deny, or the merged result.
+func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) (code int) {
+	c := &hookCall{stdout: stdout, stderr: stderr, onError: hook.FailOpen}
+	defer func() {
+		if p := recover(); p != nil {
+			code = c.fail(fmt.Sprintf("internal error: %v", p))
+		}
+	}()
+
+	a, argErr := parseHookArgs(args)
+	c.onError = a.onError
+	payload, readErr := readPayload(stdin)
+	// Resolve even after an argument error: with the event known, a
+	// fail-closed answer can still be rendered.
+	var d *adapter.Descriptor
+	var spec *adapter.EventSpec
+	var resErr error
+	if a.harness != "" {
+		d, spec, resErr = resolveEvent(reg(), a.harness, a.event, payload, readErr)
+	}
+	if spec != nil {
+		c.desc = d
+		c.ev = hook.Event{Version: hook.Version, Harness: d.ID, NativeEvent: spec.Name, Phase: spec.Phase, Support: spec.Support}
+	}
+	switch {
+	case argErr != nil:
+		return c.fail("hook: " + argErr.Error())
+	case resErr != nil:
+		return c.fail(resErr.Error())
+	case readErr != nil:
+		return c.fail(readErr.Error())
+	}
+	if d.Normalize == nil {
+		return c.fail(d.ID + " has no normalizer: regenerate the registry (make generate)")
+	}
+	ev, err := d.Normalize(payload, spec.Name)
+	if err != nil {
+		return c.fail(fmt.Sprintf("%s %s: %v", d.ID, spec.Name, err))
+	}
+	fillEvent(&ev, c.ev, payload)
+	c.ev = ev
+
+	handlers, err := collectHandlers(a, ev.Phase)
+	if err != nil {
+		return c.fail(err.Error())
+	}
+	res := hook.Result{Decision: hook.Noop}
+	var diags []string
+	if len(handlers) > 0 {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		res, diags = hook.Run(ctx, ev, handlers)
+		stop()
+	}
+	if hook.IsStopPhase(ev.Phase) {
+		res, diags = guardStop(ev, res, a.stopCap, diags)
+	}
+	return c.answer(d.Render(ev, res), diags)
+}
+
+// resolveEvent finds the descriptor and the event spec of a call. An empty
+// event name falls back to the one the payload carries.
+func resolveEvent(reg *adapter.Registry, harness, event string, payload []byte, readErr error) (*adapter.Descriptor, *adapter.EventSpec, error) {
+	d, _, err := reg.Resolve(harness)
+	if err != nil {
+		return nil, nil, err
+	}
+	if event == "" {
+		if readErr != nil {
+			return d, nil, readErr
+		}
+		// The generated normalizer knows where this harness's payload
+		// names its event (the atlas's eventName paths).
+		ev, err := d.Normalize(payload, "")
+		if event = ev.NativeEvent; event == "" {
+			if err != nil && !errors.Is(err, hook.ErrUnknownEvent) {
+				return d, nil, err
+			}
+			return d, nil, fmt.Errorf("no native event given and none in the %s payload", d.ID)
+		}
+	}
+	spec, ok := d.Event(event)
+	if !ok {
+		return d, nil, fmt.Errorf("unknown event %q for %s; see 'sitter atlas show %s'", event, d.ID, d.ID)
+	}
+	return d, spec, nil
+}
+
+// fillEvent completes what a normalizer left out with what the descriptor
+// knows, and keeps the native payload as raw.
+func fillEvent(ev *hook.Event, known hook.Event, payload []byte) {
+	if ev.Version == "" {
+		ev.Version = known.Version
+	}
+	if ev.Harness == "" {
+		ev.Harness = known.Harness
+	}
+	if ev.NativeEvent == "" {
+		ev.NativeEvent = known.NativeEvent
+	}
+	if ev.Phase == "" {
+		ev.Phase = known.Phase
+	}
+	if ev.Support == "" {
+		ev.Support = known.Support
+	}
+	if len(ev.Raw) == 0 {
+		ev.Raw = payload
+	}
+}
+
+// readPayload reads stdin fully, up to maxPayload. A terminal is no payload:
+// `sitter hook` typed by hand must not wait for input.
+func readPayload(stdin io.Reader) ([]byte, error) {
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, errors.New("empty stdin: want the harness's JSON payload")
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, maxPayload+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading stdin: %v", err)
+	}
+	if len(b) > maxPayload {
+		return nil, fmt.Errorf("stdin exceeds %d MiB", maxPayload>>20)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errors.New("empty stdin: want the harness's JSON payload")
+	}
+	return b, nil
+}
+
+// pluginTable is DIR/sitter-handlers.json.
+type pluginTable struct {
+	Handlers []struct {
+		Phase   string   `json:"phase"`
+		Command string   `json:"command"`
+		Kinds   []string `json:"kinds"`
+		Timeout string   `json:"timeout"`
+		OnError string   `json:"onError"`
+	} `json:"handlers"`
+}
+
+// collectHandlers lists the handlers of this call: the plugin's own table
+// (those of this phase) first, then --handler, in order.
+func collectHandlers(a hookArgs, phase string) ([]hook.Handler, error) {
+	var hs []hook.Handler
+	if a.plugin != "" {
+		dir, err := filepath.Abs(a.plugin)
+		if err != nil {
+			return nil, fmt.Errorf("--plugin %s: %v", a.plugin, err)
+		}
+		// Handlers find their plugin's files through this, as Claude's
+		// find theirs through CLAUDE_PLUGIN_ROOT.
+		os.Setenv("SITTER_PLUGIN_DIR", dir)
+		path := filepath.Join(dir, pluginHandlersFile)
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("plugin handlers: %v", err)
+		default:
+			var t pluginTable
+			if err := json.Unmarshal(b, &t); err != nil {
+				return nil, fmt.Errorf("plugin handlers %s: %v", path, err)
+			}
+			for i, h := range t.Handlers {
+				if h.Phase != phase {
+					continue
+				}
+				if strings.TrimSpace(h.Command) == "" {
+					return nil, fmt.Errorf("plugin handlers %s: handler %d has no command", path, i)
+				}
+				p := a.onError
+				if h.OnError != "" {
+					if p, err = hook.ParsePolicy(h.OnError); err != nil {
+						return nil, fmt.Errorf("plugin handlers %s: handler %d: %v", path, i, err)
+					}
+				}
+				timeout := a.timeout
+				if h.Timeout != "" {
+					if timeout, err = time.ParseDuration(h.Timeout); err != nil || timeout <= 0 {
+						return nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
+					}
+				}
+				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds})
+			}
+		}
+	}
+	for _, cmd := range a.handlers {
+		hs = append(hs, hook.Handler{Command: cmd, Timeout: a.timeout, OnError: a.onError})
+	}
+	return hs, nil
+}
+
+// guardStop applies the stop-loop guard; its failures are diagnostics.
+func guardStop(ev hook.Event, res hook.Result, flagCap string, diags []string) (hook.Result, []string) {
+	capStr, from := flagCap, "--stop-cap"
+	if capStr == "" {
+		capStr, from = os.Getenv("SITTER_STOP_CAP"), "SITTER_STOP_CAP"
+	}
+	n := hook.DefaultStopCap
+	if capStr != "" {
+		var err error
+		if n, err = hook.StopCap(capStr); err != nil {
+			diags = append(diags, fmt.Sprintf("sitter: %s: %v; using %d", from, err, n))
+		}
+	}
+	dir, err := hook.StateDir()
+	if err != nil {
+		diags = append(diags, "sitter: stop guard: "+err.Error())
+	}
+	res, more := hook.StopGuard{Dir: dir, Cap: n}.Apply(ev, res)
+	return res, append(diags, more...)
+}
+
+// answer writes a rendered answer and the diagnostics.
+func (c *hookCall) answer(out hook.Output, diags []string) int {
+	c.stdout.Write(out.Stdout)
+	var e bytes.Buffer
+	e.Write(out.Stderr)
+	for _, d := range append(diags, out.Diags...) {
+		e.WriteString(d)
+		e.WriteByte('\n')
+	}
+	c.stderr.Write(e.Bytes())
+	return out.Exit
+}
+
+// fail answers a call sitter could not handle: the no-op and one line on
+// stderr, or with --on-error closed the event's deny (block on stop
+// phases) when the event can say one.
+func (c *hookCall) fail(why string) (code int) {
+	msg := "sitter: " + strings.Join(strings.Fields(why), " ")
+	if c.onError == hook.FailClosed && c.desc != nil {
+		out, ok := c.refuse(msg)
+		if ok {
+			return c.answer(out, []string{msg + " (refused: fail-closed)"})
+		}
+	}
+	fmt.Fprintln(c.stderr, msg)
+	return 0
+}
+
+// refuse renders a deny with reason; a panic or an event that cannot deny
+// leaves the no-op.
+func (c *hookCall) refuse(reason string) (out hook.Output, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	out = c.desc.Render(c.ev, hook.Result{Decision: hook.Deny, Reason: reason})
+	return out, len(out.Stdout) > 0 || out.Exit != 0
+}

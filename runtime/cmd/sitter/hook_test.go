@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
+)
+
+func TestParseHookArgs(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    hookArgs
+		wantErr string
+	}{
+		{
+			args: []string{"claude-code", "PreToolUse"},
+			want: hookArgs{harness: "claude-code", event: "PreToolUse", onError: hook.FailOpen},
+		},
+		{
+			args: []string{"--handler", "a", "claude", "--timeout=5s", "Stop", "-handler", "b c", "--on-error", "closed", "--stop-cap", "3", "--plugin=p"},
+			want: hookArgs{harness: "claude", event: "Stop", handlers: []string{"a", "b c"}, timeout: 5 * time.Second, onError: hook.FailClosed, stopCap: "3", plugin: "p"},
+		},
+		{
+			args: []string{"codex", "-"},
+			want: hookArgs{harness: "codex", onError: hook.FailOpen},
+		},
+		{
+			args: []string{"codex", "--", "--odd-event"},
+			want: hookArgs{harness: "codex", event: "--odd-event", onError: hook.FailOpen},
+		},
+		{
+			args:    nil,
+			want:    hookArgs{onError: hook.FailOpen},
+			wantErr: "missing <harness>",
+		},
+		{
+			// Parsing goes on after an error: --on-error closed still counts.
+			args:    []string{"--bogus", "claude", "PreToolUse", "--on-error", "closed"},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailClosed},
+			wantErr: "unknown flag --bogus",
+		},
+		{
+			args:    []string{"claude", "PreToolUse", "extra"},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
+			wantErr: "unexpected arguments",
+		},
+		{
+			args:    []string{"claude", "PreToolUse", "--on-error", "maybe"},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
+			wantErr: "unknown error policy",
+		},
+		{
+			args:    []string{"claude", "PreToolUse", "--stop-cap", "-1"},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
+			wantErr: "--stop-cap",
+		},
+	}
+	for _, tt := range tests {
+		got, err := parseHookArgs(tt.args)
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(hookArgs{})); diff != "" {
+			t.Errorf("parseHookArgs(%q) (-want +got):\n%s", tt.args, diff)
+		}
+		if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("parseHookArgs(%q) error = %v, want %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
+
+// A panic anywhere in a hook call still answers the harness.
+func TestHookPanic(t *testing.T) {
+	claude, _, err := registry.Registry().Resolve("claude-code")
+	if err != nil {
+		t.Skip("registry has no claude-code yet")
+	}
+	broken := *claude
+	broken.Normalize = func([]byte, string) (hook.Event, error) { panic("boom") }
+	reg := func() *adapter.Registry { return &adapter.Registry{Descriptors: []*adapter.Descriptor{&broken}} }
+	payload := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash"}`
+
+	tests := []struct {
+		name       string
+		args       []string
+		reg        func() *adapter.Registry
+		wantStdout string
+	}{
+		{
+			name: "panic in the registry",
+			args: []string{"claude-code", "PreToolUse"},
+			reg:  func() *adapter.Registry { panic("no registry") },
+		},
+		{
+			name: "panic in the normalizer",
+			args: []string{"claude-code", "PreToolUse"},
+			reg:  reg,
+		},
+		{
+			name:       "panic in the normalizer, fail-closed",
+			args:       []string{"claude-code", "PreToolUse", "--on-error", "closed"},
+			reg:        reg,
+			wantStdout: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"sitter: internal error: boom"}}` + "\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"hook"}, tt.args...), strings.NewReader(payload), &stdout, &stderr, tt.reg)
+			if code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			if diff := cmp.Diff(tt.wantStdout, stdout.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if s := stderr.String(); !strings.HasPrefix(s, "sitter: internal error: ") || strings.Count(s, "\n") != 1 {
+				t.Errorf("stderr = %q, want one line about the internal error", s)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+// Command sitter is the binary every generated hook registration calls:
+// `sitter hook <harness> <native-event>` reads the harness's native payload,
+// runs the plugin's handlers on the canonical event and answers in the
+// harness's native format. `sitter atlas` shows the generated descriptors.
+//
+// Start-up is on the hot path of every hook call: no init-time work, no
+// heavy imports; the registry is built on first use.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
+)
+
+const usage = `sitter makes one coding-agent plugin work in every harness.
+
+Usage:
+  sitter hook <harness> <native-event> [flags]  answer one hook call (stdin: the native payload)
+  sitter atlas list [--json]                    list the harness descriptors
+  sitter atlas show <harness> [--json]          show a descriptor and how its name resolved
+  sitter version                                print the version
+  sitter help                                   print this help
+
+Hook flags (before or after the arguments):
+  --handler CMD         run CMD with /bin/sh -c, the canonical event on stdin; repeatable
+  --plugin DIR          also run the handlers of DIR/sitter-handlers.json for the event's phase
+  --timeout D           time a handler may take before it is killed (default 30s)
+  --on-error open|closed
+                        what a failing handler, or a hook call sitter cannot answer, becomes:
+                        ignored (open, the default) or a deny/block (closed)
+  --stop-cap N          stop blocks in a row before sitter lets a session stop
+                        (default $SITTER_STOP_CAP, else 20; 0 = no cap)
+
+<harness> is a descriptor id or alias (sitter atlas list). <native-event> "-" or ""
+takes the event name from the payload (where the atlas says it is, e.g. hook_event_name).
+
+A hook never breaks its harness: bad input, an unknown harness or event, a missing
+argument or an internal error answer the harness's no-op (exit 0, empty stdout) with
+one "sitter: " line on stderr; with --on-error closed, a deny or block where the event
+can say one.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
+}
+
+// run is the whole command; reg is called only by the verbs that need it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "hook":
+		return runHook(args[1:], stdin, stdout, stderr, reg)
+	case "atlas":
+		return runAtlas(args[1:], stdout, stderr, reg)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sitter: unknown command %q; run 'sitter help'\n", args[0])
+	return 2
+}
+
+func version() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " " + s.Value[:12]
+			}
+		}
+	}
+	return fmt.Sprintf("sitter %s (hook contract %s, %s)", v, hook.Version, runtime.Version())
+}

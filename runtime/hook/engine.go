@@ -1,0 +1,347 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Policy says what a handler error turns into.
+type Policy string
+
+const (
+	// FailOpen ignores a failed handler (with a diagnostic).
+	FailOpen Policy = "open"
+	// FailClosed turns a failed handler into a deny (block on stop phases).
+	FailClosed Policy = "closed"
+)
+
+// ParsePolicy reads an --on-error value; "" is fail-open.
+func ParsePolicy(s string) (Policy, error) {
+	switch Policy(s) {
+	case "", FailOpen:
+		return FailOpen, nil
+	case FailClosed:
+		return FailClosed, nil
+	}
+	return FailOpen, fmt.Errorf("unknown error policy %q (want open or closed)", s)
+}
+
+// DefaultTimeout bounds a handler that sets no Timeout.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultReason is the reason of a deny or block whose handlers gave none:
+// several harnesses reject an empty reason.
+const DefaultReason = "blocked by a sitter handler"
+
+// maxOutput caps what is kept of a handler's stdout and of its stderr.
+const maxOutput = 16 << 20
+
+// waitDelay is how long Wait keeps reading a handler's pipes after the
+// handler exited or was killed: a stray grandchild holding them open must
+// not hang the hook.
+var waitDelay = 2 * time.Second
+
+// Handler is one command that answers hook events.
+type Handler struct {
+	Command string
+	Timeout time.Duration
+	OnError Policy
+	// Kinds restricts the handler to tool events of these tool kinds;
+	// empty matches every event. Events without a tool always match.
+	Kinds []string
+}
+
+// ErrorKind classifies a handler error.
+type ErrorKind string
+
+const (
+	ErrStart    ErrorKind = "start"    // the command could not be started
+	ErrExit     ErrorKind = "exit"     // non-zero exit other than 2
+	ErrTimeout  ErrorKind = "timeout"  // killed after Handler.Timeout
+	ErrCanceled ErrorKind = "canceled" // the hook call itself was canceled
+	ErrOutput   ErrorKind = "output"   // stdout is not a result
+	ErrConflict ErrorKind = "conflict" // a second updatedInput writer
+	ErrInternal ErrorKind = "internal" // sitter could not run the handler
+)
+
+// HandlerError is why a handler produced no usable result.
+type HandlerError struct {
+	Kind   ErrorKind
+	Detail string
+}
+
+func (e *HandlerError) Error() string { return e.Detail }
+
+// Outcome is what one handler of a call produced: a result, an error, or
+// nothing because its kinds did not match the event.
+type Outcome struct {
+	Handler Handler
+	Result  Result
+	Err     *HandlerError
+	Skipped bool
+}
+
+// Run runs the handlers for one event and merges their results. The
+// diagnostics are one line each, for stderr.
+func Run(ctx context.Context, ev Event, hs []Handler) (Result, []string) {
+	return Merge(ev.Phase, RunHandlers(ctx, ev, hs))
+}
+
+// RunHandlers runs the handlers that match ev concurrently, each as
+// `/bin/sh -c Command` with ev as JSON on stdin, and returns their outcomes
+// in handler order.
+func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
+	outs := make([]Outcome, len(hs))
+	var run []int
+	for i, h := range hs {
+		outs[i].Handler = h
+		if !h.matches(ev) {
+			outs[i].Skipped = true
+			continue
+		}
+		run = append(run, i)
+	}
+	if len(run) == 0 {
+		return outs
+	}
+	// No HTML escaping: a handler grepping the event for `a && b` should
+	// find it as written.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		for _, i := range run {
+			outs[i].Err = &HandlerError{ErrInternal, "cannot encode the event: " + err.Error()}
+		}
+		return outs
+	}
+	in := buf.Bytes()
+	env := append(os.Environ(),
+		"SITTER_HARNESS="+ev.Harness,
+		"SITTER_PHASE="+ev.Phase,
+		"SITTER_SESSION_ID="+ev.Session.ID,
+		"SITTER_NATIVE_EVENT="+ev.NativeEvent,
+	)
+	if len(run) == 1 {
+		i := run[0]
+		outs[i] = runGuarded(ctx, hs[i], ev.Phase, in, env)
+		return outs
+	}
+	var wg sync.WaitGroup
+	for _, i := range run {
+		wg.Go(func() { outs[i] = runGuarded(ctx, hs[i], ev.Phase, in, env) })
+	}
+	wg.Wait()
+	return outs
+}
+
+func (h Handler) matches(ev Event) bool {
+	if len(h.Kinds) == 0 || ev.Tool == nil {
+		return true
+	}
+	for _, k := range h.Kinds {
+		if k == ev.Tool.Kind {
+			return true
+		}
+	}
+	return false
+}
+
+// runGuarded runs one handler; a panic becomes a handler error, since a
+// panic in a goroutine could not be recovered by the caller.
+func runGuarded(ctx context.Context, h Handler, phase string, in []byte, env []string) (o Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = Outcome{Handler: h, Err: &HandlerError{ErrInternal, fmt.Sprintf("internal error: %v", p)}}
+		}
+	}()
+	return runOne(ctx, h, phase, in, env)
+}
+
+func runOne(ctx context.Context, h Handler, phase string, in []byte, env []string) Outcome {
+	o := Outcome{Handler: h}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(hctx, "/bin/sh", "-c", h.Command)
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = env
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The handler gets its own process group so that a timeout kills
+	// everything it started, not only the shell.
+	setGroup(cmd)
+	cmd.WaitDelay = waitDelay
+	err := cmd.Run()
+
+	var exit *exec.ExitError
+	switch {
+	case err == nil, errors.Is(err, exec.ErrWaitDelay):
+		// ErrWaitDelay: the handler exited 0 but left a process holding its
+		// output open; what it wrote before exiting counts.
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		o.Result = Result{Decision: Canonical(phase, Deny), Reason: string(trimSpace(stderr.Bytes()))}
+		return o
+	case ctx.Err() != nil:
+		o.Err = &HandlerError{ErrCanceled, "hook call canceled: " + context.Cause(ctx).Error()}
+		return o
+	case hctx.Err() != nil:
+		o.Err = &HandlerError{ErrTimeout, "timed out after " + timeout.String()}
+		return o
+	case exit != nil:
+		d := exit.String()
+		if s := firstLine(stderr.Bytes()); s != "" {
+			d += ": " + s
+		}
+		o.Err = &HandlerError{ErrExit, d}
+		return o
+	default:
+		o.Err = &HandlerError{ErrStart, err.Error()}
+		return o
+	}
+	if stdout.over {
+		o.Err = &HandlerError{ErrOutput, fmt.Sprintf("stdout exceeds %d MiB", maxOutput>>20)}
+		return o
+	}
+	r, perr := ParseResult(stdout.Bytes())
+	if perr != nil {
+		o.Err = &HandlerError{ErrOutput, perr.Error()}
+		return o
+	}
+	o.Result = r
+	return o
+}
+
+// Merge folds the outcomes of one call, in handler order, into one result:
+// the most restrictive decision wins (deny > block > ask > allow > noop,
+// compared after Canonical for phase); the reasons of the handlers that
+// decided the winning decision, or halted, and every userMessage and
+// additionalContext concatenate; updatedInput has one writer; any halt
+// wins. Handler errors go through their handler's policy.
+func Merge(phase string, outs []Outcome) (Result, []string) {
+	var diags []string
+	eff := make([]Result, 0, len(outs))
+	writer := -1
+	for i, o := range outs {
+		if o.Skipped {
+			continue
+		}
+		r := o.Result
+		herr := o.Err
+		if herr == nil && len(r.UpdatedInput) > 0 {
+			if writer < 0 {
+				writer = i
+			} else {
+				herr = &HandlerError{ErrConflict, fmt.Sprintf("updatedInput conflicts with handler %s, which already rewrote the input", quoteCmd(outs[writer].Handler.Command))}
+				r.UpdatedInput = nil
+			}
+		}
+		if herr != nil {
+			msg := fmt.Sprintf("sitter: handler %s failed: %s", quoteCmd(o.Handler.Command), oneLine(herr.Error()))
+			if o.Handler.OnError != FailClosed {
+				diags = append(diags, msg+" (ignored: fail-open)")
+				if herr.Kind != ErrConflict {
+					continue
+				}
+			} else {
+				diags = append(diags, msg+" (refused: fail-closed)")
+				r = Result{Decision: Deny, Reason: msg, UserMessage: r.UserMessage, AdditionalContext: r.AdditionalContext, Halt: r.Halt}
+			}
+		}
+		r.Decision = Canonical(phase, r.Decision)
+		eff = append(eff, r)
+	}
+
+	res := Result{Decision: Noop}
+	for _, r := range eff {
+		if r.Decision.rank() > res.Decision.rank() {
+			res.Decision = r.Decision
+		}
+	}
+	var reasons, msgs, ctxs []string
+	for _, r := range eff {
+		if r.Reason != "" && (r.Decision == res.Decision || r.Halt) {
+			reasons = append(reasons, r.Reason)
+		}
+		if r.UserMessage != "" {
+			msgs = append(msgs, r.UserMessage)
+		}
+		if r.AdditionalContext != "" {
+			ctxs = append(ctxs, r.AdditionalContext)
+		}
+		res.Halt = res.Halt || r.Halt
+	}
+	res.Reason = strings.Join(reasons, "\n")
+	res.UserMessage = strings.Join(msgs, "\n")
+	res.AdditionalContext = strings.Join(ctxs, "\n")
+	if writer >= 0 {
+		res.UpdatedInput = outs[writer].Result.UpdatedInput
+	}
+	if (res.Decision == Deny || res.Decision == Block) && res.Reason == "" {
+		res.Reason = DefaultReason
+	}
+	return res, diags
+}
+
+// capped is a bytes.Buffer that keeps at most maxOutput bytes and
+// discards the rest, so a chatty handler cannot exhaust memory.
+type capped struct {
+	bytes.Buffer
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxOutput - c.Len(); len(p) > room {
+		c.over = true
+		if room > 0 {
+			c.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
+// quoteCmd names a handler in a diagnostic: quoted, and shortened so the
+// diagnostic stays one readable line.
+func quoteCmd(cmd string) string {
+	return fmt.Sprintf("%q", shorten(cmd, 80))
+}
+
+// firstLine is the first non-empty line of b, shortened.
+func firstLine(b []byte) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return shorten(l, 200)
+		}
+	}
+	return ""
+}
+
+// oneLine folds s onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// shorten cuts s to at most n bytes, on a rune boundary.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,440 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestMerge(t *testing.T) {
+	h := func(cmd string, p Policy) Handler { return Handler{Command: cmd, OnError: p} }
+	ok := func(cmd string, r Result) Outcome { return Outcome{Handler: h(cmd, FailOpen), Result: r} }
+	okP := func(cmd string, p Policy, r Result) Outcome { return Outcome{Handler: h(cmd, p), Result: r} }
+	fail := func(cmd string, p Policy, kind ErrorKind, why string) Outcome {
+		return Outcome{Handler: h(cmd, p), Err: &HandlerError{kind, why}}
+	}
+	in1 := json.RawMessage(`{"command":"npm test --ci"}`)
+	in2 := json.RawMessage(`{"command":"rm -rf /"}`)
+
+	tests := []struct {
+		name      string
+		phase     string
+		outs      []Outcome
+		want      Result
+		wantDiags []string
+	}{
+		{
+			name:  "no handlers is a noop",
+			phase: "preToolUse",
+			want:  Result{Decision: Noop},
+		},
+		{
+			name:  "deny beats allow; the reason explains the deny only",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, Reason: "read-only"}),
+				ok("b", Result{Decision: Deny, Reason: "git push is blocked"}),
+				ok("c", Result{Decision: Ask, Reason: "touches prod"}),
+			},
+			want: Result{Decision: Deny, Reason: "git push is blocked"},
+		},
+		{
+			name:  "reasons of the winning decision concatenate in handler order",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Deny, Reason: "first"}),
+				ok("b", Result{Decision: Noop}),
+				ok("c", Result{Decision: Block, Reason: "second"}), // block means deny here
+			},
+			want: Result{Decision: Deny, Reason: "first\nsecond"},
+		},
+		{
+			name:  "on stop a deny is a block and beats ask",
+			phase: "stop",
+			outs: []Outcome{
+				ok("a", Result{Decision: Ask, Reason: "hm"}),
+				ok("b", Result{Decision: Deny, Reason: "tests fail"}),
+			},
+			want: Result{Decision: Block, Reason: "tests fail"},
+		},
+		{
+			name:  "ask beats allow",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow}),
+				ok("b", Result{Decision: Ask, Reason: "sure?"}),
+				ok("c", Result{Decision: Noop}),
+			},
+			want: Result{Decision: Ask, Reason: "sure?"},
+		},
+		{
+			name:  "userMessage and additionalContext concatenate from every handler",
+			phase: "userPromptSubmit",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, AdditionalContext: "use pnpm", UserMessage: "m1"}),
+				ok("b", Result{AdditionalContext: "tests live in src/"}),
+				ok("c", Result{Decision: Noop, UserMessage: "m2"}),
+			},
+			want: Result{Decision: Allow, AdditionalContext: "use pnpm\ntests live in src/", UserMessage: "m1\nm2"},
+		},
+		{
+			name:  "any halt wins and keeps its reason",
+			phase: "postToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, Reason: "fine"}),
+				ok("b", Result{Decision: Noop, Halt: true, Reason: "budget exhausted"}),
+			},
+			want: Result{Decision: Allow, Reason: "fine\nbudget exhausted", Halt: true},
+		},
+		{
+			name:  "a deny without a reason gets the default reason",
+			phase: "preToolUse",
+			outs:  []Outcome{ok("a", Result{Decision: Deny})},
+			want:  Result{Decision: Deny, Reason: DefaultReason},
+		},
+		{
+			name:  "a block without a reason gets the default reason",
+			phase: "subagentStop",
+			outs:  []Outcome{ok("a", Result{Decision: Block})},
+			want:  Result{Decision: Block, Reason: DefaultReason},
+		},
+		{
+			name:  "skipped handlers do not count",
+			phase: "preToolUse",
+			outs: []Outcome{
+				{Handler: h("a", FailClosed), Skipped: true},
+				ok("b", Result{Decision: Allow}),
+			},
+			want: Result{Decision: Allow},
+		},
+		{
+			name:  "fail-open error is ignored with a diagnostic",
+			phase: "preToolUse",
+			outs: []Outcome{
+				fail("a", FailOpen, ErrExit, "exit status 3: boom"),
+				ok("b", Result{Decision: Allow}),
+			},
+			want:      Result{Decision: Allow},
+			wantDiags: []string{`sitter: handler "a" failed: exit status 3: boom (ignored: fail-open)`},
+		},
+		{
+			name:  "fail-closed error denies with its reason",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, Reason: "fine"}),
+				fail("b", FailClosed, ErrTimeout, "timed out after 1s"),
+			},
+			want:      Result{Decision: Deny, Reason: `sitter: handler "b" failed: timed out after 1s`},
+			wantDiags: []string{`sitter: handler "b" failed: timed out after 1s (refused: fail-closed)`},
+		},
+		{
+			name:      "fail-closed error on stop blocks",
+			phase:     "stop",
+			outs:      []Outcome{fail("a", FailClosed, ErrOutput, "not json")},
+			want:      Result{Decision: Block, Reason: `sitter: handler "a" failed: not json`},
+			wantDiags: []string{`sitter: handler "a" failed: not json (refused: fail-closed)`},
+		},
+		{
+			name:  "a multi-line error becomes one diagnostic line",
+			phase: "preToolUse",
+			outs:  []Outcome{fail("a", FailOpen, ErrExit, "exit status 1:\nline one\nline two")},
+			want:  Result{Decision: Noop},
+			wantDiags: []string{
+				`sitter: handler "a" failed: exit status 1: line one line two (ignored: fail-open)`,
+			},
+		},
+		{
+			name:  "one updatedInput writer",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Noop}),
+				ok("b", Result{Decision: Allow, UpdatedInput: in1}),
+			},
+			want: Result{Decision: Allow, UpdatedInput: in1},
+		},
+		{
+			name:  "second updatedInput writer, fail-open: ignored, the rest of its result counts",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, UpdatedInput: in1}),
+				okP("b", FailOpen, Result{Decision: Allow, UpdatedInput: in2, AdditionalContext: "ctx"}),
+			},
+			want: Result{Decision: Allow, UpdatedInput: in1, AdditionalContext: "ctx"},
+			wantDiags: []string{
+				`sitter: handler "b" failed: updatedInput conflicts with handler "a", which already rewrote the input (ignored: fail-open)`,
+			},
+		},
+		{
+			name:  "second updatedInput writer, fail-closed: deny",
+			phase: "preToolUse",
+			outs: []Outcome{
+				ok("a", Result{Decision: Allow, UpdatedInput: in1}),
+				okP("b", FailClosed, Result{Decision: Allow, UpdatedInput: in2}),
+			},
+			want: Result{
+				Decision:     Deny,
+				Reason:       `sitter: handler "b" failed: updatedInput conflicts with handler "a", which already rewrote the input`,
+				UpdatedInput: in1,
+			},
+			wantDiags: []string{
+				`sitter: handler "b" failed: updatedInput conflicts with handler "a", which already rewrote the input (refused: fail-closed)`,
+			},
+		},
+		{
+			name:  "a failed handler is no updatedInput writer",
+			phase: "preToolUse",
+			outs: []Outcome{
+				fail("a", FailOpen, ErrOutput, "bad"),
+				ok("b", Result{Decision: Allow, UpdatedInput: in2}),
+			},
+			want:      Result{Decision: Allow, UpdatedInput: in2},
+			wantDiags: []string{`sitter: handler "a" failed: bad (ignored: fail-open)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, diags := Merge(tt.phase, tt.outs)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Merge result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantDiags, diags); diff != "" {
+				t.Errorf("Merge diagnostics (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func shellEvent(phase string) Event {
+	return Event{
+		Version:     Version,
+		Harness:     "claude-code",
+		NativeEvent: "PreToolUse",
+		Phase:       phase,
+		Support:     "native",
+		Session:     Session{ID: "s-1", Cwd: "/tmp"},
+		Tool:        &Tool{Name: "Bash", Kind: KindShell, Input: json.RawMessage(`{"command":"ls && pwd"}`)},
+		Raw:         json.RawMessage(`{"tool_name":"Bash","hook_event_name":"PreToolUse"}`),
+	}
+}
+
+// testCtx is generous: a handler that hangs shows up as ErrCanceled, not
+// as a slow test.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRunHandlers(t *testing.T) {
+	tests := []struct {
+		name  string
+		ev    Event
+		h     Handler
+		want  Result
+		kind  ErrorKind // expected error kind, "" = none
+		skips bool
+	}{
+		{
+			name: "exit 0 with empty stdout is a noop",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: "true"},
+			want: Result{Decision: Noop},
+		},
+		{
+			name: "exit 0 stdout is parsed",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo '{"decision":"deny","reason":"R"}'`},
+			want: Result{Decision: Deny, Reason: "R"},
+		},
+		{
+			name: "environment names the call",
+			ev:   shellEvent("preToolUse"),
+			h: Handler{Command: `printf '{"decision":"allow","reason":"%s %s %s %s"}' ` +
+				`"$SITTER_HARNESS" "$SITTER_PHASE" "$SITTER_SESSION_ID" "$SITTER_NATIVE_EVENT"`},
+			want: Result{Decision: Allow, Reason: "claude-code preToolUse s-1 PreToolUse"},
+		},
+		{
+			name: "exit 2 denies with trimmed stderr",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo '{"decision":"allow"}'; printf '  no pushes \n\n' >&2; exit 2`},
+			want: Result{Decision: Deny, Reason: "no pushes"},
+		},
+		{
+			name: "exit 2 on stop blocks",
+			ev:   shellEvent("stop"),
+			h:    Handler{Command: `echo keep going >&2; exit 2`},
+			want: Result{Decision: Block, Reason: "keep going"},
+		},
+		{
+			name: "other exit is an error",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo boom >&2; exit 3`},
+			kind: ErrExit,
+		},
+		{
+			name: "unparsable stdout is an error",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo not json`},
+			kind: ErrOutput,
+		},
+		{
+			name: "unknown decision is an error",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo '{"decision":"maybe"}'`},
+			kind: ErrOutput,
+		},
+		{
+			name: "a missing command is an error",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `/nonexistent/handler`},
+			kind: ErrExit,
+		},
+		{
+			name:  "kinds that miss the tool skip the handler",
+			ev:    shellEvent("preToolUse"),
+			h:     Handler{Command: `exit 2`, Kinds: []string{KindRead, KindEdit}},
+			skips: true,
+		},
+		{
+			name: "kinds that match the tool run the handler",
+			ev:   shellEvent("preToolUse"),
+			h:    Handler{Command: `echo '{"decision":"ask"}'`, Kinds: []string{KindRead, KindShell}},
+			want: Result{Decision: Ask},
+		},
+		{
+			name: "kinds do not apply to events without a tool",
+			ev:   func() Event { e := shellEvent("stop"); e.Tool = nil; return e }(),
+			h:    Handler{Command: `echo '{"decision":"block","reason":"again"}'`, Kinds: []string{KindRead}},
+			want: Result{Decision: Block, Reason: "again"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			outs := RunHandlers(testCtx(t), tt.ev, []Handler{tt.h})
+			o := outs[0]
+			if o.Skipped != tt.skips {
+				t.Fatalf("Skipped = %v, want %v", o.Skipped, tt.skips)
+			}
+			var kind ErrorKind
+			if o.Err != nil {
+				kind = o.Err.Kind
+			}
+			if kind != tt.kind {
+				t.Fatalf("error kind = %q (%v), want %q", kind, o.Err, tt.kind)
+			}
+			if tt.kind != "" || tt.skips {
+				return
+			}
+			if diff := cmp.Diff(tt.want, o.Result); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunHandlerStdin(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "event.json")
+	ev := shellEvent("preToolUse")
+	RunHandlers(testCtx(t), ev, []Handler{{Command: "cat > " + shellQuote(file)}})
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"command":"ls && pwd"`) {
+		t.Errorf("the event on stdin escapes the command: %s", b)
+	}
+	var got Event
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("handler stdin is not an event: %v\n%s", err, b)
+	}
+	if diff := cmp.Diff(ev, got); diff != "" {
+		t.Errorf("event on stdin (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunHandlersConcurrent(t *testing.T) {
+	t.Parallel()
+	// The first handler cannot finish before the second has started: run
+	// one after the other, they would hit their timeout.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no fifo:", err)
+	}
+	q := shellQuote(fifo)
+	hs := []Handler{
+		{Command: "echo hi > " + q + `; echo '{"decision":"allow","reason":"a"}'`, Timeout: 20 * time.Second},
+		{Command: "cat " + q + ` >/dev/null; echo '{"decision":"allow","reason":"b"}'`, Timeout: 20 * time.Second},
+	}
+	got, diags := Run(testCtx(t), shellEvent("preToolUse"), hs)
+	if diff := cmp.Diff(Result{Decision: Allow, Reason: "a\nb"}, got); diff != "" || diags != nil {
+		t.Errorf("result (-want +got):\n%s\ndiags: %q", diff, diags)
+	}
+}
+
+func TestRunTimeoutKillsProcessGroup(t *testing.T) {
+	// Not parallel: it changes waitDelay. With the wait delay this long, a
+	// sleeper left alive would hold the handler's stdout open until the
+	// test's context ends, and the error kind would be ErrCanceled.
+	defer func(d time.Duration) { waitDelay = d }(waitDelay)
+	waitDelay = time.Hour
+	h := Handler{Command: "sleep 100 & sleep 100", Timeout: 200 * time.Millisecond, OnError: FailClosed}
+	outs := RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{h})
+	if outs[0].Err == nil || outs[0].Err.Kind != ErrTimeout {
+		t.Fatalf("error = %v, want a timeout", outs[0].Err)
+	}
+	got, diags := Merge("preToolUse", outs)
+	want := Result{Decision: Deny, Reason: `sitter: handler "sleep 100 & sleep 100" failed: timed out after 200ms`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged (-want +got):\n%s", diff)
+	}
+	if len(diags) != 1 {
+		t.Errorf("diags = %q, want one", diags)
+	}
+}
+
+func TestRunStrayChildAfterExit(t *testing.T) {
+	// Not parallel: it changes waitDelay. The handler answers and exits,
+	// but a child keeps its stdout open: the answer still counts.
+	defer func(d time.Duration) { waitDelay = d }(waitDelay)
+	waitDelay = 50 * time.Millisecond
+	h := Handler{Command: `(sleep 2) & echo '{"decision":"allow"}'`}
+	outs := RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{h})
+	if outs[0].Err != nil {
+		t.Fatalf("error = %v", outs[0].Err)
+	}
+	if diff := cmp.Diff(Result{Decision: Allow}, outs[0].Result); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	outs := RunHandlers(ctx, shellEvent("preToolUse"), []Handler{{Command: "sleep 100"}})
+	if outs[0].Err == nil || (outs[0].Err.Kind != ErrCanceled && outs[0].Err.Kind != ErrStart) {
+		t.Fatalf("error = %v, want canceled", outs[0].Err)
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for in, want := range map[string]Policy{"": FailOpen, "open": FailOpen, "closed": FailClosed} {
+		if got, err := ParsePolicy(in); err != nil || got != want {
+			t.Errorf("ParsePolicy(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParsePolicy("shut"); err == nil {
+		t.Error("ParsePolicy(shut) succeeded")
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
