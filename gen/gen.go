@@ -10,7 +10,7 @@ import (
 )
 
 // Owned are the directories whose every file the generator produces.
-var Owned = []string{"generated"}
+var Owned = []string{"generated", "artifacts"}
 
 // Generate loads and checks the atlas under root and returns every file the
 // emitters produce. Errors are model.Errors when they have positions.
@@ -42,5 +42,6 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	}
 	files = append(files, emit.RegistryGo(a)...)
 	files = append(files, emit.Schemas(a)...)
+	files = append(files, emit.ArtifactsIndex(a, nil)...)
 	return a, files, nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +80,7 @@ func TestParseHookArgs(t *testing.T) {
 func TestHookPanic(t *testing.T) {
 	claude, _, err := registry.Registry().Resolve("claude-code")
 	if err != nil {
-		t.Skip("registry has no claude-code yet")
+		t.Fatal(err)
 	}
 	broken := *claude
 	broken.Normalize = func([]byte, string) (hook.Event, error) { panic("boom") }
@@ -121,5 +124,43 @@ func TestHookPanic(t *testing.T) {
 				t.Errorf("stderr = %q, want one line about the internal error", s)
 			}
 		})
+	}
+}
+
+// A valid 5 MB payload (a large file write) is handled normally: the
+// handler gets all of it and its deny is rendered.
+func TestHookLargePayload(t *testing.T) {
+	content := strings.Repeat("0123456789abcdef", 5<<20/16)
+	in, err := json.Marshal(map[string]any{
+		"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse", "tool_name": "Write",
+		"tool_input": map[string]any{"file_path": "/w/big.txt", "content": content},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := filepath.Join(t.TempDir(), "seen.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"hook", "claude-code", "PreToolUse", "--handler",
+		"cat > " + seen + `; echo '{"decision":"deny","reason":"too big"}'`},
+		bytes.NewReader(in), &stdout, &stderr, registry.Registry)
+	if code != 0 || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"too big"}}` + "\n"
+	if stdout.String() != want {
+		t.Errorf("stdout = %q, want %q", stdout.String(), want)
+	}
+	var ev hook.Event
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	var input struct{ Content string }
+	json.Unmarshal(ev.Tool.Input, &input)
+	if ev.Tool.Kind != "write" || input.Content != content || len(ev.Raw) != len(in) {
+		t.Errorf("handler got kind %q, %d content bytes, %d raw bytes; want write, %d, %d", ev.Tool.Kind, len(input.Content), len(ev.Raw), len(content), len(in))
 	}
 }

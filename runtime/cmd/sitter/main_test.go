@@ -24,6 +24,11 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:       "testdata/script",
 		Condition: condition,
+		Setup: func(env *testscript.Env) error {
+			// Stop-loop counters go to the script's own directory.
+			env.Setenv("SITTER_STATE_DIR", env.WorkDir+"/.state")
+			return nil
+		},
 	})
 }
 

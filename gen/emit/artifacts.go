@@ -1,0 +1,28 @@
+package emit
+
+import (
+	"fmt"
+	"strings"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+// ArtifactsIndex emits artifacts/README.md: the index of the plugin bundles
+// the generator produced, one per plugin and harness.
+func ArtifactsIndex(a *model.Atlas, plugins []string) []File {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- %s -->\n\n", Marker("atlas/ and plugins-src/"))
+	b.WriteString("# Plugin bundles\n\n")
+	b.WriteString("`make generate` compiles every plugin under `plugins-src/` into one installable bundle per harness: `artifacts/<plugin>/<harness>/`.\n\n")
+	if len(plugins) == 0 {
+		b.WriteString("No plugin sources yet: `plugins-src/` is empty.\n")
+	}
+	for _, p := range plugins {
+		fmt.Fprintf(&b, "- %s:", p)
+		for _, h := range a.Harnesses {
+			fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p, h.ID)
+		}
+		b.WriteString("\n")
+	}
+	return []File{{Path: "artifacts/README.md", Bytes: []byte(b.String()), Mode: 0o644}}
+}
