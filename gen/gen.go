@@ -7,6 +7,7 @@ import (
 	"sitter.dev/sitter/gen/emit"
 	"sitter.dev/sitter/gen/load"
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/gen/plugin"
 )
 
 // Owned are the directories whose every file the generator produces.
@@ -42,6 +43,22 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	}
 	files = append(files, emit.RegistryGo(a)...)
 	files = append(files, emit.Schemas(a)...)
-	files = append(files, emit.ArtifactsIndex(a, nil)...)
+	files = append(files, emit.ProvidersGo(a)...)
+	pschema := emit.PluginSchema(a)
+	files = append(files, pschema)
+	plugins, err := plugin.Load(root, pschema.Bytes, a)
+	if err != nil {
+		return a, nil, err
+	}
+	bundles, err := emit.Bundles(a, plugins)
+	if err != nil {
+		return a, nil, err
+	}
+	files = append(files, bundles...)
+	var names []string
+	for _, p := range plugins {
+		names = append(names, p.Name)
+	}
+	files = append(files, emit.ArtifactsIndex(a, names)...)
 	return a, files, nil
 }

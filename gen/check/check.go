@@ -100,6 +100,7 @@ func Atlas(a *model.Atlas) model.Errors {
 			errs = append(errs, checkRules(e)...)
 		}
 	}
+	errs = append(errs, Providers(a)...)
 	return errs.Sort()
 }
 
@@ -190,8 +191,12 @@ func checkPaths(h *model.Harness) model.Errors {
 					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s", fs.Field, msg)})
 					continue
 				}
-				if s.JSONString && typ != "json" {
-					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: json-string applies only to JSON fields (toolInput, toolResponse)", fs.Field)})
+				if s.As != "" && typ != "json" {
+					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s applies only to JSON fields (toolInput, toolResponse)", fs.Field, s.As)})
+				}
+				if s.As == "command-object" {
+					// The path holds a string; it is read as such.
+					typ = "string"
 				}
 				if u, ok := uses[s.Path]; ok && u.typ != typ {
 					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, typ, fs.Field, u.typ, u.field, u.pos)})

@@ -54,7 +54,11 @@ func payloadTree(h *model.Harness) *node {
 	visit := func(fss []model.FieldSources) {
 		for _, fs := range fss {
 			for _, s := range fs.Sources {
-				add(s.Path, check.FieldType[fs.Field])
+				typ := check.FieldType[fs.Field]
+				if s.As == "command-object" {
+					typ = "string"
+				}
+				add(s.Path, typ)
 			}
 		}
 	}
@@ -154,7 +158,7 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 			jen.Id("ev").Dot("Phase").Op("=").Lit(e.Phase.Name),
 			jen.Id("ev").Dot("Support").Op("=").Lit(e.Support),
 		}
-		body = append(body, fieldAssignments(root, h.EffectiveFields(e))...)
+		body = append(body, fieldAssignments(root, h.EffectiveFields(e), e.Tool)...)
 		cases = append(cases, jen.Case(jen.Lit(e.Name)).Block(body...))
 	}
 	cases = append(cases, jen.Default().Block(
@@ -240,14 +244,17 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	return []File{{Path: "generated/harness/" + pkg + "/" + pkg + ".go", Bytes: buf.Bytes(), Mode: 0o644}}
 }
 
-func fieldAssignments(root *node, fss []model.FieldSources) []jen.Code {
+func fieldAssignments(root *node, fss []model.FieldSources, fixedTool string) []jen.Code {
 	get := map[string]*jen.Statement{}
 	for _, fs := range fss {
 		var args []jen.Code
 		for _, s := range fs.Sources {
 			acc := accessor(root, s.Path)
-			if s.JSONString {
+			switch s.As {
+			case "json-string":
 				acc = jen.Qual(hookPkg, "JSONString").Call(acc)
+			case "command-object":
+				acc = jen.Qual(hookPkg, "CommandObject").Call(acc)
 			}
 			args = append(args, acc)
 		}
@@ -256,6 +263,13 @@ func fieldAssignments(root *node, fss []model.FieldSources) []jen.Code {
 			get[fs.Field] = args[0].(*jen.Statement)
 		} else {
 			get[fs.Field] = jen.Qual(hookPkg, fn).Call(args...)
+		}
+	}
+	if fixedTool != "" {
+		if g, ok := get["toolName"]; ok {
+			get["toolName"] = jen.Qual(hookPkg, "First").Call(g, jen.Lit(fixedTool))
+		} else {
+			get["toolName"] = jen.Lit(fixedTool)
 		}
 	}
 	var out []jen.Code

@@ -338,6 +338,7 @@ func (l *loader) atlas(v cue.Value) *model.Atlas {
 		a.Harnesses = append(a.Harnesses, l.harness(id, hv))
 	})
 	sort.Slice(a.Harnesses, func(i, j int) bool { return a.Harnesses[i].ID < a.Harnesses[j].ID })
+	l.providers(v, a)
 	return a
 }
 
@@ -380,6 +381,13 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 	l.list(hv.LookupPath(cue.ParsePath("readiness")), func(cv cue.Value) {
 		h.Readiness = append(h.Readiness, model.Check{Kind: l.str(cv, "kind"), Value: l.str(cv, "value")})
 	})
+	h.Packaging = model.Packaging{
+		Format:      l.str(hv, "packaging.format"),
+		RootVar:     l.str(hv, "packaging.rootVar"),
+		TimeoutUnit: l.str(hv, "packaging.timeoutUnit"),
+		Install:     l.str(hv, "packaging.install"),
+		Pos:         l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),
+	}
 	h.EventName = l.strings(hv, "eventName")
 	h.Fields = l.fieldSources(hv.LookupPath(cue.ParsePath("fields")))
 	h.Tools = l.toolKinds(hv.LookupPath(cue.ParsePath("tools")))
@@ -425,7 +433,7 @@ func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
 				src.Path = s
 			} else {
 				src.Path = l.str(sv, "path")
-				src.JSONString = l.str(sv, "as") == "json-string"
+				src.As = l.str(sv, "as")
 			}
 			fs.Sources = append(fs.Sources, src)
 		})
@@ -441,6 +449,7 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		Pos:     l.vpos(ev),
 		Phase:   l.named(ev, "phase"),
 		Support: l.str(ev, "support"),
+		Tool:    l.str(ev, "tool"),
 		Note:    l.str(ev, "note"),
 	}
 	l.list(ev.LookupPath(cue.ParsePath("can")), func(cv cue.Value) {

@@ -69,9 +69,10 @@ func (es Errors) Sort() Errors {
 
 // Atlas is the whole loaded atlas.
 type Atlas struct {
-	Phases    []Phase    // sorted by ID
-	Families  []Family   // sorted by ID
-	Harnesses []*Harness // sorted by ID
+	Phases    []Phase     // sorted by ID
+	Families  []Family    // sorted by ID
+	Harnesses []*Harness  // sorted by ID
+	Providers []*Provider // sorted by ID (providers.go)
 }
 
 // Phase is a canonical phase.
@@ -116,8 +117,30 @@ type Harness struct {
 	Fields      []FieldSources // harness-wide, sorted by field
 	Tools       []ToolKind     // sorted by name
 	Prefixes    []ToolKind     // sorted by name
-	Events      []*Event       // atlas order
+	Packaging   Packaging
+	Events      []*Event // atlas order
 	Evidence    []Evidence
+	Speaks      []Named // LLM wire protocols it calls natively (providers.go)
+}
+
+// Packaging says which bundle emitter lays out the harness's plugins.
+type Packaging struct {
+	Format      string
+	RootVar     string
+	TimeoutUnit string
+	Install     string
+	Pos         Pos
+}
+
+// EventsOf lists the harness's events of a phase, in atlas order.
+func (h *Harness) EventsOf(phase string) []*Event {
+	var out []*Event
+	for _, e := range h.Events {
+		if e.Phase.Name == phase {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Package is the harness's distribution.
@@ -154,9 +177,9 @@ type FieldSources struct {
 // Source is one payload path. Path segments are keys; a segment may end in
 // "[0]" to take the first element of an array of strings.
 type Source struct {
-	Path       string
-	JSONString bool
-	Pos        Pos
+	Path string
+	As   string // "", "json-string" or "command-object"
+	Pos  Pos
 }
 
 // Event is one native event.
@@ -165,6 +188,7 @@ type Event struct {
 	Pos      Pos
 	Phase    Named
 	Support  string
+	Tool     string // fixed native tool name, "" when the payload names it
 	Can      []Named
 	Fields   []FieldSources // overrides, sorted by field
 	Rules    []*Rule        // sorted by aspect (RuleOrder)
@@ -218,6 +242,21 @@ func (h *Harness) EffectiveFields(e *Event) []FieldSources {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
 	return out
+}
+
+// ToolKind classifies a native tool name with the harness's tables.
+func (h *Harness) ToolKind(name string) string {
+	for _, t := range h.Tools {
+		if t.Name == name {
+			return t.Kind
+		}
+	}
+	for _, t := range h.Prefixes {
+		if strings.HasPrefix(name, t.Name) {
+			return t.Kind
+		}
+	}
+	return "other"
 }
 
 // Rule returns the event's rule for an aspect, or nil.

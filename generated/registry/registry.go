@@ -1127,7 +1127,7 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
 			}},
 			Name:    "beforeShellExecution",
-			Note:    "Carries the command as a top-level string (`command`) and no tool name or tool-input object, so tool name, kind and input are not normalized; read raw.command.",
+			Note:    "Carries the command as a top-level string (`command`) and no tool name: the event is about the Shell tool, its input is {command}.",
 			Phase:   "preToolUse",
 			Support: "lossy",
 		}, {
@@ -1142,7 +1142,7 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
 			}},
 			Name:    "afterShellExecution",
-			Note:    "No tool name or tool-input object (command is a top-level string); output is ignored.",
+			Note:    "No tool name (the event is about the Shell tool; command is a top-level string); output is ignored.",
 			Phase:   "postToolUse",
 			Support: "lossy",
 		}, {
@@ -1191,7 +1191,7 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 				Ref:  "https://howtoharden.com/guides/cursor/#72-scan-for-secrets-in-code-before-ai-processing",
 			}},
 			Name:    "beforeReadFile",
-			Note:    "Permission only: no reason reaches the agent. The file is a top-level file_path, so no tool name or input is normalized.",
+			Note:    "Permission only: no reason reaches the agent. The event is about the Read tool; the file is a top-level file_path (no input is normalized).",
 			Phase:   "preToolUse",
 			Support: "lossy",
 		}, {

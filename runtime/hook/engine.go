@@ -131,6 +131,11 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 		"SITTER_SESSION_ID="+ev.Session.ID,
 		"SITTER_NATIVE_EVENT="+ev.NativeEvent,
 	)
+	// Handlers call sitter's own verbs ("$SITTER_BIN" guard) without
+	// depending on PATH.
+	if self, err := os.Executable(); err == nil {
+		env = append(env, "SITTER_BIN="+self)
+	}
 	if len(run) == 1 {
 		i := run[0]
 		outs[i] = runGuarded(ctx, hs[i], ev.Phase, in, env)

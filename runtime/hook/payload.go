@@ -74,6 +74,16 @@ func Index0(ss []string) string {
 	return ss[0]
 }
 
+// CommandObject makes a tool input of a bare command string, as shell
+// tools take it: {"command": s}. An empty string is no input.
+func CommandObject(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]string{"command": s}) // a string always marshals
+	return b
+}
+
 // JSONString unwraps a value that may hold JSON encoded as a string (as
 // Copilot's toolArgs does); any other value is returned as is.
 func JSONString(v json.RawMessage) json.RawMessage {

@@ -12,6 +12,7 @@ import (
 
 // Payload is the union of every payload field the atlas reads for Cursor.
 type Payload struct {
+	Command        string          `json:"command"`
 	ConversationId string          `json:"conversation_id"`
 	Cwd            string          `json:"cwd"`
 	Error          string          `json:"error"`
@@ -217,8 +218,8 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		ev.Session.Model = p.Model
 		ev.Prompt = p.Prompt
 		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
+		toolName := hook.First(p.ToolName, "Shell")
+		toolInput := hook.FirstJSON(hook.CommandObject(p.Command))
 		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
 		toolCallID := p.ToolUseId
 		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
@@ -240,8 +241,8 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		ev.Session.Model = p.Model
 		ev.Prompt = p.Prompt
 		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
+		toolName := hook.First(p.ToolName, "Shell")
+		toolInput := hook.FirstJSON(hook.CommandObject(p.Command))
 		toolResponse := hook.FirstJSON(p.Output)
 		toolCallID := p.ToolUseId
 		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
@@ -309,7 +310,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		ev.Session.Model = p.Model
 		ev.Prompt = p.Prompt
 		ev.Reason = p.Reason
-		toolName := p.ToolName
+		toolName := hook.First(p.ToolName, "Read")
 		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
 		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
 		toolCallID := p.ToolUseId
@@ -471,7 +472,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		ev.Session.Model = p.Model
 		ev.Prompt = p.Prompt
 		ev.Reason = p.Reason
-		toolName := p.ToolName
+		toolName := hook.First(p.ToolName, "Read")
 		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
 		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
 		toolCallID := p.ToolUseId

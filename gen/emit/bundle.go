@@ -1,0 +1,379 @@
+package emit
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/gen/plugin"
+)
+
+// HandlerTable is the file of a bundle the runtime reads its handlers from
+// (sitter hook --plugin DIR).
+const HandlerTable = "sitter-handlers.json"
+
+// BundleMarker marks a folder as a sitter-generated bundle and says what it is.
+const BundleMarker = ".sitter-bundle.json"
+
+// Launcher is the bundle script every shell-hook registration calls.
+const Launcher = "bin/sitter-hook"
+
+// toolPhases are the phases whose events carry a tool, where a tool-kind
+// matcher applies.
+var toolPhases = map[string]bool{"preToolUse": true, "postToolUse": true, "postToolUseFailure": true, "permissionRequest": true, "permissionDenied": true}
+
+// bundle collects the files of one plugin × harness bundle.
+type bundle struct {
+	p     *plugin.Plugin
+	h     *model.Harness
+	dir   string // artifacts/<plugin>/<harness>
+	files []File
+}
+
+func (b *bundle) add(path string, data []byte, mode uint32) {
+	b.files = append(b.files, File{Path: b.dir + "/" + path, Bytes: data, Mode: mode})
+}
+
+func (b *bundle) json(path string, v any) {
+	f := jsonFile(path, v)
+	b.add(path, f.Bytes, 0o644)
+}
+
+// handlers are the plugin's handlers for this harness: an override's list
+// replaces the plugin's, and phases the harness lacks are dropped.
+func (b *bundle) handlers() []plugin.Handler {
+	hs := b.p.Handlers
+	if o, ok := b.p.Overrides[b.h.ID]; ok && o.Handlers != nil {
+		hs = o.Handlers
+	}
+	var out []plugin.Handler
+	for _, h := range hs {
+		if len(b.h.EventsOf(h.Phase)) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// registration is one native event a bundle subscribes to.
+type registration struct {
+	event   *model.Event
+	matcher string // tool-name regex, "" = every tool
+	timeout time.Duration
+}
+
+// registrations lists, in atlas order, the native events the handlers need.
+func (b *bundle) registrations() []registration {
+	byPhase := map[string][]plugin.Handler{}
+	for _, h := range b.handlers() {
+		byPhase[h.Phase] = append(byPhase[h.Phase], h)
+	}
+	var out []registration
+	for _, e := range b.h.Events {
+		hs := byPhase[e.Phase.Name]
+		if len(hs) == 0 {
+			continue
+		}
+		r := registration{event: e}
+		kinds := map[string]bool{}
+		all := false
+		for _, h := range hs {
+			d := 30 * time.Second
+			if h.Timeout != "" {
+				if t, err := time.ParseDuration(h.Timeout); err == nil {
+					d = t
+				}
+			}
+			// The harness's own timeout must outlast sitter's, which
+			// kills the handler and still answers.
+			if d+5*time.Second > r.timeout {
+				r.timeout = d + 5*time.Second
+			}
+			if len(h.Kinds) == 0 {
+				all = true
+			}
+			for _, k := range h.Kinds {
+				kinds[k] = true
+			}
+		}
+		if toolPhases[e.Phase.Name] && !all {
+			if e.Tool != "" {
+				// The event is about one tool: register it only when
+				// a handler wants that tool's kind.
+				if !kinds[b.h.ToolKind(e.Tool)] {
+					continue
+				}
+			} else {
+				r.matcher = toolMatcher(b.h, kinds)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// toolMatcher is an anchored regex of the harness's tool names of the kinds.
+func toolMatcher(h *model.Harness, kinds map[string]bool) string {
+	var alts []string
+	for _, t := range h.Tools {
+		if kinds[t.Kind] {
+			alts = append(alts, regexp.QuoteMeta(t.Name))
+		}
+	}
+	for _, t := range h.Prefixes {
+		if kinds[t.Kind] {
+			alts = append(alts, regexp.QuoteMeta(t.Name)+".*")
+		}
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	sort.Strings(alts)
+	return "^(" + strings.Join(alts, "|") + ")$"
+}
+
+func (r registration) timeoutIn(unit string) int {
+	if unit == "ms" {
+		return int(r.timeout / time.Millisecond)
+	}
+	return int(r.timeout / time.Second)
+}
+
+// command is the hook command a shell-hook registration runs.
+func (b *bundle) command(event string) string {
+	return fmt.Sprintf(`"%s/%s" %s %s`, b.h.Packaging.RootVar, Launcher, b.h.ID, event)
+}
+
+// common writes what every bundle carries: the handler table, the
+// launcher, the marker, the README, and the plugin's extra files.
+func (b *bundle) common(registered []string) {
+	type row struct {
+		Phase   string   `json:"phase"`
+		Command string   `json:"command"`
+		Kinds   []string `json:"kinds,omitempty"`
+		Timeout string   `json:"timeout,omitempty"`
+		OnError string   `json:"onError,omitempty"`
+	}
+	rows := []row{}
+	for _, h := range b.handlers() {
+		rows = append(rows, row(h))
+	}
+	b.json(HandlerTable, map[string]any{"handlers": rows})
+	b.add(Launcher, []byte(launcherScript(b.h.ID)), 0o755)
+	b.json(BundleMarker, map[string]any{
+		"generatedBy": "sitter-gen",
+		"note":        Marker(b.p.Dir + " and " + b.h.File),
+		"plugin":      b.p.Name,
+		"version":     b.p.Version,
+		"harness":     b.h.ID,
+		"format":      b.h.Packaging.Format,
+		"hooks":       registered,
+	})
+	b.add("README.md", []byte(b.readme(registered)), 0o644)
+	for _, f := range b.p.Files {
+		b.add(f.Path, f.Data, uint32(f.Mode))
+	}
+}
+
+func (b *bundle) readme(registered []string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "<!-- %s -->\n\n", Marker(b.p.Dir+" and "+b.h.File))
+	fmt.Fprintf(&s, "# %s %s for %s\n\n%s\n\n", b.p.Name, b.p.Version, b.h.DisplayName, b.p.Description)
+	fmt.Fprintf(&s, "## Install\n\n```sh\n%s\n```\n\n", strings.ReplaceAll(b.h.Packaging.Install, "{bundle}", b.dir))
+	s.WriteString("Every hook runs `bin/sitter-hook`, which finds the sitter binary through `$SITTER_BIN`, this bundle's `bin/sitter`, or `sitter` on PATH. Without one, hooks answer the harness's no-op and say once on stderr how to install sitter: `go install sitter.dev/sitter/runtime/cmd/sitter@latest` (or `make build` in a sitter checkout, then put `bin/` on PATH).\n\n")
+	if len(registered) > 0 {
+		s.WriteString("## Hooks\n\n")
+		for _, r := range registered {
+			fmt.Fprintf(&s, "- `%s`\n", r)
+		}
+		s.WriteString("\n")
+	}
+	if len(b.p.Skills) > 0 {
+		s.WriteString("## Skills\n\n")
+		for _, sk := range b.p.Skills {
+			fmt.Fprintf(&s, "- `%s`: %s\n", sk.Name, sk.Description)
+		}
+		s.WriteString("\n")
+	}
+	if len(b.p.Commands) > 0 {
+		s.WriteString("## Commands\n\n")
+		for _, c := range b.p.Commands {
+			fmt.Fprintf(&s, "- `/%s`: %s\n", c.Name, c.Description)
+		}
+		s.WriteString("\n")
+	}
+	return s.String()
+}
+
+// launcherScript finds sitter and runs the hook; without sitter it answers
+// the no-op (empty stdout, exit 0) and says how to install it.
+func launcherScript(harness string) string {
+	return `#!/bin/sh
+# ` + Marker("the atlas") + `
+# Runs "sitter hook <harness> <event> --plugin <this bundle>". sitter is
+# $SITTER_BIN, else this bundle's bin/sitter, else sitter on PATH. Without
+# it the hook answers the harness's no-op and never fails the turn.
+root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd -P) || exit 0
+if [ -n "${SITTER_BIN:-}" ] && [ -x "$SITTER_BIN" ]; then
+	bin=$SITTER_BIN
+elif [ -x "$root/bin/sitter" ]; then
+	bin=$root/bin/sitter
+elif bin=$(command -v sitter 2>/dev/null) && [ -n "$bin" ]; then
+	:
+else
+	cat >/dev/null 2>&1
+	echo "sitter: not installed, ` + harness + ` hook skipped; install it with 'go install sitter.dev/sitter/runtime/cmd/sitter@latest', put it on PATH or set SITTER_BIN" >&2
+	exit 0
+fi
+exec "$bin" hook "$@" --plugin "$root"
+`
+}
+
+// mcpServers renders the plugin's MCP servers in the common
+// {name: {command, args, env}} shape.
+func (b *bundle) mcpServers() map[string]any {
+	m := map[string]any{}
+	for _, s := range b.p.MCPServers {
+		e := map[string]any{"command": s.Command}
+		if len(s.Args) > 0 {
+			e["args"] = s.Args
+		}
+		if len(s.Env) > 0 {
+			e["env"] = s.Env
+		}
+		m[s.Name] = e
+	}
+	return m
+}
+
+// manifest is the common plugin manifest fields plus the override's extras.
+func (b *bundle) manifest(extra map[string]any) map[string]any {
+	m := map[string]any{"name": b.p.Name, "version": b.p.Version, "description": b.p.Description}
+	if b.p.Author.Name != "" {
+		a := map[string]any{"name": b.p.Author.Name}
+		if b.p.Author.Email != "" {
+			a["email"] = b.p.Author.Email
+		}
+		if b.p.Author.URL != "" {
+			a["url"] = b.p.Author.URL
+		}
+		m["author"] = a
+	}
+	if b.p.License != "" {
+		m["license"] = b.p.License
+	}
+	if b.p.Homepage != "" {
+		m["homepage"] = b.p.Homepage
+	}
+	if len(b.p.Keywords) > 0 {
+		m["keywords"] = b.p.Keywords
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	if o, ok := b.p.Overrides[b.h.ID]; ok {
+		for k, v := range o.Manifest {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// copySkills writes skills/<name>/… unchanged.
+func (b *bundle) copySkills(dir string) {
+	for _, s := range b.p.Skills {
+		for _, f := range s.Files {
+			b.add(dir+"/"+strings.TrimPrefix(f.Path, "skills/"), f.Data, uint32(f.Mode))
+		}
+	}
+}
+
+// copyCommands writes commands/<name>.md unchanged.
+func (b *bundle) copyCommands(dir string) {
+	for _, c := range b.p.Commands {
+		b.add(dir+"/"+c.Name+".md", c.Source, 0o644)
+	}
+}
+
+// matcherGroups is the {Event: [{matcher?, hooks: [{type, command, timeout}]}]}
+// shape of Claude Code, Codex and Gemini CLI.
+func (b *bundle) matcherGroups(regs []registration) map[string]any {
+	hooks := map[string]any{}
+	for _, r := range regs {
+		group := map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": b.command(r.event.Name), "timeout": r.timeoutIn(b.h.Packaging.TimeoutUnit),
+		}}}
+		if r.matcher != "" {
+			group["matcher"] = r.matcher
+		}
+		hooks[r.event.Name] = []any{group}
+	}
+	return hooks
+}
+
+func names(regs []registration) []string {
+	out := make([]string, len(regs))
+	for i, r := range regs {
+		out[i] = r.event.Name
+	}
+	return out
+}
+
+// Bundles emits every plugin × harness bundle, plus marketplaces.
+func Bundles(a *model.Atlas, plugins []*plugin.Plugin) ([]File, error) {
+	var files []File
+	for _, p := range plugins {
+		for _, h := range a.Harnesses {
+			if !builds(p, h.ID) {
+				continue
+			}
+			emit, ok := emitters[h.Packaging.Format]
+			if !ok {
+				return nil, model.Error{Pos: h.Packaging.Pos, Msg: fmt.Sprintf("no bundle emitter for packaging format %q", h.Packaging.Format)}
+			}
+			b := &bundle{p: p, h: h, dir: "artifacts/" + p.Name + "/" + h.ID}
+			emit(b)
+			files = append(files, b.files...)
+		}
+	}
+	return files, nil
+}
+
+func builds(p *plugin.Plugin, harness string) bool {
+	if o, ok := p.Overrides[harness]; ok && o.Skip {
+		return false
+	}
+	if len(p.Harnesses) == 0 {
+		return true
+	}
+	for _, h := range p.Harnesses {
+		if h == harness {
+			return true
+		}
+	}
+	return false
+}
+
+// emitters are the bundle emitters, one per packaging format of the atlas.
+var emitters = map[string]func(*bundle){
+	"claude-plugin":    claudePlugin,
+	"codex-plugin":     codexPlugin,
+	"gemini-extension": geminiExtension,
+	"cursor-plugin":    cursorPlugin,
+	"copilot-plugin":   copilotPlugin,
+	"opencode-plugin":  opencodePlugin,
+	"pi-package":       piPackage,
+}
+
+// mustJSON is for values built here, which always marshal.
+func mustJSON(v any) []byte {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(out, '\n')
+}

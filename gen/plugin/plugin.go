@@ -1,0 +1,511 @@
+// Package plugin reads the unified plugin sources under plugins-src/: the
+// plugin.yaml manifest (validated against generated/schema/plugin.json, with
+// errors naming file, line and field), skills and commands.
+package plugin
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+// Plugin is one unified plugin source.
+type Plugin struct {
+	Dir         string // relative to the repository root: plugins-src/<name>
+	Name        string
+	Version     string
+	Description string
+	License     string
+	Homepage    string
+	Author      Author
+	Keywords    []string
+	Handlers    []Handler
+	MCPServers  []MCPServer // sorted by name
+	Skills      []Skill     // sorted by name
+	Commands    []Command   // sorted by name
+	Files       []File      // extra files copied into every bundle, sorted
+	Harnesses   []string    // the harnesses to build for; empty = all
+	Overrides   map[string]Override
+}
+
+// Author names who wrote the plugin.
+type Author struct{ Name, Email, URL string }
+
+// Handler runs for one canonical phase.
+type Handler struct {
+	Phase   string   `json:"phase"`
+	Command string   `json:"command"`
+	Kinds   []string `json:"kinds,omitempty"`
+	Timeout string   `json:"timeout,omitempty"`
+	OnError string   `json:"onError,omitempty"`
+}
+
+// MCPServer is a stdio MCP server the plugin ships.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// Skill is skills/<name>/SKILL.md with its front matter.
+type Skill struct {
+	Name, Description string
+	Files             []File // every file of the skill folder
+}
+
+// Command is commands/<name>.md: a prompt with optional front matter.
+type Command struct {
+	Name, Description string
+	Prompt            string // the body after the front matter
+	Source            []byte // the whole file
+}
+
+// File is a file of the plugin source, path relative to the plugin folder.
+type File struct {
+	Path string
+	Data []byte
+	Mode os.FileMode
+}
+
+// Override changes what one harness's bundle gets.
+type Override struct {
+	Skip     bool
+	Handlers []Handler
+	Manifest map[string]any
+}
+
+var slug = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// Load reads every plugin under root/plugins-src, validating each manifest
+// against schema (the JSON Schema of plugin.yaml). All errors come back at
+// once, positioned.
+func Load(root string, schema []byte, a *model.Atlas) ([]*Plugin, error) {
+	base := filepath.Join(root, "plugins-src")
+	entries, err := os.ReadDir(base)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sch, err := compile(schema)
+	if err != nil {
+		return nil, fmt.Errorf("plugin schema: %w", err)
+	}
+	var plugins []*Plugin
+	var errs model.Errors
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := "plugins-src/" + e.Name()
+		if _, err := os.Stat(filepath.Join(root, dir, "plugin.yaml")); err != nil {
+			errs = append(errs, model.Error{Pos: model.Pos{File: dir}, Msg: "no plugin.yaml"})
+			continue
+		}
+		p, perrs := loadOne(root, dir, sch, a)
+		errs = append(errs, perrs...)
+		if p != nil {
+			plugins = append(plugins, p)
+		}
+	}
+	seen := map[string]string{}
+	for _, p := range plugins {
+		if d, ok := seen[p.Name]; ok {
+			errs = append(errs, model.Error{Pos: model.Pos{File: p.Dir + "/plugin.yaml", Line: 1, Col: 1}, Msg: fmt.Sprintf("duplicate plugin name %q (also %s)", p.Name, d)})
+		}
+		seen[p.Name] = p.Dir
+	}
+	if len(errs) > 0 {
+		return nil, errs.Sort()
+	}
+	return plugins, nil
+}
+
+func compile(schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("plugin.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("plugin.json")
+}
+
+// manifest mirrors plugin.yaml.
+type manifest struct {
+	Name        string   `yaml:"name"`
+	Version     string   `yaml:"version"`
+	Description string   `yaml:"description"`
+	License     string   `yaml:"license"`
+	Homepage    string   `yaml:"homepage"`
+	Keywords    []string `yaml:"keywords"`
+	Author      struct {
+		Name  string `yaml:"name"`
+		Email string `yaml:"email"`
+		URL   string `yaml:"url"`
+	} `yaml:"author"`
+	Handlers   []Handler `yaml:"handlers"`
+	MCPServers map[string]struct {
+		Command string            `yaml:"command"`
+		Args    []string          `yaml:"args"`
+		Env     map[string]string `yaml:"env"`
+	} `yaml:"mcpServers"`
+	Files     []string `yaml:"files"`
+	Harnesses []string `yaml:"harnesses"`
+	Overrides map[string]struct {
+		Skip     bool           `yaml:"skip"`
+		Handlers []Handler      `yaml:"handlers"`
+		Manifest map[string]any `yaml:"manifest"`
+	} `yaml:"overrides"`
+}
+
+func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin, model.Errors) {
+	file := dir + "/plugin.yaml"
+	src, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		return nil, model.Errors{{Pos: model.Pos{File: file}, Msg: err.Error()}}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, model.Errors{{Pos: yamlErrPos(file, err), Msg: "not YAML: " + err.Error()}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: "empty manifest: want name, version, description"}}
+	}
+	at := map[string]model.Pos{}
+	positions(file, doc.Content[0], "", at)
+	var inst any
+	if err := doc.Decode(&inst); err != nil {
+		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
+	}
+	inst = jsonable(inst)
+	var errs model.Errors
+	if err := sch.Validate(inst); err != nil {
+		errs = append(errs, schemaErrors(file, err, at)...)
+		return nil, errs
+	}
+	var m manifest
+	if err := doc.Decode(&m); err != nil {
+		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
+	}
+	add := func(ptr, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: at[ptr], Msg: fmt.Sprintf(format, args...)})
+	}
+	if want := path.Base(dir); m.Name != want {
+		add("/name", "name: %q must equal its folder name %q", m.Name, want)
+	}
+	p := &Plugin{
+		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
+		License: m.License, Homepage: m.Homepage, Keywords: m.Keywords,
+		Author:    Author{m.Author.Name, m.Author.Email, m.Author.URL},
+		Handlers:  m.Handlers,
+		Harnesses: m.Harnesses,
+		Overrides: map[string]Override{},
+	}
+	for _, h := range m.Harnesses {
+		if a.Harness(h) == nil {
+			add("/harnesses", "harnesses: unknown harness %q", h)
+		}
+	}
+	for id, o := range m.Overrides {
+		if a.Harness(id) == nil {
+			add("/overrides/"+id, "overrides: unknown harness %q", id)
+		}
+		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
+	}
+	for name, s := range m.MCPServers {
+		p.MCPServers = append(p.MCPServers, MCPServer{Name: name, Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+	sort.Slice(p.MCPServers, func(i, j int) bool { return p.MCPServers[i].Name < p.MCPServers[j].Name })
+	for i, f := range m.Files {
+		ptr := fmt.Sprintf("/files/%d", i)
+		if msg := badPath(f); msg != "" {
+			add(ptr, "files[%d]: %s", i, msg)
+			continue
+		}
+		fs, err := readTree(root, dir, f)
+		if err != nil {
+			add(ptr, "files[%d]: %v", i, err)
+			continue
+		}
+		p.Files = append(p.Files, fs...)
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+	p.Skills, errs = loadSkills(root, dir, p, errs)
+	p.Commands, errs = loadCommands(root, dir, errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// badPath rejects absolute paths and paths that leave the plugin folder.
+func badPath(p string) string {
+	if p == "" {
+		return "empty path"
+	}
+	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) || strings.Contains(p, `\`) {
+		return fmt.Sprintf("%q: absolute paths are not allowed; name a file inside the plugin folder", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return fmt.Sprintf("%q: path traversal (..) is not allowed", p)
+		}
+	}
+	return ""
+}
+
+// readTree reads a file or a folder (recursively) of the plugin source.
+func readTree(root, dir, rel string) ([]File, error) {
+	base := filepath.Join(root, dir)
+	var out []File
+	err := filepath.WalkDir(filepath.Join(base, rel), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s: symlinks are not allowed", p)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(base, p)
+		mode := os.FileMode(0o644)
+		if fi.Mode()&0o111 != 0 {
+			mode = 0o755
+		}
+		out = append(out, File{Path: filepath.ToSlash(r), Data: data, Mode: mode})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return out, nil
+}
+
+func loadSkills(root, dir string, p *Plugin, errs model.Errors) ([]Skill, model.Errors) {
+	entries, err := os.ReadDir(filepath.Join(root, dir, "skills"))
+	if err != nil {
+		return nil, errs
+	}
+	var skills []Skill
+	for _, e := range entries {
+		file := dir + "/skills/" + e.Name() + "/SKILL.md"
+		pos := model.Pos{File: file, Line: 1, Col: 1}
+		if !e.IsDir() {
+			errs = append(errs, model.Error{Pos: model.Pos{File: dir + "/skills/" + e.Name()}, Msg: "want a folder skills/<name>/ holding SKILL.md"})
+			continue
+		}
+		if !slug.MatchString(e.Name()) {
+			errs = append(errs, model.Error{Pos: pos, Msg: fmt.Sprintf("skill name %q is not a slug (lowercase letters, digits, dashes)", e.Name())})
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			errs = append(errs, model.Error{Pos: pos, Msg: "missing SKILL.md"})
+			continue
+		}
+		fm, _, ferr := frontMatter(src)
+		if ferr != nil {
+			errs = append(errs, model.Error{Pos: pos, Msg: ferr.Error()})
+			continue
+		}
+		if fm["name"] != e.Name() {
+			errs = append(errs, model.Error{Pos: model.Pos{File: file, Line: 2, Col: 1}, Msg: fmt.Sprintf("front matter name: %q must equal the folder name %q", fm["name"], e.Name())})
+		}
+		if fm["description"] == "" {
+			errs = append(errs, model.Error{Pos: model.Pos{File: file, Line: 2, Col: 1}, Msg: "front matter description: required (harnesses use it to decide when to load the skill)"})
+		}
+		files, err := readTree(root, dir, "skills/"+e.Name())
+		if err != nil {
+			errs = append(errs, model.Error{Pos: pos, Msg: err.Error()})
+			continue
+		}
+		skills = append(skills, Skill{Name: e.Name(), Description: fm["description"], Files: files})
+	}
+	return skills, errs
+}
+
+func loadCommands(root, dir string, errs model.Errors) ([]Command, model.Errors) {
+	entries, err := os.ReadDir(filepath.Join(root, dir, "commands"))
+	if err != nil {
+		return nil, errs
+	}
+	var cmds []Command
+	for _, e := range entries {
+		file := dir + "/commands/" + e.Name()
+		pos := model.Pos{File: file, Line: 1, Col: 1}
+		name, ok := strings.CutSuffix(e.Name(), ".md")
+		if e.IsDir() || !ok {
+			errs = append(errs, model.Error{Pos: pos, Msg: "want commands/<name>.md"})
+			continue
+		}
+		if !slug.MatchString(name) {
+			errs = append(errs, model.Error{Pos: pos, Msg: fmt.Sprintf("command name %q is not a slug (lowercase letters, digits, dashes)", name)})
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			errs = append(errs, model.Error{Pos: pos, Msg: err.Error()})
+			continue
+		}
+		fm, body, ferr := frontMatter(src)
+		if ferr != nil {
+			errs = append(errs, model.Error{Pos: pos, Msg: ferr.Error()})
+			continue
+		}
+		cmds = append(cmds, Command{Name: name, Description: fm["description"], Prompt: body, Source: src})
+	}
+	return cmds, errs
+}
+
+// frontMatter splits `---\nkey: value\n---\nbody`. A file without front
+// matter has an empty map.
+func frontMatter(src []byte) (map[string]string, string, error) {
+	s := strings.ReplaceAll(string(src), "\r\n", "\n")
+	if !strings.HasPrefix(s, "---\n") {
+		return map[string]string{}, s, nil
+	}
+	end := strings.Index(s[4:], "\n---")
+	if end < 0 {
+		return nil, "", fmt.Errorf("front matter: no closing ---")
+	}
+	head := s[4 : 4+end]
+	body := strings.TrimPrefix(s[4+end+4:], "\n")
+	fm := map[string]string{}
+	var raw map[string]any
+	if err := yaml.Unmarshal([]byte(head), &raw); err != nil {
+		return nil, "", fmt.Errorf("front matter: %v", err)
+	}
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			fm[k] = s
+		}
+	}
+	return fm, body, nil
+}
+
+// positions records the position of every node by JSON pointer.
+func positions(file string, n *yaml.Node, ptr string, at map[string]model.Pos) {
+	at[ptr] = model.Pos{File: file, Line: n.Line, Col: n.Column}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k.Value, "~", "~0"), "/", "~1")
+			positions(file, v, p, at)
+			at[p] = model.Pos{File: file, Line: k.Line, Col: k.Column}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			positions(file, c, fmt.Sprintf("%s/%d", ptr, i), at)
+		}
+	}
+}
+
+// jsonable turns YAML's decoded values into JSON Schema instances.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	}
+	return v
+}
+
+var printer = message.NewPrinter(language.English)
+
+// schemaErrors flattens a validation error into positioned leaf messages.
+func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors {
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
+	}
+	var out model.Errors
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		ptr := ""
+		field := "(top level)"
+		if len(e.InstanceLocation) > 0 {
+			ptr = "/" + strings.Join(e.InstanceLocation, "/")
+			field = fieldName(e.InstanceLocation)
+		}
+		pos, ok := at[ptr]
+		if !ok {
+			pos = model.Pos{File: file, Line: 1, Col: 1}
+		}
+		out = append(out, model.Error{Pos: pos, Msg: field + ": " + e.ErrorKind.LocalizedString(printer)})
+	}
+	walk(ve)
+	return out
+}
+
+// fieldName renders an instance location as handlers[0].phase.
+func fieldName(loc []string) string {
+	var b strings.Builder
+	for i, s := range loc {
+		if s != "" && s[0] >= '0' && s[0] <= '9' {
+			fmt.Fprintf(&b, "[%s]", s)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrPos(file string, err error) model.Pos {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		var line int
+		fmt.Sscan(m[1], &line)
+		return model.Pos{File: file, Line: line, Col: 1}
+	}
+	return model.Pos{File: file, Line: 1, Col: 1}
+}
