@@ -31,7 +31,7 @@ func repoRoot(t *testing.T) string {
 func schemaOnly(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	for _, f := range []string{"atlas/schema.cue", "atlas/phases.cue", "atlas/cue.mod/module.cue"} {
+	for _, f := range []string{"atlas/schema.cue", "atlas/phases.cue", "atlas/providers.cue", "atlas/cue.mod/module.cue"} {
 		copyFile(t, filepath.Join(repoRoot(t), f), filepath.Join(root, f))
 	}
 	return root
