@@ -328,7 +328,7 @@ func Bundles(a *model.Atlas, plugins []*plugin.Plugin) ([]File, error) {
 	var files []File
 	for _, p := range plugins {
 		for _, h := range a.Harnesses {
-			if !builds(p, h.ID) {
+			if h.Packaging.Format == "" || !builds(p, h.ID) {
 				continue
 			}
 			emit, ok := emitters[h.Packaging.Format]

@@ -386,7 +386,16 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 		RootVar:     l.str(hv, "packaging.rootVar"),
 		TimeoutUnit: l.str(hv, "packaging.timeoutUnit"),
 		Install:     l.str(hv, "packaging.install"),
-		Pos:         l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),
+		Target: model.Target{
+			Kind:       l.str(hv, "packaging.target.kind"),
+			Project:    l.str(hv, "packaging.target.project"),
+			User:       l.str(hv, "packaging.target.user"),
+			Shape:      l.str(hv, "packaging.target.shape"),
+			CommandKey: l.str(hv, "packaging.target.commandKey"),
+			TimeoutKey: l.str(hv, "packaging.target.timeoutKey"),
+			Entry:      l.str(hv, "packaging.target.entry"),
+		},
+		Pos: l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),
 	}
 	h.EventName = l.strings(hv, "eventName")
 	h.Fields = l.fieldSources(hv.LookupPath(cue.ParsePath("fields")))

@@ -129,7 +129,13 @@ type Packaging struct {
 	RootVar     string
 	TimeoutUnit string
 	Install     string
+	Target      Target
 	Pos         Pos
+}
+
+// Target is where `sitter plugin install` registers a bundle.
+type Target struct {
+	Kind, Project, User, Shape, CommandKey, TimeoutKey, Entry string
 }
 
 // EventsOf lists the harness's events of a phase, in atlas order.

@@ -29,6 +29,29 @@ type Package struct {
 	Lifecycle string `json:"lifecycle"`
 }
 
+// Packaging says how the harness's plugin bundles are laid out and where
+// `sitter plugin install` registers them.
+type Packaging struct {
+	Format      string `json:"format"`
+	RootVar     string `json:"rootVar,omitempty"`
+	TimeoutUnit string `json:"timeoutUnit"`
+	Install     string `json:"install"`
+	Target      Target `json:"target"`
+}
+
+// Target is an install target: a hooks config file to merge into, or a
+// module file to write. Paths are relative to the project dir (Project) or
+// $HOME (User); {plugin} is the plugin name.
+type Target struct {
+	Kind       string `json:"kind"`
+	Project    string `json:"project"`
+	User       string `json:"user"`
+	Shape      string `json:"shape,omitempty"`
+	CommandKey string `json:"commandKey,omitempty"`
+	TimeoutKey string `json:"timeoutKey,omitempty"`
+	Entry      string `json:"entry,omitempty"`
+}
+
 // ConfigKey is one key of a descriptor's config schema.
 type ConfigKey struct {
 	Key         string `json:"key"`
@@ -73,6 +96,7 @@ type Descriptor struct {
 	Verified     []string          `json:"verifiedVersions"`
 	Config       []ConfigKey       `json:"config"`
 	Readiness    []Check           `json:"readiness"`
+	Packaging    Packaging         `json:"packaging"`
 	Tools        map[string]string `json:"tools"`
 	ToolPrefixes map[string]string `json:"toolPrefixes,omitempty"`
 	Events       []EventSpec       `json:"events"`
