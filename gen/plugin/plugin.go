@@ -5,6 +5,7 @@ package plugin
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -45,11 +46,11 @@ type Author struct{ Name, Email, URL string }
 
 // Handler runs for one canonical phase.
 type Handler struct {
-	Phase   string   `json:"phase"`
-	Command string   `json:"command"`
-	Kinds   []string `json:"kinds,omitempty"`
-	Timeout string   `json:"timeout,omitempty"`
-	OnError string   `json:"onError,omitempty"`
+	Phase   string   `json:"phase" yaml:"phase"`
+	Command string   `json:"command" yaml:"command"`
+	Kinds   []string `json:"kinds,omitempty" yaml:"kinds"`
+	Timeout string   `json:"timeout,omitempty" yaml:"timeout"`
+	OnError string   `json:"onError,omitempty" yaml:"onError"`
 }
 
 // MCPServer is a stdio MCP server the plugin ships.
@@ -241,7 +242,11 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		}
 		fs, err := readTree(root, dir, f)
 		if err != nil {
-			add(ptr, "files[%d]: %v", i, err)
+			if os.IsNotExist(errors.Unwrap(errors.Unwrap(err))) || os.IsNotExist(err) {
+				add(ptr, "files[%d]: %q does not exist in %s", i, f, dir)
+			} else {
+				add(ptr, "files[%d]: %v", i, err)
+			}
 			continue
 		}
 		p.Files = append(p.Files, fs...)
@@ -477,7 +482,12 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 		if !ok {
 			pos = model.Pos{File: file, Line: 1, Col: 1}
 		}
-		out = append(out, model.Error{Pos: pos, Msg: field + ": " + e.ErrorKind.LocalizedString(printer)})
+		msg := e.ErrorKind.LocalizedString(printer)
+		if strings.HasSuffix(field, ".phase") && strings.HasPrefix(msg, "value must be one of") {
+			// The phase list is long; say where it lives instead.
+			msg = "not a canonical phase (see atlas/phases.cue or generated/schema/plugin.json)"
+		}
+		out = append(out, model.Error{Pos: pos, Msg: field + ": " + msg})
 	}
 	walk(ve)
 	return out

@@ -1,0 +1,120 @@
+package gen_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"sitter.dev/sitter/gen"
+)
+
+// withAtlas copies the real atlas into a fresh root, with no plugins.
+func withAtlas(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	copyTree(t, filepath.Join(repoRoot(t), "atlas"), filepath.Join(root, "atlas"))
+	return root
+}
+
+func extract(t *testing.T, ar *txtar.Archive, root string) *txtar.File {
+	t.Helper()
+	var want *txtar.File
+	for i, f := range ar.Files {
+		if f.Name == "stderr" || f.Name == "bundles" {
+			want = &ar.Files[i]
+			continue
+		}
+		p := filepath.Join(root, f.Name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(f.Name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, f.Data, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want == nil {
+		t.Fatal("archive has no expected section")
+	}
+	return want
+}
+
+// TestPluginErrors: bad plugin sources fail with the file, line and field.
+func TestPluginErrors(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/plugin-errors/*.txtar")
+	if len(paths) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := withAtlas(t)
+			want := extract(t, ar, root)
+			_, _, err = gen.Generate(root)
+			if err == nil {
+				t.Fatal("generator accepted a bad plugin")
+			}
+			got := err.Error() + "\n"
+			if *update {
+				want.Data = []byte(got)
+				os.WriteFile(path, txtar.Format(ar), 0o644)
+				return
+			}
+			if diff := cmp.Diff(string(want.Data), got); diff != "" {
+				t.Errorf("errors differ (-want +got; go test ./gen -update rewrites):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBundles compiles each plugin of testdata/bundles/*.txtar for every
+// harness and compares every bundle file (path, mode, bytes) with the
+// archive's golden "bundles" section: one golden per emitter and feature.
+func TestBundles(t *testing.T) {
+	paths, _ := filepath.Glob("testdata/bundles/*.txtar")
+	if len(paths) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := withAtlas(t)
+			want := extract(t, ar, root)
+			_, files, err := gen.Generate(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, f := range files {
+				if !strings.HasPrefix(f.Path, "artifacts/") || f.Path == "artifacts/README.md" {
+					continue
+				}
+				out = append(out, fmt.Sprintf("== %s %04o\n%s", f.Path, f.Mode, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
+			}
+			sort.Strings(out)
+			got := strings.Join(out, "\n") + "\n"
+			if *update {
+				want.Data = []byte(got)
+				os.WriteFile(path, txtar.Format(ar), 0o644)
+				return
+			}
+			if diff := cmp.Diff(string(want.Data), got); diff != "" {
+				t.Errorf("bundles differ (-want +got; go test ./gen -update rewrites):\n%s", diff)
+			}
+		})
+	}
+}
