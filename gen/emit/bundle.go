@@ -75,7 +75,7 @@ func (b *bundle) registrations() []registration {
 	var out []registration
 	for _, e := range b.h.Events {
 		hs := byPhase[e.Phase.Name]
-		if len(hs) == 0 {
+		if len(hs) == 0 || !everyVerifiedHas(b.h, e) {
 			continue
 		}
 		r := registration{event: e}
@@ -114,6 +114,38 @@ func (b *bundle) registrations() []registration {
 		out = append(out, r)
 	}
 	return out
+}
+
+// everyVerifiedHas reports whether every verified version of the harness has
+// the event (an event without `since` is as old as the harness).
+func everyVerifiedHas(h *model.Harness, e *model.Event) bool {
+	if e.Since == "" {
+		return true
+	}
+	for _, v := range h.Verified {
+		if versionLess(v, e.Since) {
+			return false
+		}
+	}
+	return true
+}
+
+// versionLess compares dotted numeric versions (1.2.10 > 1.2.9).
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			fmt.Sscan(as[i], &x)
+		}
+		if i < len(bs) {
+			fmt.Sscan(bs[i], &y)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
 }
 
 // toolMatcher is an anchored regex of the harness's tool names of the kinds.

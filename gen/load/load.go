@@ -459,6 +459,7 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		Phase:   l.named(ev, "phase"),
 		Support: l.str(ev, "support"),
 		Tool:    l.str(ev, "tool"),
+		Since:   l.str(ev, "since"),
 		Note:    l.str(ev, "note"),
 	}
 	l.list(ev.LookupPath(cue.ParsePath("can")), func(cv cue.Value) {

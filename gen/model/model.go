@@ -195,6 +195,7 @@ type Event struct {
 	Phase    Named
 	Support  string
 	Tool     string // fixed native tool name, "" when the payload names it
+	Since    string // first harness version with the event, "" = all
 	Can      []Named
 	Fields   []FieldSources // overrides, sorted by field
 	Rules    []*Rule        // sorted by aspect (RuleOrder)

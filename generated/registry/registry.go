@@ -250,6 +250,9 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PreModelSwitch",
 			Note:    "",
@@ -260,6 +263,9 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PostModelSwitch",
 			Note:    "",
@@ -390,6 +396,9 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "DirectoryAdded",
 			Note:    "",
@@ -410,6 +419,9 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PreSkillShellCommand",
 			Note:    "A shell command inside a skill or slash command; updatedInput is accepted but never applied.",

@@ -1,0 +1,166 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// cli is one pinned harness CLI from npm.
+type cli struct {
+	id      string // atlas id
+	pkg     string
+	version string
+	bin     string // path inside the install dir
+}
+
+var clis = map[string]cli{
+	"claude-code": {"claude-code", "@anthropic-ai/claude-code", "2.1.197", "node_modules/@anthropic-ai/claude-code-linux-x64/claude"},
+	"codex":       {"codex", "@openai/codex", "0.171.0", "node_modules/.bin/codex"},
+	"gemini-cli":  {"gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"},
+	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi"},
+}
+
+// cacheDir is where harness CLIs are installed: outside the repository,
+// reused across runs.
+func cacheDir() string {
+	if d := os.Getenv("SITTER_E2E_CACHE"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "sitter-e2e")
+}
+
+var installMu sync.Mutex
+
+// install makes sure the pinned CLI is in the cache and returns its binary.
+func install(t *testing.T, c cli) string {
+	t.Helper()
+	installMu.Lock()
+	defer installMu.Unlock()
+	dir := filepath.Join(cacheDir(), c.id+"@"+c.version)
+	bin := filepath.Join(dir, c.bin)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	t.Logf("installing %s@%s into %s …", c.pkg, c.version, dir)
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"sitter-e2e-cache","private":true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg+"@"+c.version)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("npm install %s@%s: %v", c.pkg, c.version, err)
+	}
+	t.Logf("installed %s@%s in %s", c.pkg, c.version, time.Since(start).Round(time.Second))
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s: no binary at %s after install", c.pkg, bin)
+	}
+	return bin
+}
+
+var (
+	buildOnce sync.Once
+	sitterBin string
+	buildErr  error
+)
+
+// sitter builds the runtime binary once per test run.
+func sitter(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sitter-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		sitterBin = filepath.Join(dir, "sitter")
+		out, err := exec.Command("go", "build", "-o", sitterBin, "../runtime/cmd/sitter").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return sitterBin
+}
+
+// repo is the repository root.
+func repo(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// run executes a harness CLI with a fresh HOME and returns its output.
+type runResult struct {
+	stdout, stderr string
+	err            error
+}
+
+func runCLI(t *testing.T, dir string, env []string, timeout time.Duration, name string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = nil
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	return runResult{stdout.String(), stderr.String(), err}
+}
+
+// baseEnv is a minimal environment with a fresh HOME.
+func baseEnv(t *testing.T, home string) []string {
+	return []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"LANG=C.UTF-8",
+		"TMPDIR=" + os.TempDir(),
+		"SITTER_BIN=" + sitter(t),
+		"SITTER_STATE_DIR=" + filepath.Join(home, ".sitter-state"),
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func mustContain(t *testing.T, what, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Errorf("%s does not contain %q:\n%s", what, sub, s)
+	}
+}
+
+// startLLM starts the fake LLM for a test.
+func startLLM(t *testing.T, script llmscript.Script) *llmscript.Server {
+	t.Helper()
+	s, err := llmscript.Start(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
