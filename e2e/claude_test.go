@@ -13,8 +13,12 @@ import (
 )
 
 func claudeRun(t *testing.T, llm *llmscript.Server, project, home, prompt string, extra ...string) runResult {
+	return claudeRunEnv(t, llm, project, home, nil, prompt, extra...)
+}
+
+func claudeRunEnv(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, extra ...string) runResult {
 	bin := install(t, clis["claude-code"])
-	env := append(baseEnv(t, home),
+	env := append(append(baseEnv(t, home), more...),
 		"ANTHROPIC_BASE_URL="+llm.URL,
 		"ANTHROPIC_API_KEY=sk-fake",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
@@ -58,6 +62,71 @@ func TestClaudeGuard(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
 		if err != nil || strings.TrimSpace(string(b)) != "hi" {
 			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+// probeEnv prepares a probe case: project, home and the probe's record dir.
+func probeCase(t *testing.T, stopMode string) (project, home, rec string) {
+	tmp := t.TempDir()
+	project, home, rec = filepath.Join(tmp, "project"), filepath.Join(tmp, "home"), filepath.Join(tmp, "rec")
+	for _, d := range []string{project, home, rec} {
+		os.MkdirAll(d, 0o755)
+	}
+	if stopMode != "" {
+		os.WriteFile(filepath.Join(rec, "stop-mode"), []byte(stopMode), 0o644)
+	}
+	return project, home, rec
+}
+
+func TestClaudeProbe(t *testing.T) {
+	bundle := probeBundle(t, "claude-code")
+	t.Run("context-events-stop-once", func(t *testing.T) {
+		project, home, rec := probeCase(t, "once")
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests", "--plugin-dir", bundle)
+		if r.err != nil {
+			t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		reqs := llm.Requests()
+		// Context from SessionStart and UserPromptSubmit reaches the model.
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-SESSION-START") }) {
+			t.Errorf("session-start context never reached the model")
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-PROMPT-SUBMIT") }) {
+			t.Errorf("prompt-submit context never reached the model")
+		}
+		// The stop block's reason is sent to the model, which answers once more.
+		last := reqs[len(reqs)-1]
+		if !last.Contains("REASON-CONTINUE") {
+			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
+		}
+		evs := events(t, rec)
+		checkEvents(t, "claude-code", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
+		var stops []event
+		for _, e := range evs {
+			if e.Phase == "stop" {
+				stops = append(stops, e)
+			}
+		}
+		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
+			t.Errorf("want two stops, the second with stopHookActive; got %d", len(stops))
+		}
+		capture(t, "claude-code", clis["claude-code"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("stop-cap", func(t *testing.T) {
+		project, home, rec := probeCase(t, "always")
+		llm := startLLM(t, llmscript.Text("done"))
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish", "--plugin-dir", bundle)
+		if r.err != nil {
+			t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		// One answer, then one more per block until sitter's cap of 3 lets it stop.
+		if n := len(llm.Requests()); n != 4 {
+			t.Errorf("model requests = %d, want 4 (1 + 3 blocks before the cap)", n)
+		}
+		if n := phases(events(t, rec))["stop"]; n != 4 {
+			t.Errorf("stop hook calls = %d, want 4", n)
 		}
 	})
 }

@@ -1,0 +1,222 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/write"
+)
+
+// The probe plugin records every canonical event it sees, adds context at
+// session start and prompt submit, and answers stop with a block driven by
+// a mode file: "once" blocks the first stop only, "always" every stop.
+const probePlugin = `name: probe
+version: 0.0.1
+description: e2e probe
+handlers:
+  - phase: sessionStart
+    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-SESSION-START\"}"'
+  - phase: userPromptSubmit
+    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
+  - phase: beforePromptBuild
+    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
+  - phase: preToolUse
+    command: 'cat >> "$E2E_DIR/events.jsonl"'
+  - phase: postToolUse
+    command: 'cat >> "$E2E_DIR/events.jsonl"'
+  - phase: stop
+    command: '"$SITTER_PLUGIN_DIR/stop.sh"'
+files: [stop.sh]
+`
+
+const stopScript = `#!/bin/sh
+cat >> "$E2E_DIR/events.jsonl"
+mode=$(cat "$E2E_DIR/stop-mode" 2>/dev/null)
+case "$mode" in
+once)
+	if [ ! -e "$E2E_DIR/stopped-once" ]; then
+		: > "$E2E_DIR/stopped-once"
+		echo '{"decision":"block","reason":"REASON-CONTINUE: run the tests once more"}'
+	fi ;;
+always)
+	echo '{"decision":"block","reason":"REASON-ALWAYS: keep going"}' ;;
+esac
+`
+
+var (
+	probeOnce sync.Once
+	probeRoot string
+	probeErr  error
+)
+
+// probeBundle generates the probe plugin's bundles (with the real atlas and
+// generator) and returns the bundle dir for a harness.
+func probeBundle(t *testing.T, harness string) string {
+	t.Helper()
+	probeOnce.Do(func() {
+		root, err := os.MkdirTemp("", "sitter-e2e-probe-")
+		if err != nil {
+			probeErr = err
+			return
+		}
+		if err := copyDir(filepath.Join(repo(t), "atlas"), filepath.Join(root, "atlas")); err != nil {
+			probeErr = err
+			return
+		}
+		src := filepath.Join(root, "plugins-src", "probe")
+		os.MkdirAll(src, 0o755)
+		os.WriteFile(filepath.Join(src, "plugin.yaml"), []byte(probePlugin), 0o644)
+		os.WriteFile(filepath.Join(src, "stop.sh"), []byte(stopScript), 0o755)
+		_, files, err := gen.Generate(root)
+		if err != nil {
+			probeErr = err
+			return
+		}
+		if _, err := write.Files(root, files, gen.Owned); err != nil {
+			probeErr = err
+			return
+		}
+		probeRoot = root
+	})
+	if probeErr != nil {
+		t.Fatal(probeErr)
+	}
+	return filepath.Join(probeRoot, "artifacts", "probe", harness)
+}
+
+func copyDir(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// event is the part of a canonical event the e2e cases check.
+type event struct {
+	Harness     string `json:"harness"`
+	NativeEvent string `json:"nativeEvent"`
+	Phase       string `json:"phase"`
+	Session     struct {
+		ID  string `json:"id"`
+		Cwd string `json:"cwd"`
+	} `json:"session"`
+	Tool *struct {
+		Name string `json:"name"`
+		Kind string `json:"kind"`
+	} `json:"tool"`
+	StopHookActive *bool           `json:"stopHookActive"`
+	Raw            json.RawMessage `json:"raw"`
+}
+
+// events reads the probe's recorded canonical events.
+func events(t *testing.T, dir string) []event {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Errorf("recorded event is not JSON: %v: %s", err, sc.Bytes())
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func phases(evs []event) map[string]int {
+	m := map[string]int{}
+	for _, e := range evs {
+		m[e.Phase]++
+	}
+	return m
+}
+
+// checkEvents asserts the canonical facts every recorded event must have.
+func checkEvents(t *testing.T, harness, cwd string, evs []event, wantPhases ...string) {
+	t.Helper()
+	if len(evs) == 0 {
+		t.Fatalf("no hook call reached the probe")
+	}
+	ph := phases(evs)
+	for _, p := range wantPhases {
+		if ph[p] == 0 {
+			t.Errorf("no %s event recorded; got %v", p, ph)
+		}
+	}
+	session := evs[0].Session.ID
+	for _, e := range evs {
+		if e.Harness != harness {
+			t.Errorf("%s: harness %q", e.NativeEvent, e.Harness)
+		}
+		if e.Session.ID == "" || e.Session.ID != session {
+			t.Errorf("%s: session id %q, want %q for every event", e.NativeEvent, e.Session.ID, session)
+		}
+		if cwd != "" && e.Session.Cwd != "" && e.Session.Cwd != cwd {
+			t.Errorf("%s: cwd %q, want %q", e.NativeEvent, e.Session.Cwd, cwd)
+		}
+		if (e.Phase == "preToolUse" || e.Phase == "postToolUse") && (e.Tool == nil || e.Tool.Kind != "shell") {
+			t.Errorf("%s: tool %+v, want kind shell", e.NativeEvent, e.Tool)
+		}
+	}
+}
+
+// capture saves the raw native payloads the probe saw as golden fixtures
+// for the unit goldens (gen/golden/testdata/normalize/<harness>/), with
+// machine paths scrubbed, when SITTER_E2E_CAPTURE=1.
+func capture(t *testing.T, harness, version string, evs []event, scrub map[string]string) {
+	if os.Getenv("SITTER_E2E_CAPTURE") != "1" {
+		return
+	}
+	dir := filepath.Join(repo(t), "gen", "golden", "testdata", "normalize", harness)
+	os.MkdirAll(dir, 0o755)
+	seen := map[string]bool{}
+	for _, e := range evs {
+		if seen[e.NativeEvent] || len(e.Raw) == 0 {
+			continue
+		}
+		seen[e.NativeEvent] = true
+		var v any
+		if json.Unmarshal(e.Raw, &v) != nil {
+			continue
+		}
+		pretty, _ := json.MarshalIndent(v, "", "  ")
+		s := string(pretty)
+		for from, to := range scrub {
+			s = strings.ReplaceAll(s, from, to)
+		}
+		name := filepath.Join(dir, e.NativeEvent+"@"+version+".txtar")
+		body := e.NativeEvent + " payload captured from " + harness + " " + version + " by the e2e suite (paths scrubbed).\n-- payload.json --\n" + s + "\n-- event.json --\n"
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
