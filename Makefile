@@ -18,6 +18,7 @@ check:
 ## build: build the sitter runtime binary and the generator into bin/
 build:
 	$(GO) build -o $(BIN)/sitter ./runtime/cmd/sitter
+	$(GO) build -o $(BIN)/sitter-proxy ./runtime/cmd/sitter-proxy
 	$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 
 vet:
@@ -35,6 +36,7 @@ fuzz:
 ## bench: median wall time of a hook call against a Go start-up floor
 bench:
 	$(GO) run ./runtime/cmd/hookbench
+	$(GO) run ./runtime/cmd/proxybench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 clean:

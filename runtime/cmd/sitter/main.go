@@ -25,6 +25,16 @@ Usage:
   sitter hook <harness> <native-event> [flags]  answer one hook call (stdin: the native payload)
   sitter atlas list [--json]                    list the harness descriptors
   sitter atlas show <harness> [--json]          show a descriptor and how its name resolved
+  sitter run create|iterate|status|events|rebuild-state|repair …   drive a babysitter run (sitter run for help)
+  sitter task post|list|show <runDir> …         the effects of a run
+  sitter session start|bind|stop-check|state    session loop handlers (canonical event on stdin)
+  sitter instructions babysit --harness H       the orchestration guide of the babysit skill
+  sitter proxy --provider P [flags]             LLM gateway translating between wire protocols (sitter proxy --help)
+  sitter guard                                  built-in guard handler: canonical event on stdin, result on stdout
+  sitter plugin install <bundle-or-plugin> --harness H [--scope project|user] [--dir DIR] [--force] [--json]
+                                                install a plugin bundle into a harness's config
+  sitter plugin uninstall <plugin> --harness H [--scope …] [--dir DIR]   remove only what install added
+  sitter plugin verify <bundle-or-dir>... [--json]   check bundles: manifests, paths, hooks, scripts
   sitter version                                print the version
   sitter help                                   print this help
 
@@ -62,6 +72,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 		return runHook(args[1:], stdin, stdout, stderr, reg)
 	case "atlas":
 		return runAtlas(args[1:], stdout, stderr, reg)
+	case "plugin":
+		return runPlugin(args[1:], stdout, stderr, reg)
+	case "run":
+		return runRun(args[1:], stdout, stderr)
+	case "task":
+		return runTask(args[1:], stdout, stderr)
+	case "session":
+		return runSession(args[1:], stdin, stdout, stderr)
+	case "instructions":
+		return runInstructions(args[1:], stdout, stderr, reg)
+	case "proxy":
+		return runProxy(args[1:], stdout, stderr)
+	case "guard":
+		return runGuard(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, version())
 		return 0

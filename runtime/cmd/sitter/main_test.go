@@ -12,6 +12,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Tests that need the binary as a real process (kills, concurrency)
+	// run this test binary with SITTER_TEST_MAIN=1.
+	if os.Getenv("SITTER_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
+	}
 	testscript.Main(m, map[string]func(){
 		"sitter": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry)) },
 	})

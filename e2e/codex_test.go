@@ -1,0 +1,133 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// codexRun runs one headless Codex turn against the fake LLM (Responses
+// API) in project, with CODEX_HOME under the fresh home.
+func codexRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin := install(t, clis["codex"])
+	codexHome := filepath.Join(home, ".codex")
+	os.MkdirAll(codexHome, 0o755)
+	config := fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+env_key = "FAKE_LLM_KEY"
+wire_api = "responses"
+
+[projects.%q]
+trust_level = "trusted"
+`, llm.URL+"/v1", project)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append(baseEnv(t, home), more...),
+		"CODEX_HOME="+codexHome,
+		"FAKE_LLM_KEY=sk-fake",
+	)
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		"exec", "--dangerously-bypass-hook-trust", "-s", "danger-full-access", "--skip-git-repo-check", prompt)
+}
+
+func TestCodexGuard(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	bundle := filepath.Join(repo(t), "artifacts", "guard", "codex")
+	pluginInstall(t, bundle, "codex", project, filepath.Join(tmp, "install-home"))
+
+	t.Run("deny", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		r := codexRun(t, llm, project, home, nil, "clean up")
+		if r.err != nil {
+			t.Fatalf("codex: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+			t.Errorf("the model never received the guard's reason; requests: %d", len(llm.Requests()))
+			for _, q := range llm.Requests() {
+				t.Logf("%s", q.Body)
+			}
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := codexRun(t, llm, project, home, nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("codex: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+func TestCodexProbe(t *testing.T) {
+	bundle := probeBundle(t, "codex")
+	t.Run("context-events-stop-once", func(t *testing.T) {
+		project, home, rec := probeCase(t, "once")
+		pluginInstall(t, bundle, "codex", project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := codexRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("codex: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		reqs := llm.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("no model request\n%s\n%s", r.stdout, r.stderr)
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-SESSION-START") }) {
+			t.Errorf("session-start context never reached the model")
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-PROMPT-SUBMIT") }) {
+			t.Errorf("prompt-submit context never reached the model")
+		}
+		if last := reqs[len(reqs)-1]; !last.Contains("REASON-CONTINUE") {
+			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
+		}
+		evs := events(t, rec)
+		checkEvents(t, "codex", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
+		stops := stopEvents(evs)
+		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
+			t.Errorf("want two stops, the second with stopHookActive; got %d", len(stops))
+		}
+		capture(t, "codex", clis["codex"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("stop-cap", func(t *testing.T) {
+		project, home, rec := probeCase(t, "always")
+		pluginInstall(t, bundle, "codex", project, home)
+		llm := startLLM(t, llmscript.Text("done"))
+		r := codexRun(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish")
+		if r.err != nil {
+			t.Fatalf("codex: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if n := len(llm.Requests()); n != 4 {
+			t.Errorf("model requests = %d, want 4 (1 + 3 blocks before the cap)", n)
+		}
+		if n := phases(events(t, rec))["stop"]; n != 4 {
+			t.Errorf("stop hook calls = %d, want 4", n)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+// Command proxybench measures what sitter proxy adds: it starts a fake
+// OpenAI Chat upstream and the proxy in-process on 127.0.0.1, then times,
+// interleaved, the same exchange sent directly to the upstream and sent
+// through the proxy as an Anthropic client (full translation both ways):
+// JSON round trip and streaming time to first byte (p50/p99), and the
+// proxy's requests/second under concurrent clients.
+//
+//	go run ./runtime/cmd/proxybench [-n 2000] [-c 8] [-d 2s]
+//
+// Targets (issue 6): under 1 ms p50 added; streaming first byte within
+// 1 ms of the upstream's. A miss is informational unless -strict.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sitter.dev/sitter/runtime/internal/fakellm"
+	"sitter.dev/sitter/runtime/proxy"
+)
+
+const chatJSON = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how can I help?","tool_calls":[{"id":"call_1","type":"function","function":{"name":"Bash","arguments":"{\"command\":\"ls -la\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":120,"completion_tokens":30}}`
+
+var chatStream = []string{
+	`data: {"id":"c","model":"gpt-x","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}` + "\n\n",
+	`data: {"id":"c","model":"gpt-x","choices":[{"index":0,"delta":{"content":" there"}}]}` + "\n\n",
+	`data: {"id":"c","model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"Bash","arguments":"{\"command\""}}]}}]}` + "\n\n",
+	`data: {"id":"c","model":"gpt-x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":\"ls\"}"}}]}}]}` + "\n\n",
+	`data: {"id":"c","model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n",
+	`data: {"id":"c","model":"gpt-x","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30}}` + "\n\n",
+	"data: [DONE]\n\n",
+}
+
+const chatReq = `{"model":"gpt-x","max_tokens":100,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"list files"}],"tools":[{"type":"function","function":{"name":"Bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]%s}`
+const antReq = `{"model":"gpt-x","max_tokens":100,"system":"be brief","messages":[{"role":"user","content":"list files"}],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]%s}`
+
+func main() {
+	n := flag.Int("n", 2000, "timed requests per variant")
+	c := flag.Int("c", 8, "concurrent clients for requests/second")
+	d := flag.Duration("d", 2*time.Second, "duration of the requests/second run")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	flag.Parse()
+	if err := bench(*n, *c, *d, *strict); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench:", err)
+		os.Exit(1)
+	}
+}
+
+type rig struct {
+	client           *http.Client
+	jsonUp, streamUp string
+	jsonPx, streamPx string
+}
+
+func start(body string, chunks []string) (*fakellm.Server, *http.Server, string, error) {
+	up, err := fakellm.Start()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	up.Always(fakellm.Reply{Body: body, Chunks: chunks})
+	srv, err := proxy.New(proxy.Config{Provider: proxy.Provider{ID: "fake", Protocol: proxy.OpenAIChat, BaseURL: up.URL + "/v1", Auth: "bearer", Key: "k", DefaultModel: "gpt-x"}, Token: "t"})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	return up, hs, "http://" + ln.Addr().String(), nil
+}
+
+// once sends one request and returns the time to the first body byte and
+// to the end.
+func once(cl *http.Client, url, body string, anthropic bool) (time.Duration, time.Duration, error) {
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	if anthropic {
+		req.Header.Set("X-Api-Key", "t")
+	} else {
+		req.Header.Set("Authorization", "Bearer t")
+	}
+	t0 := time.Now()
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var b [1]byte
+	if _, err := io.ReadFull(resp.Body, b[:]); err != nil {
+		return 0, 0, err
+	}
+	first := time.Since(t0)
+	rest, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return 0, 0, fmt.Errorf("%s: status %d: %s", url, resp.StatusCode, rest)
+	}
+	return first, time.Since(t0), err
+}
+
+func pct(xs []time.Duration, p float64) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(float64(len(s)-1)*p)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000) }
+
+func bench(n, conc int, dur time.Duration, strict bool) error {
+	ju, jp, jurl, err := start(chatJSON, nil)
+	if err != nil {
+		return err
+	}
+	defer ju.Close()
+	defer jp.Close()
+	su, sp, surl, err := start("", chatStream)
+	if err != nil {
+		return err
+	}
+	defer su.Close()
+	defer sp.Close()
+	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	type variant struct {
+		name      string
+		url, body string
+		anthropic bool
+		first     bool // time to first byte, else whole exchange
+		lat       []time.Duration
+	}
+	vs := []*variant{
+		{name: "json direct (upstream)", url: ju.URL + "/v1/chat/completions", body: fmt.Sprintf(chatReq, "")},
+		{name: "json via proxy (anthropic→chat)", url: jurl + "/v1/messages", body: fmt.Sprintf(antReq, ""), anthropic: true},
+		{name: "json via proxy (chat passthrough)", url: jurl + "/v1/chat/completions", body: fmt.Sprintf(chatReq, "")},
+		{name: "stream first byte direct", url: su.URL + "/v1/chat/completions", body: fmt.Sprintf(chatReq, `,"stream":true`), first: true},
+		{name: "stream first byte via proxy (anthropic→chat)", url: surl + "/v1/messages", body: fmt.Sprintf(antReq, `,"stream":true`), anthropic: true, first: true},
+	}
+	for i := 0; i < n/10+10; i++ { // warm up connections
+		for _, v := range vs {
+			if _, _, err := once(cl, v.url, v.body, v.anthropic); err != nil {
+				return err
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		for _, v := range vs {
+			f, all, err := once(cl, v.url, v.body, v.anthropic)
+			if err != nil {
+				return err
+			}
+			if v.first {
+				v.lat = append(v.lat, f)
+			} else {
+				v.lat = append(v.lat, all)
+			}
+		}
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "%-46s %10s %10s\n", "variant", "p50", "p99")
+	for _, v := range vs {
+		fmt.Fprintf(&out, "%-46s %10s %10s\n", v.name, ms(pct(v.lat, .5)), ms(pct(v.lat, .99)))
+	}
+	addJSON := pct(vs[1].lat, .5) - pct(vs[0].lat, .5)
+	addJSON99 := pct(vs[1].lat, .99) - pct(vs[0].lat, .99)
+	addFirst := pct(vs[4].lat, .5) - pct(vs[3].lat, .5)
+	addFirst99 := pct(vs[4].lat, .99) - pct(vs[3].lat, .99)
+	fmt.Fprintf(&out, "\nadded by the proxy (translated): json p50 %s, p99 %s; stream first byte p50 %s, p99 %s\n", ms(addJSON), ms(addJSON99), ms(addFirst), ms(addFirst99))
+
+	// Requests/second through the proxy, translated JSON.
+	var count atomic.Int64
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	for i := 0; i < conc; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if _, _, err := once(cl, vs[1].url, vs[1].body, true); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				count.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil {
+		return e.(error)
+	}
+	fmt.Fprintf(&out, "requests/second via proxy (anthropic→chat JSON, %d clients, upstream in the same process): %.0f\n", conc, float64(count.Load())/dur.Seconds())
+	ok := addJSON < time.Millisecond && addFirst < time.Millisecond
+	verdict := "PASS"
+	if !ok {
+		verdict = "MISS"
+	}
+	fmt.Fprintf(&out, "%d interleaved runs each; targets: <1 ms p50 added, first byte within 1 ms: %s\n", n, verdict)
+	os.Stdout.Write(out.Bytes())
+	if strict && !ok {
+		return fmt.Errorf("targets missed")
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+// Command sitter-proxy is the LLM gateway behind `sitter proxy`: it serves
+// the Anthropic, OpenAI Chat, OpenAI Responses and Gemini routes on
+// loopback and forwards to one provider of the atlas, translating between
+// protocols (runtime/proxy). It is its own binary so that the hook binary
+// does not pay net/http's start-up cost; `sitter proxy` runs it.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"sitter.dev/sitter/generated/providers"
+	"sitter.dev/sitter/runtime/proxy"
+)
+
+const proxyUsage = `Usage: sitter proxy (sitter-proxy) --provider P [--model M] [--upstream URL] [--listen 127.0.0.1:0]
+                    [--token T | --token-file F] [--json]
+
+Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
+/v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
+to the provider's protocol. Prints SITTER_PROXY_URL=http://… on start. The upstream
+key comes from the provider's environment variable; clients authenticate with the
+token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode 0600).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run serves until ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, proxyUsage) }
+	provider := fs.String("provider", "", "provider id (atlas providers)")
+	model := fs.String("model", "", "model for every request (default: the request's, via aliases)")
+	upstream := fs.String("upstream", "", "base URL overriding the provider's")
+	listen := fs.String("listen", "127.0.0.1:0", "listen address (loopback unless you mean otherwise)")
+	token := fs.String("token", "", "client token (default: random)")
+	tokenFile := fs.String("token-file", "", "write the token here (0600) instead of printing it")
+	jsonLogs := fs.Bool("json", false, "JSON logs on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	p, ok := providers.Lookup(*provider)
+	if !ok {
+		var ids []string
+		for _, x := range providers.All {
+			ids = append(ids, x.ID)
+		}
+		fmt.Fprintf(stderr, "sitter proxy: unknown provider %q (known: %s)\n", *provider, strings.Join(ids, ", "))
+		return 2
+	}
+	cfg, err := proxyConfig(p, *upstream, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
+		return 2
+	}
+	cfg.Model = *model
+	cfg.Token = *token
+	if cfg.Token == "" {
+		b := make([]byte, 24)
+		rand.Read(b)
+		cfg.Token = "sitter-" + hex.EncodeToString(b)
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *jsonLogs {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	cfg.Log = slog.New(h)
+	srv, err := proxy.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: listen: %v\n", err)
+		return 1
+	}
+	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
+		fmt.Fprintf(stderr, "sitter proxy: warning: listening on %s, not loopback\n", ln.Addr())
+	}
+	if *tokenFile != "" {
+		if err := os.WriteFile(*tokenFile, []byte(cfg.Token+"\n"), 0o600); err != nil {
+			fmt.Fprintf(stderr, "sitter proxy: token file: %v\n", err)
+			return 1
+		}
+		os.Chmod(*tokenFile, 0o600)
+	} else if *token == "" {
+		fmt.Fprintf(stdout, "SITTER_PROXY_TOKEN=%s\n", cfg.Token)
+	}
+	fmt.Fprintf(stdout, "SITTER_PROXY_URL=http://%s\n", ln.Addr())
+	if f, ok := stdout.(*os.File); ok {
+		f.Sync()
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// proxyConfig turns an atlas provider into the gateway's: base URL
+// placeholders from the environment, the key from its variable.
+func proxyConfig(p providers.Provider, upstream string, getenv func(string) string) (proxy.Config, error) {
+	base := p.BaseURL
+	if upstream != "" {
+		base = upstream
+	} else {
+		for _, pr := range p.Params {
+			v := getenv(pr.Env)
+			if v == "" {
+				return proxy.Config{}, fmt.Errorf("provider %s: set %s (fills {%s} in %s), or pass --upstream", p.ID, pr.Env, pr.Name, p.BaseURL)
+			}
+			base = strings.ReplaceAll(base, "{"+pr.Name+"}", v)
+		}
+	}
+	key := getenv(p.KeyEnv)
+	if key == "" && upstream == "" {
+		return proxy.Config{}, fmt.Errorf("provider %s: set %s to the upstream key", p.ID, p.KeyEnv)
+	}
+	models := map[string]string{}
+	for _, m := range p.Models {
+		models[strings.ToLower(m.Alias)] = m.Model
+	}
+	return proxy.Config{Provider: proxy.Provider{
+		ID: p.ID, Protocol: p.Protocol, BaseURL: base, Auth: p.Auth, Key: key, APIVersion: p.APIVersion,
+		DefaultModel: p.DefaultModel, Models: models, MaxOutputTokens: p.MaxOutputTokens,
+	}}, nil
+}

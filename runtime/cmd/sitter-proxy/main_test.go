@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sitter.dev/sitter/generated/providers"
+	"sitter.dev/sitter/runtime/internal/fakellm"
+)
+
+// TestServe starts the command against a fake OpenAI upstream, reads the
+// URL line, sends an Anthropic request with the token from the 0600 file,
+// and stops it.
+func TestServe(t *testing.T) {
+	up, err := fakellm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	up.Always(fakellm.Reply{Body: `{"id":"c","model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`})
+	tokFile := filepath.Join(t.TempDir(), "token")
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	env := map[string]string{"OPENAI_API_KEY": "sk-upstream"}
+	go func() {
+		done <- run(ctx, []string{"--provider", "openai", "--upstream", up.URL + "/v1", "--token-file", tokFile, "--json"}, func(k string) string { return env[k] }, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "SITTER_PROXY_URL=http://127.0.0.1:")
+	if !ok {
+		t.Fatalf("first line %q", line)
+	}
+	st, err := os.Stat(tokFile)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", st, err)
+	}
+	tok, _ := os.ReadFile(tokFile)
+	req, _ := http.NewRequest("POST", "http://127.0.0.1:"+base+"/v1/messages", strings.NewReader(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"ping"}]}`))
+	req.Header.Set("X-Api-Key", strings.TrimSpace(string(tok)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"text":"pong"`) {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+	got := up.Requests()[0]
+	if got.Header.Get("Authorization") != "Bearer sk-upstream" || !strings.Contains(string(got.Body), `"model":"gpt-4.1"`) {
+		t.Errorf("upstream saw %v %s", got.Header, got.Body)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+	logs := stderr.String()
+	if !strings.Contains(logs, `"route":"/v1/messages"`) || !strings.Contains(logs, `"input_tokens":3`) || strings.Contains(logs, string(tok[:10])) || strings.Contains(logs, "sk-upstream") {
+		t.Errorf("log line: %s", logs)
+	}
+}
+
+func TestProxyConfig(t *testing.T) {
+	az, _ := providers.Lookup("azure-foundry")
+	if _, err := proxyConfig(az, "", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_RESOURCE") {
+		t.Errorf("azure without resource: %v", err)
+	}
+	cfg, err := proxyConfig(az, "", func(k string) string { return map[string]string{"AZURE_OPENAI_RESOURCE": "acme", "AZURE_OPENAI_API_KEY": "k"}[k] })
+	if err != nil || cfg.Provider.BaseURL != "https://acme.openai.azure.com/openai" || cfg.Provider.APIVersion == "" {
+		t.Errorf("azure: %+v %v", cfg.Provider, err)
+	}
+	an, _ := providers.Lookup("anthropic")
+	if _, err := proxyConfig(an, "", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("missing key: %v", err)
+	}
+}
+
+func TestProxyRequired(t *testing.T) {
+	cases := []struct {
+		harness, provider string
+		want              bool
+		err               bool
+	}{
+		{"claude-code", "anthropic", false, false},
+		{"claude", "openai", true, false},
+		{"codex", "openai-responses", false, false},
+		{"codex", "anthropic", true, false},
+		{"gemini-cli", "vertex", false, false},
+		{"gemini-cli", "azure-foundry", true, false},
+		{"copilot", "anthropic", false, false},
+		{"cursor", "anthropic", false, true},
+		{"nope", "anthropic", false, true},
+		{"codex", "nope", false, true},
+	}
+	for _, c := range cases {
+		got, err := providers.ProxyRequired(c.harness, c.provider)
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("ProxyRequired(%s, %s) = %v, %v", c.harness, c.provider, got, err)
+		}
+	}
+}

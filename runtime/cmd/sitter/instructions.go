@@ -1,0 +1,223 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sitter.dev/sitter/runtime/adapter"
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+const instructionsUsage = `Usage:
+  sitter instructions babysit --harness H [--interactive|--no-interactive] [--session-id S] [--runs-dir D] [--json]
+`
+
+// guide is `instructions babysit --json`.
+type guide struct {
+	Harness     string   `json:"harness"`
+	Interactive bool     `json:"interactive"`
+	HookDriven  bool     `json:"hookDriven"`
+	Why         string   `json:"hookDrivenBecause"`
+	Context     guideCtx `json:"context"`
+	Text        string   `json:"instructions"`
+}
+
+type guideCtx struct {
+	CI         bool        `json:"ci"`
+	RunsDir    string      `json:"runsDir"`
+	Session    *guideSess  `json:"session,omitempty"`
+	ActiveRuns []activeRun `json:"activeRuns"`
+}
+
+type guideSess struct {
+	ID     string `json:"id"`
+	Active bool   `json:"active"`
+	RunID  string `json:"runId,omitempty"`
+	RunDir string `json:"runDir,omitempty"`
+}
+
+type activeRun struct {
+	RunID     string `json:"runId"`
+	RunDir    string `json:"runDir"`
+	ProcessID string `json:"processId"`
+	Status    string `json:"status"`
+}
+
+// runInstructions is `sitter instructions …`.
+func runInstructions(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	if len(args) == 0 || args[0] != "babysit" {
+		fmt.Fprint(stderr, instructionsUsage)
+		return 2
+	}
+	f, err := parseFlags(args[1:], "harness session-id runs-dir", "interactive no-interactive non-interactive")
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: instructions: %v\n%s", err, instructionsUsage)
+		return 2
+	}
+	d, _, err := reg().Resolve(f.vals["harness"])
+	if err != nil {
+		return fail(stderr, "instructions", err)
+	}
+	ci := isCI()
+	interactive := !ci
+	switch {
+	case f.bools["interactive"]:
+		interactive = true
+	case f.bools["no-interactive"], f.bools["non-interactive"]:
+		interactive = false
+	}
+	g := guide{Harness: d.ID, Interactive: interactive}
+	g.HookDriven, g.Why = hookDriven(d, interactive)
+	g.Context = detectContext(d.ID, f.vals["session-id"], f.runsDir(), ci)
+	g.Text = babysitText(g)
+	return out(stdout, stderr, f.bools["json"], g, g.Text)
+}
+
+// hookDriven reads the atlas: the loop is hook-driven when the harness's
+// stop event can block (continue the session). A native stop hook does so
+// in both modes; an emulated one (a bridge re-prompting the session) only
+// interactively, where a session outlives the turn.
+func hookDriven(d *adapter.Descriptor, interactive bool) (bool, string) {
+	for _, e := range d.Events {
+		if e.Phase != "stop" || !slices.Contains(e.Can, "block") {
+			continue
+		}
+		switch {
+		case e.Support == "native":
+			return true, fmt.Sprintf("%s's %s hook is native and can block a stop", d.ID, e.Name)
+		case interactive:
+			return true, fmt.Sprintf("%s's %s hook is %s: it re-prompts an interactive session", d.ID, e.Name, e.Support)
+		default:
+			return false, fmt.Sprintf("%s's %s hook is %s: without an interactive session it cannot continue the run", d.ID, e.Name, e.Support)
+		}
+	}
+	return false, d.ID + " has no stop hook that can block: the agent drives the loop itself"
+}
+
+func isCI() bool {
+	for _, k := range []string{"CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "CIRCLECI", "JENKINS_URL", "TF_BUILD"} {
+		if v := os.Getenv(k); v != "" && v != "false" && v != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+func detectContext(harness, sessionID, runsDir string, ci bool) guideCtx {
+	c := guideCtx{CI: ci, RunsDir: runsDir, ActiveRuns: []activeRun{}}
+	if sessionID == "" {
+		sessionID = os.Getenv("SITTER_SESSION_ID")
+	}
+	if sessionID != "" {
+		if st, _, err := session.Read(harness, sessionID); err == nil && st != nil {
+			c.Session = &guideSess{ID: sessionID, Active: st.Active, RunID: st.RunID, RunDir: st.RunDir}
+		} else {
+			c.Session = &guideSess{ID: sessionID}
+		}
+	}
+	entries, _ := os.ReadDir(runsDir)
+	for _, e := range entries {
+		dir := filepath.Join(runsDir, e.Name())
+		st, err := runs.Load(dir)
+		if err != nil || st.Terminal() {
+			continue
+		}
+		c.ActiveRuns = append(c.ActiveRuns, activeRun{st.Meta.RunID, dir, st.Meta.ProcessID, st.Status})
+	}
+	return c
+}
+
+func babysitText(g guide) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	mode := "interactive"
+	if !g.Interactive {
+		mode = "non-interactive"
+	}
+	w("# Babysit: orchestrate a run with sitter (%s, %s)\n\n", g.Harness, mode)
+	w("## Non-negotiables\n")
+	w("- The process file decides what happens; you execute its effects. Never skip, reorder or invent effects.\n")
+	w("- Every result goes through `sitter task post`; never edit files under the run directory by hand.\n")
+	w("- Never claim completion without the run's completion proof, and never print the proof before `sitter run iterate` reports `completed`.\n")
+	w("- One effect, one post: post exactly what happened, errors included (`--status error`).\n\n")
+
+	w("## Context\n")
+	if g.Context.CI {
+		w("- Running in CI: there is no human to ask.\n")
+	} else {
+		w("- Running locally.\n")
+	}
+	if s := g.Context.Session; s != nil {
+		if s.Active {
+			w("- This session (%s) drives run %s: resume it (`sitter run iterate %s --json`) instead of creating a new one.\n", s.ID, s.RunID, s.RunDir)
+		} else {
+			w("- Session %s has no active run.\n", s.ID)
+		}
+	}
+	if len(g.Context.ActiveRuns) > 0 {
+		w("- Unfinished runs in %s:\n", g.Context.RunsDir)
+		for _, r := range g.Context.ActiveRuns {
+			w("  - %s (process %s, %s): %s\n", r.RunID, r.ProcessID, r.Status, r.RunDir)
+		}
+		w("  Ask whether to resume one before starting another.\n")
+	} else {
+		w("- No unfinished runs in %s.\n", g.Context.RunsDir)
+	}
+	w("\n")
+
+	w("## 1. Understand the request\n")
+	if g.Interactive {
+		w("Interview the user before writing anything: the goal, what done looks like, constraints (files, tools, time), and where they want to review (these become breakpoints). Ask a few precise questions, not a questionnaire; restate the plan and get a yes.\n\n")
+	} else {
+		w("There is no one to interview: take the goal from the prompt, state your assumptions in the process's inputs, and prefer conservative choices. Do not add breakpoints; nobody will answer them.\n\n")
+	}
+
+	w("## 2. Write the process\n")
+	w("An ES module exporting `process(inputs, ctx)`, e.g. `.a5c/processes/<name>.mjs`:\n\n")
+	w("```js\nimport { defineTask } from '@a5c-ai/babysitter-sdk'; // answered by sitter, nothing to install\n\n")
+	w("export const build = defineTask('build', (args) => ({ kind: 'shell', title: 'Build', shell: { command: 'make build' } }));\n")
+	w("export const review = defineTask('review', (args) => ({ kind: 'agent', title: 'Review', agent: { prompt: `Review ${args.diff}` } }));\n\n")
+	w("export async function process(inputs, ctx) {\n  const built = await ctx.task(build, {});\n")
+	if g.Interactive {
+		w("  await ctx.breakpoint({ question: 'Ship it?' }, { label: 'approve' });\n")
+	}
+	w("  const [a, b] = await ctx.parallel.all([() => ctx.task(review, { diff: 'a' }), () => ctx.task(review, { diff: 'b' }, { label: 'second' })]);\n")
+	w("  return { built, a, b };\n}\n```\n\n")
+	w("ctx gives `task(taskDef, args, {label, key})`, `breakpoint(payload, {label})`, `sleepUntil(isoOrEpochMs)`, `parallel.all([...thunks])`, `parallel.map(items, fn)`, `halt(reason)`, `log(...)`, `now()`. The process is replayed from the start on every iteration: keep it deterministic (no Date.now(), Math.random() or I/O outside tasks). A task's identity is its task id, label, the shape of its args and its occurrence count: give repeated calls distinct labels or an explicit `key`.\n\n")
+
+	w("## 3. Create the run\n")
+	w("```sh\nsitter run create --process-id <name> --entry .a5c/processes/<name>.mjs#process --inputs inputs.json --harness %s --session-id <session id> --json\n```\n", g.Harness)
+	w("It prints `runId` and `runDir`; --harness/--session-id bind this session so the stop hook knows the run.\n\n")
+
+	w("## 4. The loop\n")
+	w("1. `sitter run iterate <runDir> --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n")
+	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post <runDir> <effectId> --status ok --value-inline '<json>'` (or `--value result.json`, `--status error --error err.json`; `--stdout-file`/`--stderr-file` keep logs).\n")
+	w("3. Iterate again. Repeat until the status is `completed`, `failed` or `halted`.\n")
+	if g.HookDriven {
+		w("\nThis harness's stop hook drives the loop (%s): when you stop while effects are pending, the hook hands you the next step. Still, keep going on your own while there is work.\n", g.Why)
+	} else {
+		w("\nNothing will wake you up (%s): loop by yourself in this turn until the run ends. Do not stop while the run is waiting on anything but a breakpoint.\n", g.Why)
+	}
+	w("\n## 5. Effects by kind\n")
+	w("- `agent`: do what `taskDef.agent.prompt` (or the task's title/description) asks yourself, or with a subagent; post a JSON value with what was produced.\n")
+	w("- `skill`: load and follow the named skill (`taskDef.skill.name`) with its args; post its outcome.\n")
+	w("- `shell`: run `taskDef.shell.command` (cwd and env if given); post `{exitCode, stdout}` with `--stdout-file`/`--stderr-file`; a non-zero exit is `--status error` unless the task says otherwise.\n")
+	w("- `breakpoint`: needs a human (see below).\n")
+	w("- `sleep`: wait until `taskDef.sleep.iso`; sitter resolves it by itself when you iterate after that time.\n")
+	w("- other kinds (`node`, …): follow the taskDef; if you cannot, post `--status error` explaining why.\n\n")
+
+	w("## 6. Breakpoints\n")
+	if g.Interactive {
+		w("Show the user the breakpoint's payload and question, wait for their answer, and post it: `--value-inline '{\"approved\": true, \"response\": \"…\"}'` (approved false when they decline). The stop hook lets the session stop while only breakpoints are pending.\n\n")
+	} else {
+		w("Nobody can answer: post `{\"approved\": true, \"response\": \"auto-approved (non-interactive)\"}` unless the payload shows the step is unsafe, then post approved false with the reason.\n\n")
+	}
+	w("## 7. Completion\n")
+	w("When iterate reports `completed`, it prints `completionProof`. Summarize the output for the user and end your final message with `<promise>COMPLETION_PROOF</promise>` (the proof itself). The stop hook checks it and releases the session. `failed`: report the error and stop; `halted`: report the reason.\n")
+	return b.String()
+}

@@ -1,0 +1,330 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event types written by sitter. The first seven are the SDK's; the SDK
+// skips types it does not know, so a run sitter writes stays readable.
+const (
+	RunCreated             = "RUN_CREATED"
+	EffectRequested        = "EFFECT_REQUESTED"
+	EffectResolved         = "EFFECT_RESOLVED"
+	RunCompleted           = "RUN_COMPLETED"
+	RunFailed              = "RUN_FAILED"
+	RunHalted              = "RUN_HALTED"
+	ProcessRuntimeError    = "PROCESS_RUNTIME_ERROR"
+	StopHookInvoked        = "STOP_HOOK_INVOKED"
+	ProcessCodeHashChanged = "PROCESS_CODE_HASH_CHANGED"
+)
+
+// Event is one journal entry as loaded from disk.
+type Event struct {
+	Seq        int             `json:"seq"`
+	ULID       string          `json:"ulid"`
+	File       string          `json:"filename"`
+	Type       string          `json:"type"`
+	RecordedAt string          `json:"recordedAt"`
+	Data       json.RawMessage `json:"data"`
+	Checksum   string          `json:"checksum"`
+}
+
+// Journal is a loaded, verified journal.
+type Journal struct {
+	Dir    string
+	Events []Event
+	// Partial lists temp files left by writes that never completed: they
+	// are not events and do not affect the run; Repair quarantines them.
+	Partial []string
+}
+
+// Head is the last event, or nil for an empty journal.
+func (j *Journal) Head() *Event {
+	if len(j.Events) == 0 {
+		return nil
+	}
+	return &j.Events[len(j.Events)-1]
+}
+
+// CorruptError says which journal file breaks verification and why.
+type CorruptError struct {
+	File   string // base name inside the journal dir
+	Reason string
+	// Tail is true when every file from File on is bad: Repair can
+	// quarantine them without touching a good event.
+	Tail bool
+}
+
+func (e *CorruptError) Error() string {
+	hint := "; run `sitter run repair` to quarantine the corrupt tail"
+	if !e.Tail {
+		hint = "; good events follow it, so it is not a torn tail: restore the file from a backup"
+	}
+	return fmt.Sprintf("journal file %s: %s%s", e.File, e.Reason, hint)
+}
+
+// encode renders an event as the SDK does: JSON.stringify(ev, null, 2)
+// plus a newline, the checksum its sha256, then the same with the
+// checksum as last key.
+func encode(typ, recordedAt string, data any) (file []byte, sum string, err error) {
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
+		return nil, "", fmt.Errorf("encode %s data: %w", typ, err)
+	}
+	body := struct {
+		Type       string          `json:"type"`
+		RecordedAt string          `json:"recordedAt"`
+		Data       json.RawMessage `json:"data"`
+	}{typ, recordedAt, bytes.TrimSpace(raw.Bytes())}
+	var buf bytes.Buffer
+	enc = json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(body); err != nil {
+		return nil, "", err
+	}
+	h := sha256.Sum256(buf.Bytes())
+	sum = hex.EncodeToString(h[:])
+	b := buf.Bytes()
+	// b ends with "\n}\n": splice the checksum in as the last key.
+	file = append(append([]byte{}, b[:len(b)-3]...), `,
+  "checksum": "`+sum+`"
+}
+`...)
+	return file, sum, nil
+}
+
+// verify checks a file's checksum the way it was computed: over the bytes
+// of the event without its checksum key. Splicing the key out (rather than
+// re-encoding) keeps key order, number and escape spelling exactly as the
+// writer (sitter or Node) produced them.
+func verify(b []byte) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return ev, fmt.Errorf("not valid JSON (%v)", err)
+	}
+	if ev.Checksum == "" {
+		return ev, errors.New("no checksum")
+	}
+	suffix := ",\n  \"checksum\": \"" + ev.Checksum + "\"\n}\n"
+	if !bytes.HasSuffix(b, []byte(suffix)) {
+		return ev, errors.New("checksum is not the last key of a 2-space-indented event")
+	}
+	body := append(append([]byte{}, b[:len(b)-len(suffix)]...), "\n}\n"...)
+	h := sha256.Sum256(body)
+	if hex.EncodeToString(h[:]) != ev.Checksum {
+		return ev, errors.New("checksum mismatch")
+	}
+	if ev.Type == "" {
+		return ev, errors.New("no event type")
+	}
+	return ev, nil
+}
+
+// name is one directory entry that looks like an event file.
+type name struct {
+	file string
+	seq  int
+	ulid string
+}
+
+// parseName reads NNNNNN.<ULID>.json.
+func parseName(file string) (name, bool) {
+	base, ok := strings.CutSuffix(file, ".json")
+	if !ok {
+		return name{}, false
+	}
+	seqs, ulid, ok := strings.Cut(base, ".")
+	if !ok || len(seqs) < 6 {
+		return name{}, false
+	}
+	seq, err := strconv.Atoi(seqs)
+	if err != nil || seq <= 0 {
+		return name{}, false
+	}
+	if _, ok := ParseULID(ulid); !ok {
+		return name{}, false
+	}
+	return name{file, seq, ulid}, true
+}
+
+// scan lists the event files (sorted by sequence) and temp files of dir.
+// Other files are reported as bad event files.
+func scan(dir string) (names []name, temps, bad []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, e := range entries {
+		f := e.Name()
+		switch n, ok := parseName(f); {
+		case strings.HasPrefix(f, tempPrefix):
+			temps = append(temps, f)
+		case ok && e.Type().IsRegular():
+			names = append(names, n)
+		default:
+			bad = append(bad, f)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if names[i].seq != names[j].seq {
+			return names[i].seq < names[j].seq
+		}
+		return names[i].file < names[j].file
+	})
+	return names, temps, bad, nil
+}
+
+// Load reads and verifies every event of dir: checksums, sequence numbers
+// 1..n without gap or duplicate, increasing ULIDs. The first problem is
+// returned as a *CorruptError naming the file, with the good events before
+// it in the Journal.
+func Load(dir string) (*Journal, error) {
+	names, temps, bad, err := scan(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", dir, err)
+	}
+	j := &Journal{Dir: dir, Partial: temps}
+	var cerr *CorruptError
+	j.Events, cerr, err = check(dir, names)
+	if err != nil {
+		return j, err
+	}
+	if len(bad) > 0 {
+		return j, &CorruptError{File: bad[0], Reason: "is not named NNNNNN.<ULID>.json", Tail: cerr == nil || cerr.Tail}
+	}
+	if cerr != nil {
+		return j, cerr
+	}
+	return j, nil
+}
+
+// check verifies the event files in order and returns the good events
+// before the first bad one.
+func check(dir string, names []name) ([]Event, *CorruptError, error) {
+	var events []Event
+	var bad *CorruptError
+	for i, n := range names {
+		reason := ""
+		var ev Event
+		want := 1
+		if i > 0 {
+			want = names[i-1].seq + 1
+		}
+		switch {
+		case i > 0 && n.seq == names[i-1].seq:
+			reason = fmt.Sprintf("duplicates sequence number %d", n.seq)
+		case n.seq != want:
+			reason = fmt.Sprintf("sequence gap: expected %06d, got %06d", want, n.seq)
+		case i > 0 && n.ulid <= names[i-1].ulid:
+			reason = fmt.Sprintf("ULID %s does not follow %s", n.ulid, names[i-1].ulid)
+		default:
+			b, err := os.ReadFile(filepath.Join(dir, n.file))
+			if err != nil {
+				return events, nil, fmt.Errorf("read journal %s: %w", n.file, err)
+			}
+			if ev, err = verify(b); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			if bad == nil {
+				// Only a file whose content is bad can be a torn write: a
+				// gap, a duplicate or a ULID out of order is damage.
+				bad = &CorruptError{File: n.file, Reason: reason, Tail: reasonIsContent(reason)}
+			}
+			continue
+		}
+		if bad != nil {
+			// A good event after a bad one: not a torn tail.
+			bad.Tail = false
+			return events, bad, nil
+		}
+		ev.Seq, ev.ULID, ev.File = n.seq, n.ulid, n.file
+		events = append(events, ev)
+	}
+	return events, bad, nil
+}
+
+// Append writes the next event after head (nil for the first) and returns
+// it. The caller holds the run lock and has loaded the journal, so head is
+// the real last event.
+func Append(dir string, head *Event, typ string, data any) (Event, error) {
+	seq, after := 1, ""
+	if head != nil {
+		seq, after = head.Seq+1, head.ULID
+	}
+	recordedAt := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	file, sum, err := encode(typ, recordedAt, data)
+	if err != nil {
+		return Event{}, err
+	}
+	id := NewULID(after)
+	fname := fmt.Sprintf("%06d.%s.json", seq, id)
+	if err := WriteFileAtomic(filepath.Join(dir, fname), file); err != nil {
+		return Event{}, err
+	}
+	raw, _ := json.Marshal(data)
+	return Event{Seq: seq, ULID: id, File: fname, Type: typ, RecordedAt: recordedAt, Data: raw, Checksum: sum}, nil
+}
+
+// Repair moves what keeps dir from loading (a corrupt tail, files that are
+// no events) and leftover temp files into quarantine, a directory it
+// creates, and returns the names it moved. Good events stay where they
+// are. A corrupt file followed by good events is not repaired: that is
+// damage, not a torn write, and needs a person.
+func Repair(dir, quarantine string) ([]string, error) {
+	names, temps, bad, err := scan(dir)
+	if err != nil {
+		return nil, err
+	}
+	move := append(append([]string{}, temps...), bad...)
+	good, cerr, err := check(dir, names)
+	if err != nil {
+		return nil, err
+	}
+	if cerr != nil {
+		if !cerr.Tail {
+			return nil, cerr
+		}
+		for _, n := range names[len(good):] {
+			move = append(move, n.file)
+		}
+	}
+	if len(move) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(quarantine, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range move {
+		if err := os.Rename(filepath.Join(dir, f), filepath.Join(quarantine, f)); err != nil {
+			return nil, fmt.Errorf("quarantine %s: %w", f, err)
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return move, err
+	}
+	return move, syncDir(quarantine)
+}
+
+func reasonIsContent(reason string) bool {
+	return !strings.HasPrefix(reason, "sequence gap") && !strings.HasPrefix(reason, "duplicates") && !strings.HasPrefix(reason, "ULID ")
+}

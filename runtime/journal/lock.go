@@ -1,0 +1,106 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// LockFile is the run lock's name inside a run directory (the SDK's).
+const LockFile = "run.lock"
+
+// lockInfo is the content of the lock file, as the SDK writes it.
+type lockInfo struct {
+	PID        int    `json:"pid"`
+	Owner      string `json:"owner"`
+	AcquiredAt string `json:"acquiredAt"`
+}
+
+// Lock is a held run lock.
+type Lock struct {
+	f    *os.File
+	path string
+}
+
+// ErrLockTimeout is returned when the lock stays busy until the context ends.
+var ErrLockTimeout = errors.New("run lock is busy")
+
+// Acquire takes the lock at path, waiting while another live process holds
+// it. A lock file whose pid is dead is reclaimed. On unix the file is also
+// flock()ed, so the kernel releases a lock whose holder was killed; the pid
+// check covers writers that do not flock (the SDK creates run.lock with
+// O_EXCL and deletes it when done).
+func Acquire(ctx context.Context, path, owner string) (*Lock, error) {
+	wait := time.Millisecond
+	for {
+		l, busy, err := tryAcquire(path, owner)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !busy {
+			return l, nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			holder := ""
+			if info, err := readLock(path); err == nil {
+				holder = fmt.Sprintf(" (held by pid %d, %s)", info.PID, info.Owner)
+			}
+			return nil, fmt.Errorf("lock %s%s: %w", path, holder, ErrLockTimeout)
+		case <-t.C:
+		}
+		wait = min(wait*2, 20*time.Millisecond)
+	}
+}
+
+func readLock(path string) (lockInfo, error) {
+	var info lockInfo
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return info, err
+	}
+	err = json.Unmarshal(b, &info)
+	return info, err
+}
+
+// writeInfo records this process as the holder.
+func writeInfo(f *os.File, owner string) error {
+	b, _ := json.MarshalIndent(lockInfo{os.Getpid(), owner, time.Now().UTC().Format(time.RFC3339Nano)}, "", "  ")
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(append(b, '\n'), 0)
+	return err
+}
+
+// heldByOther reads a lock file's pid: true when a live process other than
+// this one wrote it.
+func heldByOther(b []byte) bool {
+	var info lockInfo
+	if len(b) == 0 || json.Unmarshal(b, &info) != nil || info.PID <= 0 || info.PID == os.Getpid() {
+		return false
+	}
+	return pidAlive(info.PID)
+}
+
+// Release drops the lock: the file is removed while still locked, so a
+// waiter that opened it notices the stale inode and retries.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := os.Remove(l.path)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

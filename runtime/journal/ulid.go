@@ -1,0 +1,100 @@
+package journal
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"strings"
+	"sync"
+	"time"
+)
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// ULID is a 128-bit id: 48 bits of Unix milliseconds, 80 random bits, in
+// Crockford base32 (26 characters). Ids from one process are strictly
+// increasing, as the SDK's monotonic factory makes them.
+type ULID [16]byte
+
+func (u ULID) String() string {
+	var out [26]byte
+	// 130 bits of output for 128 bits of input: the first char holds 3 bits.
+	hi := binary.BigEndian.Uint64(u[:8])
+	lo := binary.BigEndian.Uint64(u[8:])
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// ParseULID reads a ULID string; ok is false when s is not one.
+func ParseULID(s string) (ULID, bool) {
+	var u ULID
+	if len(s) != 26 || s[0] > '7' {
+		return u, false
+	}
+	var hi, lo uint64
+	for i := 0; i < 26; i++ {
+		v := strings.IndexByte(crockford, upper(s[i]))
+		if v < 0 {
+			return u, false
+		}
+		hi = hi<<5 | lo>>59
+		lo = lo<<5 | uint64(v)
+	}
+	binary.BigEndian.PutUint64(u[:8], hi)
+	binary.BigEndian.PutUint64(u[8:], lo)
+	return u, true
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 32
+	}
+	return c
+}
+
+var (
+	ulidMu   sync.Mutex
+	lastULID ULID
+)
+
+// NewULID returns a fresh id, greater than every id this process made
+// before and greater than after (when after is a ULID).
+func NewULID(after string) string {
+	ulidMu.Lock()
+	defer ulidMu.Unlock()
+	var u ULID
+	ms := uint64(time.Now().UnixMilli())
+	u[0], u[1], u[2], u[3], u[4], u[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+	rand.Read(u[6:])
+	floor := lastULID
+	if a, ok := ParseULID(after); ok && less(floor, a) {
+		floor = a
+	}
+	if !less(floor, u) {
+		u = floor
+		increment(&u)
+	}
+	lastULID = u
+	return u.String()
+}
+
+func less(a, b ULID) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func increment(u *ULID) {
+	for i := 15; i >= 6; i-- {
+		u[i]++
+		if u[i] != 0 {
+			return
+		}
+	}
+}

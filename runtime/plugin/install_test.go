@@ -1,0 +1,496 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+)
+
+// artifacts is the repository's generated bundles, seen from this package.
+const artifacts = "../../artifacts"
+
+// trickyDir is a project folder whose path has a space, a $, a single and
+// a double quote: everything a careless shell command gets wrong.
+func trickyDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), `my proj $HOME 'it's' "q"`)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func desc(t *testing.T, name string) *adapter.Descriptor {
+	t.Helper()
+	d, _, err := registry.Registry().Resolve(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func guardBundle(t *testing.T, harness string) *Bundle {
+	t.Helper()
+	d := desc(t, harness)
+	b, err := FindBundle(filepath.Join(artifacts, "guard"), d, registry.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func install(t *testing.T, harness, dir string, force bool) *Report {
+	t.Helper()
+	r, err := Install(guardBundle(t, harness), desc(t, harness), Options{Dir: dir, Force: force})
+	if err != nil {
+		t.Fatalf("install %s: %v", harness, err)
+	}
+	return r
+}
+
+func uninstall(t *testing.T, harness, dir string) *Report {
+	t.Helper()
+	r, err := Uninstall("guard", desc(t, harness), Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("uninstall %s: %v", harness, err)
+	}
+	return r
+}
+
+func actions(r *Report) (files, entries []string) {
+	for _, f := range r.Files {
+		files = append(files, f.Action)
+	}
+	for _, e := range r.Entries {
+		entries = append(entries, e.Event+" "+e.Action)
+	}
+	return files, entries
+}
+
+// The user's Claude settings, not in sitter's formatting, with a hook of
+// their own on the same event and keys sitter does not know.
+const userClaude = `{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./audit.sh && echo <ok>","timeout":5,"if":"Bash(git *)"}]}],"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]},"permissions":{"allow":["Bash(ls:*)"]},"z":1.50}`
+
+func TestInstallMergesIntoUserSettings(t *testing.T) {
+	dir := trickyDir(t)
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	writeFile(t, settings, userClaude)
+	r := install(t, "claude", dir, false)
+
+	launcher := filepath.Join(dir, ".sitter", "plugins", "guard", "claude-code", "bin", "sitter-hook")
+	if r.Launcher != launcher || r.Target != settings {
+		t.Errorf("report places: %s %s", r.Launcher, r.Target)
+	}
+	cmd := ShellQuote(launcher) + " claude-code PreToolUse"
+	// The model of a merge: the user's file with the bundle's groups
+	// (commands pointing at the installed launcher) appended per event.
+	bh, err := bundleHooks(filepath.Join(artifacts, "guard", "claude-code", "hooks", "hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rewriteCommands(bh, "matcher-groups", "command", launcher); err != nil {
+		t.Fatal(err)
+	}
+	model, _ := decodeOrdered([]byte(userClaude))
+	hooks, _ := model.(*object).get("hooks")
+	for _, m := range bh.members {
+		cur, _ := hooks.(*object).get(m.Key)
+		list, _ := cur.([]any)
+		hooks.(*object).set(m.Key, append(list, m.Val.([]any)...))
+	}
+	want := string(encodeOrdered(model))
+	if diff := cmp.Diff(want, string(readFile(t, settings))); diff != "" {
+		t.Errorf("merged settings (-want +got):\n%s", diff)
+	}
+	// The user's entry keeps its keys in order, "&&" and "<ok>" unescaped,
+	// and 1.50 its spelling; ours is the quoted absolute launcher.
+	for _, frag := range []string{
+		`"command": "./audit.sh && echo <ok>",` + "\n            \"timeout\": 5,\n            \"if\": \"Bash(git *)\"",
+		`"z": 1.50`,
+		`"command": ` + jsonString(cmd) + ",",
+	} {
+		if !strings.Contains(want, frag) {
+			t.Errorf("merged settings lack %s", frag)
+		}
+	}
+	if got := readFile(t, settings+BackupSuffix); string(got) != userClaude {
+		t.Errorf("backup = %s, want the original bytes", got)
+	}
+	files, entries := actions(r)
+	if diff := cmp.Diff([]string{"copied", "updated"}, files); diff != "" {
+		t.Errorf("file actions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"PreToolUse added"}, entries); diff != "" {
+		t.Errorf("entry actions (-want +got):\n%s", diff)
+	}
+	if r.Entries[0].Command != cmd {
+		t.Errorf("command = %s, want %s", r.Entries[0].Command, cmd)
+	}
+
+	// A second install changes no byte and says it kept the entry.
+	r2 := install(t, "claude", dir, false)
+	if diff := cmp.Diff(want, string(readFile(t, settings))); diff != "" {
+		t.Errorf("second install changed the file (-want +got):\n%s", diff)
+	}
+	files, entries = actions(r2)
+	if diff := cmp.Diff([]string{"replaced", "unchanged"}, files); diff != "" {
+		t.Errorf("second install file actions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"PreToolUse kept"}, entries); diff != "" {
+		t.Errorf("second install entry actions (-want +got):\n%s", diff)
+	}
+
+	// Uninstall gives back the original bytes and drops the backup.
+	r3 := uninstall(t, "claude", dir)
+	if got := readFile(t, settings); string(got) != userClaude {
+		t.Errorf("after uninstall:\n%s\nwant the original bytes:\n%s", got, userClaude)
+	}
+	if _, err := os.Stat(settings + BackupSuffix); !os.IsNotExist(err) {
+		t.Errorf("backup left after a restore: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sitter")); !os.IsNotExist(err) {
+		t.Errorf(".sitter left after uninstall: %v", err)
+	}
+	files, entries = actions(r3)
+	if diff := cmp.Diff([]string{"restored", "removed"}, files); diff != "" {
+		t.Errorf("uninstall file actions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"PreToolUse removed"}, entries); diff != "" {
+		t.Errorf("uninstall entry actions (-want +got):\n%s", diff)
+	}
+}
+
+// --force replaces sitter's own entries (here edited by hand) in place and
+// never touches the user's; without it they are kept as they are.
+func TestInstallForce(t *testing.T) {
+	dir := trickyDir(t)
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	writeFile(t, settings, userClaude)
+	install(t, "claude", dir, false)
+	fresh := readFile(t, settings)
+	edited := bytes.Replace(fresh, []byte(`"timeout": 15`), []byte(`"timeout": 99`), 1)
+	if bytes.Equal(edited, fresh) {
+		t.Fatal("no timeout to edit")
+	}
+	writeFile(t, settings, string(edited))
+
+	r := install(t, "claude", dir, false)
+	if got := readFile(t, settings); !bytes.Equal(got, edited) {
+		t.Errorf("install without --force changed sitter's edited entry:\n%s", got)
+	}
+	if _, e := actions(r); !cmp.Equal(e, []string{"PreToolUse kept"}) {
+		t.Errorf("entries without --force: %v", e)
+	}
+
+	r = install(t, "claude", dir, true)
+	if got := readFile(t, settings); !bytes.Equal(got, fresh) {
+		t.Errorf("install --force did not put back sitter's entry:\n%s\nwant:\n%s", got, fresh)
+	}
+	if _, e := actions(r); !cmp.Equal(e, []string{"PreToolUse replaced"}) {
+		t.Errorf("entries with --force: %v", e)
+	}
+	// --force on an up-to-date file writes nothing.
+	r = install(t, "claude", dir, true)
+	if files, e := actions(r); !cmp.Equal(e, []string{"PreToolUse kept"}) || files[1] != "unchanged" {
+		t.Errorf("--force again: %v %v", files, e)
+	}
+	// The backup is still the file before sitter's first change.
+	if got := readFile(t, settings+BackupSuffix); string(got) != userClaude {
+		t.Errorf("backup overwritten: %s", got)
+	}
+}
+
+// --force also drops sitter's entries for events the bundle no longer
+// registers, and only sitter's.
+func TestInstallForceDropsStaleEntries(t *testing.T) {
+	dir := trickyDir(t)
+	launcher := filepath.Join(dir, ".sitter", "plugins", "guard", "claude-code", "bin", "sitter-hook")
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	stale := `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":` + jsonString(ShellQuote(launcher)+" claude-code SessionStart") + `},{"type":"command","command":"mine"}]}]}}`
+	writeFile(t, settings, stale)
+	r := install(t, "claude", dir, true)
+	var got struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	if err := json.Unmarshal(readFile(t, settings), &got); err != nil {
+		t.Fatal(err)
+	}
+	ss := got.Hooks["SessionStart"]
+	if len(ss) != 1 || len(ss[0].Hooks) != 1 || ss[0].Hooks[0].Command != "mine" {
+		t.Errorf("SessionStart after --force: %+v", ss)
+	}
+	if _, e := actions(r); !cmp.Equal(e, []string{"PreToolUse added", "SessionStart removed"}) {
+		t.Errorf("entries: %v", e)
+	}
+}
+
+// An entry is sitter's only when it names the installed copy's launcher:
+// another project's copy of the same plugin, even one whose path ends the
+// same way, is never touched, and a file with nothing of ours keeps its
+// bytes through an uninstall.
+func TestOwnershipIsTheInstalledLauncher(t *testing.T) {
+	dir := trickyDir(t)
+	other := filepath.Join("/elsewhere", dir, ".sitter", "plugins", "guard", "claude-code", "bin", "sitter-hook")
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	orig := `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":` + jsonString(ShellQuote(other)+" claude-code PreToolUse") + `}]}]}}` + "\n\n"
+	writeFile(t, settings, orig)
+
+	r := uninstall(t, "claude", dir)
+	if got := readFile(t, settings); string(got) != orig {
+		t.Errorf("uninstall touched a file with nothing of ours:\n%s", got)
+	}
+	if files, e := actions(r); len(e) != 0 || files[0] != "unchanged" {
+		t.Errorf("uninstall report: %v %v", files, e)
+	}
+	install(t, "claude", dir, true)
+	if got := readFile(t, settings); !bytes.Contains(got, []byte(strings.Trim(jsonString(ShellQuote(other)), `"`))) {
+		t.Errorf("--force removed another copy's entry:\n%s", got)
+	}
+	uninstall(t, "claude", dir)
+	if got := readFile(t, settings); string(got) != orig {
+		t.Errorf("install+uninstall did not restore the bytes:\n%q\nwant\n%q", got, orig)
+	}
+}
+
+// A file sitter created goes away when its entries do; one the user
+// changed meanwhile stays, without sitter's entries.
+func TestUninstallCreatedFile(t *testing.T) {
+	for _, h := range []string{"claude-code", "codex", "gemini-cli", "cursor", "copilot"} {
+		t.Run(h, func(t *testing.T) {
+			dir := trickyDir(t)
+			r := install(t, h, dir, false)
+			if r.Files[1].Action != "created" || r.Files[1].Backup != "" {
+				t.Errorf("install into an empty project: %+v", r.Files[1])
+			}
+			uninstall(t, h, dir)
+			if _, err := os.Stat(r.Target); !os.IsNotExist(err) {
+				t.Errorf("%s left after uninstall: %v", r.Target, err)
+			}
+
+			install(t, h, dir, false)
+			data := readFile(t, r.Target)
+			data = bytes.Replace(data, []byte("{"), []byte(`{"userKey": true,`), 1)
+			writeFile(t, r.Target, string(data))
+			uninstall(t, h, dir)
+			got := readFile(t, r.Target)
+			if !bytes.Contains(got, []byte(`"userKey": true`)) || bytes.Contains(got, []byte("sitter-hook")) {
+				t.Errorf("after uninstall:\n%s", got)
+			}
+		})
+	}
+}
+
+// Cursor and Copilot keep {version:1, hooks:{event:[entry]}}; the user's
+// entries and keys stay, the version is not duplicated.
+func TestInstallVersionedList(t *testing.T) {
+	for _, tc := range []struct{ harness, file, user, key string }{
+		{"cursor", ".cursor/hooks.json", `{"version":1,"hooks":{"preToolUse":[{"command":"./mine.sh","matcher":"Write"}],"stop":[{"command":"./stop.sh","loop_limit":3}]},"x-team":"a"}`, "command"},
+		{"copilot", ".github/hooks/guard.json", `{"hooks":{"preToolUse":[{"type":"command","bash":"./mine.sh","timeoutSec":5}]}}`, "bash"},
+	} {
+		t.Run(tc.harness, func(t *testing.T) {
+			dir := trickyDir(t)
+			path := filepath.Join(dir, tc.file)
+			writeFile(t, path, tc.user)
+			r := install(t, tc.harness, dir, false)
+			v, err := decodeOrdered(readFile(t, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := v.(*object)
+			if ver, _ := root.get("version"); ver != json1 || root.keys()[0] != "version" && tc.harness == "copilot" {
+				t.Errorf("version: %v keys %v", ver, root.keys())
+			}
+			hv, _ := root.get("hooks")
+			pre, _ := hv.(*object).get("preToolUse")
+			list := pre.([]any)
+			first, _ := list[0].(*object).get(tc.key)
+			last, _ := list[len(list)-1].(*object).get(tc.key)
+			if first != "./mine.sh" || !strings.HasPrefix(last.(string), ShellQuote(r.Launcher)+" ") {
+				t.Errorf("preToolUse = %s", encodeOrdered(pre))
+			}
+			again := readFile(t, path)
+			install(t, tc.harness, dir, false)
+			if got := readFile(t, path); !bytes.Equal(got, again) {
+				t.Errorf("second install changed the file")
+			}
+			uninstall(t, tc.harness, dir)
+			if got := readFile(t, path); string(got) != tc.user {
+				t.Errorf("uninstall: got\n%s\nwant\n%s", got, tc.user)
+			}
+		})
+	}
+}
+
+func TestInstallModule(t *testing.T) {
+	for _, tc := range []struct{ harness, file, export string }{
+		{"opencode", ".opencode/plugins/guard.ts", "export * from %s;\n"},
+		{"pi", ".pi/extensions/guard.ts", "export { default } from %s;\n"},
+	} {
+		t.Run(tc.harness, func(t *testing.T) {
+			dir := trickyDir(t)
+			d := desc(t, tc.harness)
+			r := install(t, tc.harness, dir, false)
+			path := filepath.Join(dir, tc.file)
+			if r.Target != path {
+				t.Errorf("target %s, want %s", r.Target, path)
+			}
+			got := string(readFile(t, path))
+			entry := filepath.Join(r.Copy, d.Packaging.Target.Entry)
+			line := strings.Replace(tc.export, "%s", jsonString(entry), 1)
+			if !strings.HasPrefix(got, moduleHeader) || !strings.HasSuffix(got, "\n"+line) {
+				t.Errorf("module file:\n%s\nwant the header and %s", got, line)
+			}
+			// The literal is valid JSON for the exact path (and so a JS string).
+			lit := strings.TrimSuffix(strings.SplitN(line, "from ", 2)[1], ";\n")
+			var back string
+			if err := json.Unmarshal([]byte(lit), &back); err != nil || back != entry {
+				t.Errorf("literal %s reads as %q (%v)", lit, back, err)
+			}
+			if _, err := os.Stat(entry); err != nil {
+				t.Errorf("the re-exported module is not installed: %v", err)
+			}
+			if r2 := install(t, tc.harness, dir, false); r2.Files[1].Action != "unchanged" {
+				t.Errorf("second install: %+v", r2.Files[1])
+			}
+
+			// A file of the user's is never replaced without --force.
+			uninstall(t, tc.harness, dir)
+			writeFile(t, path, "export default function mine() {}\n")
+			if _, err := Install(guardBundle(t, tc.harness), d, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("install over a user's module: %v", err)
+			}
+			install(t, tc.harness, dir, true)
+			if got := readFile(t, path+BackupSuffix); string(got) != "export default function mine() {}\n" {
+				t.Errorf("backup: %s", got)
+			}
+			uninstall(t, tc.harness, dir)
+			if got := readFile(t, path); string(got) != "export default function mine() {}\n" {
+				t.Errorf("uninstall did not restore the user's module: %s", got)
+			}
+			// Uninstall leaves a module that is not sitter's alone.
+			if r := uninstall(t, tc.harness, dir); r.Files[0].Action != "kept" {
+				t.Errorf("uninstall of a foreign module: %+v", r.Files[0])
+			}
+		})
+	}
+}
+
+// The copy keeps file modes, and a reinstall replaces it whole.
+func TestCopy(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "b")
+	copyDir(t, filepath.Join(artifacts, "guard", "claude-code"), src)
+	writeFile(t, filepath.Join(src, "extra.txt"), "x")
+	dir := trickyDir(t)
+	b, err := OpenBundle(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := desc(t, "claude-code")
+	r, err := Install(b, d, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(r.Launcher)
+	if err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("installed launcher: %v %v", fi.Mode(), err)
+	}
+	os.Remove(filepath.Join(src, "extra.txt"))
+	if _, err := Install(b, d, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Copy, "extra.txt")); !os.IsNotExist(err) {
+		t.Errorf("a reinstall kept a file the bundle no longer has: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(r.Copy))
+	if len(entries) != 1 {
+		t.Errorf("leftovers next to the copy: %v", entries)
+	}
+}
+
+func TestUserScope(t *testing.T) {
+	home, data := trickyDir(t), filepath.Join(t.TempDir(), "data")
+	o := Options{Scope: "user", Home: home, DataHome: data}
+	d := desc(t, "gemini")
+	r, err := Install(guardBundle(t, "gemini-cli"), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, ".gemini", "settings.json"); r.Target != want {
+		t.Errorf("target %s, want %s", r.Target, want)
+	}
+	if want := filepath.Join(data, "sitter", "plugins", "guard", "gemini-cli"); r.Copy != want {
+		t.Errorf("copy %s, want %s", r.Copy, want)
+	}
+	if _, err := Uninstall("guard", d, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.Target); !os.IsNotExist(err) {
+		t.Errorf("user settings left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "sitter")); !os.IsNotExist(err) {
+		t.Errorf("data dir left: %v", err)
+	}
+}
+
+func TestInstallRefusals(t *testing.T) {
+	reg := registry.Registry()
+	if _, err := FindBundle(filepath.Join(artifacts, "guard", "codex"), desc(t, "claude"), reg); err == nil || !strings.Contains(err.Error(), "not claude-code") {
+		t.Errorf("a codex bundle for claude: %v", err)
+	}
+	if _, err := FindBundle(t.TempDir(), desc(t, "claude"), reg); err == nil {
+		t.Error("a folder without a bundle was accepted")
+	}
+	dir := trickyDir(t)
+	for _, bad := range []string{`[1]`, `{"hooks": []}`, `{"hooks": {"PreToolUse": {}}}`, `{not json`} {
+		settings := filepath.Join(dir, ".claude", "settings.json")
+		writeFile(t, settings, bad)
+		if _, err := Install(guardBundle(t, "claude"), desc(t, "claude"), Options{Dir: dir}); err == nil {
+			t.Errorf("install into %s succeeded", bad)
+		}
+		if got := readFile(t, settings); string(got) != bad {
+			t.Errorf("a refused install changed %s to %s", bad, got)
+		}
+	}
+	if _, err := Install(guardBundle(t, "claude"), desc(t, "claude"), Options{Dir: dir, Scope: "global"}); err == nil {
+		t.Error("scope global accepted")
+	}
+	if _, err := Uninstall("../x", desc(t, "claude"), Options{Dir: dir}); err == nil {
+		t.Error("a path as plugin name accepted")
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if _, err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,389 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sitter.dev/sitter/runtime/adapter"
+)
+
+// Problem is one thing wrong with a bundle.
+type Problem struct {
+	Bundle string `json:"bundle"`
+	File   string `json:"file"` // slash path inside the bundle
+	Msg    string `json:"problem"`
+}
+
+func (p Problem) String() string {
+	return filepath.ToSlash(p.Bundle) + "/" + p.File + ": " + p.Msg
+}
+
+// verifier collects the problems of one bundle.
+type verifier struct {
+	dir      string
+	probs    []Problem
+	d        *adapter.Descriptor
+	f        format
+	marker   Marker
+	jsonDocs map[string]any // parsed JSON files by slash path
+}
+
+func (v *verifier) add(file, format string, args ...any) {
+	v.probs = append(v.probs, Problem{Bundle: v.dir, File: file, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) abs(rel string) string {
+	return filepath.Join(v.dir, filepath.FromSlash(rel))
+}
+
+// Verify checks one bundle: its marker, its format's files and their
+// schemas, every path its manifest names, its hook registrations (native
+// events of the harness, calling the bundle's launcher), its scripts
+// (shebang, run bits) and its handler table (phases the harness has).
+func Verify(dir string, reg *adapter.Registry) []Problem {
+	v := &verifier{dir: filepath.Clean(dir), jsonDocs: map[string]any{}}
+	v.files()
+	if !v.checkMarker(reg) {
+		return v.sorted()
+	}
+	v.checkManifest()
+	v.checkHooks()
+	v.checkHandlers()
+	return v.sorted()
+}
+
+func (v *verifier) sorted() []Problem {
+	sort.SliceStable(v.probs, func(i, j int) bool { return v.probs[i].File < v.probs[j].File })
+	return v.probs
+}
+
+// files parses every JSON file and checks every script.
+func (v *verifier) files() {
+	err := filepath.WalkDir(v.dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(v.dir, p)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			v.add(rel, "not a regular file")
+			return nil
+		}
+		if strings.HasSuffix(rel, ".json") {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				v.add(rel, "%v", err)
+				return nil
+			}
+			doc, err := decodeStd(data)
+			if err != nil {
+				v.add(rel, "%v", err)
+				return nil
+			}
+			v.jsonDocs[rel] = doc
+		}
+		if strings.HasSuffix(rel, ".sh") || strings.HasPrefix(rel, "bin/") {
+			v.checkScript(rel)
+		}
+		return nil
+	})
+	if err != nil {
+		v.add("", "%v", err)
+	}
+}
+
+func (v *verifier) checkScript(rel string) {
+	fi, err := os.Stat(v.abs(rel))
+	if err != nil {
+		v.add(rel, "%v", err)
+		return
+	}
+	if fi.Mode().Perm()&0o100 == 0 {
+		v.add(rel, "not executable (mode %04o; want the run bits, e.g. 0755)", fi.Mode().Perm())
+	}
+	f, err := os.Open(v.abs(rel))
+	if err != nil {
+		v.add(rel, "%v", err)
+		return
+	}
+	defer f.Close()
+	head := make([]byte, 2)
+	if n, _ := f.Read(head); n < 2 || !bytes.Equal(head, []byte("#!")) {
+		v.add(rel, `does not start with "#!"`)
+	}
+}
+
+func (v *verifier) validate(rel, schema string) (map[string]any, bool) {
+	doc, ok := v.jsonDocs[rel]
+	if !ok {
+		if _, err := os.Stat(v.abs(rel)); err != nil {
+			v.add(rel, "missing")
+		}
+		return nil, false // unparsable: already reported
+	}
+	s, err := BundleSchema(schema)
+	if err != nil {
+		v.add(rel, "%v", err)
+		return nil, false
+	}
+	errs := s.Validate(doc)
+	for _, e := range errs {
+		v.add(rel, "%s (schema %s)", e, schema)
+	}
+	m, _ := doc.(map[string]any)
+	return m, len(errs) == 0
+}
+
+func (v *verifier) checkMarker(reg *adapter.Registry) bool {
+	m, ok := v.validate(MarkerFile, "marker")
+	if m == nil {
+		return false
+	}
+	data, _ := json.Marshal(m)
+	if err := json.Unmarshal(data, &v.marker); err != nil || !ok {
+		if err != nil {
+			v.add(MarkerFile, "%v", err)
+		}
+		return false
+	}
+	d, _, err := reg.Resolve(v.marker.Harness)
+	if err != nil {
+		v.add(MarkerFile, "harness: %v", err)
+		return false
+	}
+	v.d = d
+	if d.Packaging.Format != v.marker.Format {
+		v.add(MarkerFile, "format %q, but the atlas packages %s as %q", v.marker.Format, d.ID, d.Packaging.Format)
+		return false
+	}
+	v.f = formats[v.marker.Format]
+	for _, e := range v.marker.Hooks {
+		if _, ok := d.Event(e); !ok {
+			v.add(MarkerFile, "hooks: %q is not a native event of %s", e, d.ID)
+		}
+	}
+	if _, err := os.Stat(v.abs(Launcher)); err != nil {
+		v.add(Launcher, "missing: every hook runs it")
+	}
+	return true
+}
+
+// refPath checks a path a manifest names, relative to the bundle root.
+func (v *verifier) refPath(file, field, ref string, wantDir bool) (string, bool) {
+	clean := path.Clean(strings.TrimPrefix(ref, "./"))
+	if path.IsAbs(ref) || clean == ".." || strings.HasPrefix(clean, "../") {
+		v.add(file, "%s: %q leaves the bundle", field, ref)
+		return "", false
+	}
+	fi, err := os.Stat(v.abs(clean))
+	switch {
+	case err != nil:
+		v.add(file, "%s: %q does not exist", field, ref)
+		return "", false
+	case wantDir && !fi.IsDir():
+		v.add(file, "%s: %q is not a folder", field, ref)
+		return "", false
+	}
+	return clean, true
+}
+
+// refs are the string paths of a manifest field (a string or a list).
+func refs(val any) []string {
+	switch t := val.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func (v *verifier) checkManifest() {
+	for _, req := range v.f.required {
+		if _, err := os.Stat(v.abs(req)); err != nil {
+			v.add(req, "missing (required by the %s format)", v.marker.Format)
+		}
+	}
+	m, _ := v.validate(v.f.manifest, v.f.schema)
+	if m == nil {
+		return
+	}
+	mf := v.f.manifest
+	skillDirs := map[string]bool{}
+	if fi, err := os.Stat(v.abs("skills")); err == nil && fi.IsDir() {
+		skillDirs["skills"] = true // auto-loaded by convention
+	}
+	for _, field := range []string{"hooks", "skills", "commands", "rules", "agents", "mcpServers", "apps", "contextFileName", "main"} {
+		for _, ref := range refs(m[field]) {
+			if strings.ContainsAny(ref, "*?[") {
+				continue // a glob, not a path
+			}
+			rel, ok := v.refPath(mf, field, ref, field == "skills")
+			if ok && field == "skills" {
+				skillDirs[rel] = true
+			}
+		}
+	}
+	if pi, ok := m["pi"].(map[string]any); ok && v.marker.Format == "pi-package" {
+		for _, field := range []string{"extensions", "skills", "prompts", "themes"} {
+			for _, ref := range refs(pi[field]) {
+				if strings.ContainsAny(ref, "*?[!") {
+					continue
+				}
+				rel, ok := v.refPath(mf, "pi."+field, ref, false)
+				if ok && field == "skills" {
+					skillDirs[rel] = true
+				}
+			}
+		}
+	}
+	if v.marker.Format == "pi-package" {
+		found := false
+		for _, k := range refs(m["keywords"]) {
+			found = found || k == "pi-package"
+		}
+		if !found {
+			v.add(mf, `keywords: want "pi-package" (pi finds packages by it)`)
+		}
+	}
+	dirs := make([]string, 0, len(skillDirs))
+	for d := range skillDirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(v.abs(dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			skill := path.Join(dir, e.Name(), "SKILL.md")
+			if fi, err := os.Stat(v.abs(skill)); err != nil || !fi.Mode().IsRegular() {
+				v.add(skill, "missing: every skill folder needs its SKILL.md")
+			}
+		}
+	}
+}
+
+func (v *verifier) checkHooks() {
+	hf := v.f.hooksFile
+	if hf == "" {
+		return
+	}
+	if _, err := os.Stat(v.abs(hf)); errors.Is(err, fs.ErrNotExist) {
+		if len(v.marker.Hooks) > 0 {
+			v.add(hf, "missing, but %s lists hooks %v", MarkerFile, v.marker.Hooks)
+		}
+		return
+	}
+	m, _ := v.validate(hf, v.f.hooksSchema)
+	if m == nil {
+		return
+	}
+	hooks, _ := m["hooks"].(map[string]any)
+	events := make([]string, 0, len(hooks))
+	for e := range hooks {
+		events = append(events, e)
+	}
+	sort.Strings(events)
+	listed := map[string]bool{}
+	for _, e := range v.marker.Hooks {
+		listed[e] = true
+	}
+	for _, event := range events {
+		if _, ok := v.d.Event(event); !ok {
+			v.add(hf, "hooks.%s: %q is not a native event of %s (see 'sitter atlas show %s')", event, event, v.d.ID, v.d.ID)
+		}
+		if !listed[event] {
+			v.add(hf, "hooks.%s: not listed in %s hooks", event, MarkerFile)
+		}
+		delete(listed, event)
+		items, _ := hooks[event].([]any)
+		for _, cmd := range stdCommands(items, v.f.shape, v.f.commandKey) {
+			root, args, ok := launcherCommand(cmd)
+			want := fmt.Sprintf(`"%s/%s" %s %s`, v.d.Packaging.RootVar, Launcher, v.d.ID, event)
+			if !ok || root != v.d.Packaging.RootVar || len(args) != 2 || args[0] != v.d.ID || args[1] != event {
+				v.add(hf, "hooks.%s: command %q does not run the bundle's launcher; want %s", event, cmd, want)
+			}
+		}
+	}
+	for _, e := range v.marker.Hooks {
+		if listed[e] {
+			v.add(hf, "hooks: %s lists %s, which is not registered here", MarkerFile, e)
+		}
+	}
+}
+
+// stdCommands lists the commands of an event list decoded by encoding/json.
+func stdCommands(items []any, shape, key string) []string {
+	var out []string
+	for _, it := range items {
+		o, _ := it.(map[string]any)
+		if shape == "versioned-list" {
+			if s, ok := o[key].(string); ok {
+				out = append(out, s)
+			}
+			continue
+		}
+		hs, _ := o["hooks"].([]any)
+		for _, h := range hs {
+			ho, _ := h.(map[string]any)
+			if s, ok := ho[key].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (v *verifier) checkHandlers() {
+	m, _ := v.validate(HandlerTable, "handlers")
+	if m == nil {
+		return
+	}
+	phases := map[string]bool{}
+	for _, e := range v.d.Events {
+		phases[e.Phase] = true
+	}
+	hs, _ := m["handlers"].([]any)
+	for i, h := range hs {
+		ho, _ := h.(map[string]any)
+		ph, _ := ho["phase"].(string)
+		if ph != "" && !phases[ph] {
+			v.add(HandlerTable, "/handlers/%d/phase: %s has no %q phase", i, v.d.ID, ph)
+		}
+	}
+}
+
+// VerifyPaths verifies every bundle under the paths (bundle dirs, plugin
+// dirs, artifacts/). The error is for paths holding no bundle at all.
+func VerifyPaths(paths []string, reg *adapter.Registry) (bundles []string, probs []Problem, err error) {
+	bundles, err = FindBundles(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, b := range bundles {
+		probs = append(probs, Verify(b, reg)...)
+	}
+	return bundles, probs, nil
+}

@@ -1,0 +1,640 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Provider is where the proxy forwards: a protocol, a base URL as the
+// provider's SDK takes it, and how the key is sent.
+type Provider struct {
+	ID       string
+	Protocol string
+	BaseURL  string
+	// Auth: x-api-key, bearer, api-key (Azure: deployment path and
+	// api-version) or x-goog-api-key.
+	Auth            string
+	Key             string
+	APIVersion      string
+	DefaultModel    string
+	Models          map[string]string // alias → model id
+	MaxOutputTokens int
+
+	sigs *sigStore
+}
+
+// Config configures a Server.
+type Config struct {
+	Provider Provider
+	// Model, when set, replaces the model of every request.
+	Model string
+	// Token is the secret clients must present in their protocol's auth header.
+	Token string
+	// MaxBody bounds a request body (default 32 MiB).
+	MaxBody int64
+	// ConnectTimeout, FirstByteTimeout (response headers) and IdleTimeout
+	// (silence within a stream); no total cap on streams.
+	ConnectTimeout, FirstByteTimeout, IdleTimeout time.Duration
+	// PingInterval: keep-alive during upstream silence (default 10s).
+	PingInterval time.Duration
+	// Retries before the first byte on connection errors and 502/503/504/529.
+	Retries int
+	// RetryBackoff is the first wait between retries (doubles; retry-after wins, capped at 60s).
+	RetryBackoff time.Duration
+	Log          *slog.Logger
+	// Client overrides the upstream HTTP client (tests).
+	Client *http.Client
+}
+
+// Server is the gateway's http.Handler.
+type Server struct {
+	cfg    Config
+	client *http.Client
+	mux    *http.ServeMux
+}
+
+// New returns a Server; it validates the provider.
+func New(cfg Config) (*Server, error) {
+	if adapterFor(cfg.Provider.Protocol) == nil {
+		return nil, fmt.Errorf("provider %s: unknown protocol %q", cfg.Provider.ID, cfg.Provider.Protocol)
+	}
+	if _, err := url.Parse(cfg.Provider.BaseURL); err != nil || cfg.Provider.BaseURL == "" {
+		return nil, fmt.Errorf("provider %s: bad base URL %q", cfg.Provider.ID, cfg.Provider.BaseURL)
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = 32 << 20
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.FirstByteTimeout == 0 {
+		cfg.FirstByteTimeout = 300 * time.Second
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 300 * time.Second
+	}
+	if cfg.PingInterval == 0 {
+		cfg.PingInterval = 10 * time.Second
+	}
+	if cfg.RetryBackoff == 0 {
+		cfg.RetryBackoff = 500 * time.Millisecond
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg.Provider.sigs = newSigStore(24 * time.Hour)
+	s := &Server{cfg: cfg, client: cfg.Client}
+	if s.client == nil {
+		s.client = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   cfg.ConnectTimeout,
+			ResponseHeaderTimeout: cfg.FirstByteTimeout,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		}}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"ok\":true,\"provider\":%q,\"protocol\":%q}\n", cfg.Provider.ID, cfg.Provider.Protocol)
+	})
+	mux.HandleFunc("HEAD /{$}", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("POST /v1/messages", s.route(Anthropic, "messages"))
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.route(Anthropic, "count"))
+	mux.HandleFunc("POST /v1/chat/completions", s.route(OpenAIChat, "chat"))
+	mux.HandleFunc("POST /chat/completions", s.route(OpenAIChat, "chat"))
+	mux.HandleFunc("POST /v1/responses", s.route(OpenAIResponses, "responses"))
+	mux.HandleFunc("POST /responses", s.route(OpenAIResponses, "responses"))
+	mux.HandleFunc("POST /v1beta/models/{call}", s.route(Gemini, "gemini"))
+	mux.HandleFunc("POST /v1/models/{call}", s.route(Gemini, "gemini"))
+	s.mux = mux
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// authorized checks the token in the ingress protocol's own header.
+func (s *Server) authorized(proto string, r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	var got []string
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = append(got, b)
+	}
+	switch proto {
+	case Anthropic:
+		got = append(got, r.Header.Get("X-Api-Key"))
+	case Gemini:
+		got = append(got, r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key"))
+	}
+	for _, g := range got {
+		if g != "" && subtle.ConstantTimeCompare([]byte(g), []byte(s.cfg.Token)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// logLine is the one structured line per request.
+type logLine struct {
+	route, model string
+	status       int
+	start        time.Time
+	usage        Usage
+	stream       bool
+	err          string
+}
+
+func (s *Server) log(l *logLine) {
+	attrs := []any{"route", l.route, "provider", s.cfg.Provider.ID, "model", l.model, "status", l.status,
+		"latency_ms", float64(time.Since(l.start).Microseconds()) / 1000, "stream", l.stream,
+		"input_tokens", l.usage.Input, "output_tokens", l.usage.Output, "cache_read_tokens", l.usage.CacheRead}
+	if l.err != "" {
+		attrs = append(attrs, "error", l.err)
+	}
+	s.cfg.Log.Info("request", attrs...)
+}
+
+func (s *Server) route(proto, kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ll := &logLine{route: r.URL.Path, start: time.Now()}
+		defer s.log(ll)
+		fail := func(status int, msg string) {
+			ll.status, ll.err = status, msg
+			st, b := encodeError(proto, &APIError{Status: status, Message: msg})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(st)
+			w.Write(b)
+		}
+		if !s.authorized(proto, r) {
+			fail(401, "sitter proxy: missing or wrong token (use the token sitter proxy printed, in this API's key header)")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				fail(413, fmt.Sprintf("request body over %d bytes", s.cfg.MaxBody))
+				return
+			}
+			fail(400, "read request: "+err.Error())
+			return
+		}
+		in := adapterFor(proto)
+		stream := false
+		pathModel := ""
+		if proto == Gemini {
+			call := r.PathValue("call")
+			m, action, ok := strings.Cut(call, ":")
+			if !ok {
+				fail(404, "want /v1beta/models/{model}:generateContent|streamGenerateContent|countTokens")
+				return
+			}
+			pathModel = m
+			switch action {
+			case "generateContent":
+			case "streamGenerateContent":
+				stream = true
+			case "countTokens":
+				kind = "count"
+			default:
+				fail(404, "unknown action "+action)
+				return
+			}
+		}
+		// Azure's deployment path is never the client's: always re-encode.
+		same := proto == s.cfg.Provider.Protocol && s.cfg.Provider.Auth != "api-key"
+		if kind == "count" {
+			s.countTokens(w, r, proto, body, pathModel, ll, fail)
+			return
+		}
+		var req *Request
+		if !same || s.cfg.Model != "" || proto == Gemini {
+			req, err = in.decodeRequest(body)
+			if err != nil {
+				fail(400, err.Error())
+				return
+			}
+			if proto == Gemini {
+				req.Model, req.Stream = pathModel, stream
+			}
+			req.Model = s.model(req.Model)
+			ll.model, ll.stream = req.Model, req.Stream
+		}
+		if same && s.cfg.Model == "" {
+			// Passthrough: bytes untouched, only the credentials change.
+			if req == nil {
+				var peek struct {
+					Model  string `json:"model"`
+					Stream bool   `json:"stream"`
+				}
+				json.Unmarshal(body, &peek)
+				ll.model, ll.stream = peek.Model, peek.Stream
+			}
+			path := strings.TrimPrefix(r.URL.Path, "/v1")
+			if proto == Anthropic || proto == Gemini {
+				path = r.URL.Path
+			}
+			if proto == Gemini && strings.Contains(s.cfg.Provider.BaseURL, "/publishers/") {
+				path = "/models/" + r.PathValue("call")
+			}
+			q := r.URL.Query()
+			q.Del("key")
+			s.passthrough(w, r, proto, path, q, body, ll)
+			return
+		}
+		if same {
+			// --model on a same-protocol route: re-encode with the model replaced.
+			body = nil
+		}
+		s.translate(w, r, in, proto, req, ll)
+	}
+}
+
+// model resolves aliases and --model.
+func (s *Server) model(m string) string {
+	if s.cfg.Model != "" {
+		m = s.cfg.Model
+	}
+	if id, ok := s.cfg.Provider.Models[strings.ToLower(m)]; ok {
+		return id
+	}
+	for alias, id := range s.cfg.Provider.Models {
+		// claude-sonnet-4-5-20250929 → "sonnet"
+		if s.cfg.Provider.Protocol != Anthropic && strings.Contains(strings.ToLower(m), alias) {
+			return id
+		}
+	}
+	if m == "" || (s.cfg.Provider.Protocol != Anthropic && strings.HasPrefix(m, "claude")) {
+		return s.cfg.Provider.DefaultModel
+	}
+	return m
+}
+
+// upstream builds the upstream request URL and headers.
+func (s *Server) upstream(ctx context.Context, path string, q url.Values, body []byte, model string) (*http.Request, error) {
+	p := &s.cfg.Provider
+	u, err := url.Parse(strings.TrimSuffix(p.BaseURL, "/") + path)
+	if err != nil {
+		return nil, err
+	}
+	if q == nil {
+		q = url.Values{}
+	}
+	if p.Auth == "api-key" && p.APIVersion != "" {
+		q.Set("api-version", p.APIVersion)
+	}
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	switch p.Auth {
+	case "x-api-key":
+		req.Header.Set("X-Api-Key", p.Key)
+	case "api-key":
+		req.Header.Set("Api-Key", p.Key)
+	case "x-goog-api-key":
+		req.Header.Set("X-Goog-Api-Key", p.Key)
+	default:
+		req.Header.Set("Authorization", "Bearer "+p.Key)
+	}
+	if p.Protocol == Anthropic {
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+	}
+	return req, nil
+}
+
+// do sends with retries before the first byte: connection errors and
+// 502/503/504/529 are retried; anything else returns at once.
+func (s *Server) do(ctx context.Context, build func() (*http.Request, error)) (*http.Response, error) {
+	wait := s.cfg.RetryBackoff
+	for attempt := 0; ; attempt++ {
+		req, err := build()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := s.client.Do(req)
+		retryable := err != nil && ctx.Err() == nil
+		if err == nil {
+			switch resp.StatusCode {
+			case 502, 503, 504, 529:
+				retryable = true
+			}
+		}
+		if !retryable || attempt >= s.cfg.Retries {
+			return resp, err
+		}
+		d := wait
+		if resp != nil {
+			if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+				d = time.Duration(ra) * time.Second
+			}
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		d = min(d, 60*time.Second)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// upstreamFailure answers a failed upstream call in the ingress protocol.
+func (s *Server) upstreamFailure(w http.ResponseWriter, proto string, resp *http.Response, err error, ll *logLine) {
+	var e *APIError
+	if err != nil {
+		e = &APIError{Status: 502, Message: "upstream: " + err.Error()}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			e.Status = 504
+		}
+	} else {
+		b, _ := readAll(resp.Body, 1<<20)
+		resp.Body.Close()
+		e = decodeError(resp.StatusCode, b)
+		e.RetryAfter = resp.Header.Get("Retry-After")
+	}
+	st, b := encodeError(proto, e)
+	if e.RetryAfter != "" {
+		w.Header().Set("Retry-After", e.RetryAfter)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(st)
+	w.Write(b)
+	ll.status, ll.err = st, e.Message
+}
+
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path string, q url.Values, body []byte, ll *logLine) {
+	resp, err := s.do(r.Context(), func() (*http.Request, error) {
+		return s.upstream(r.Context(), path, q, body, ll.model)
+	})
+	if err != nil {
+		s.upstreamFailure(w, proto, nil, err, ll)
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range []string{"Content-Type", "Retry-After", "Request-Id", "X-Request-Id"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	ll.status = resp.StatusCode
+	f, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if f != nil {
+				f.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, proto string, req *Request, ll *logLine) {
+	out := adapterFor(s.cfg.Provider.Protocol)
+	if s.cfg.Provider.Protocol == Anthropic && req.MaxTokens == 0 {
+		req.MaxTokens = s.cfg.Provider.MaxOutputTokens
+	}
+	path, q, body, err := out.encodeRequest(req, &s.cfg.Provider)
+	if err != nil {
+		s.upstreamFailure(w, proto, nil, err, ll)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	resp, err := s.do(ctx, func() (*http.Request, error) { return s.upstream(ctx, path, q, body, req.Model) })
+	if err != nil || resp.StatusCode >= 400 {
+		s.upstreamFailure(w, proto, resp, err, ll)
+		return
+	}
+	defer resp.Body.Close()
+	if !req.Stream {
+		b, err := readAll(resp.Body, 256<<20)
+		if err != nil {
+			s.upstreamFailure(w, proto, nil, err, ll)
+			return
+		}
+		res, err := out.decodeResponse(b, s.cfg.Provider.sigs)
+		if err != nil {
+			s.upstreamFailure(w, proto, nil, err, ll)
+			return
+		}
+		if res.Model == "" {
+			res.Model = req.Model
+		}
+		ll.status, ll.usage = 200, res.Usage
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(in.encodeResponse(res))
+		return
+	}
+	s.stream(ctx, cancel, w, r, in, out, proto, req, resp.Body, ll)
+}
+
+// stream translates event by event. Headers are committed at the first
+// upstream event, so an early failure still gets a real status; after
+// that, errors become the ingress protocol's error frame.
+func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, in, out adapter, proto string, req *Request, body io.Reader, ll *logLine) {
+	type item struct {
+		ev  SSE
+		err error
+	}
+	ch := make(chan item, 16)
+	go func() {
+		defer close(ch)
+		rd := NewSSEReader(body)
+		for {
+			ev, err := rd.Next()
+			select {
+			case ch <- item{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	sw := newSSEWriter(w)
+	enc := in.newStreamEncoder(sw, req)
+	if ge, ok := enc.(*gemStreamEncoder); ok && r.URL.Query().Get("alt") != "sse" {
+		ge.array = true
+	}
+	dec := out.newStreamDecoder(s.cfg.Provider.sigs)
+	committed := false
+	var pending []Event
+	var firstErr *APIError
+	emit := func(e Event) {
+		if e.Kind == EvEnd {
+			ll.usage = e.Usage
+		}
+		if !committed {
+			if e.Kind == EvError {
+				firstErr = e.Err
+				return
+			}
+			pending = append(pending, e)
+			return
+		}
+		enc.encode(e)
+	}
+	commit := func() {
+		if committed || firstErr != nil {
+			return
+		}
+		committed = true
+		h := w.Header()
+		if ge, ok := enc.(*gemStreamEncoder); ok && ge.array {
+			h.Set("Content-Type", "application/json")
+		} else {
+			h.Set("Content-Type", "text/event-stream")
+		}
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(200)
+		ll.status = 200
+		for _, e := range pending {
+			enc.encode(e)
+		}
+		pending = nil
+	}
+	idle := time.NewTimer(s.cfg.IdleTimeout)
+	defer idle.Stop()
+	ping := time.NewTicker(s.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			ll.status, ll.err = 499, "client disconnected"
+			cancel()
+			return
+		case <-ping.C:
+			if committed {
+				enc.ping()
+			}
+		case <-idle.C:
+			cancel()
+			e := &APIError{Status: 504, Message: fmt.Sprintf("upstream silent for %s", s.cfg.IdleTimeout)}
+			if !committed {
+				s.writeError(w, proto, e, ll)
+				return
+			}
+			enc.encode(Event{Kind: EvError, Err: e})
+			enc.close()
+			ll.err = e.Message
+			return
+		case it, ok := <-ch:
+			if !ok {
+				return
+			}
+			if !idle.Stop() {
+				select {
+				case <-idle.C:
+				default:
+				}
+			}
+			idle.Reset(s.cfg.IdleTimeout)
+			if it.err != nil {
+				if it.err != io.EOF {
+					emit(Event{Kind: EvError, Err: &APIError{Status: 502, Message: "upstream stream: " + it.err.Error()}})
+				} else {
+					dec.finish(emit)
+				}
+				if firstErr != nil && !committed {
+					s.writeError(w, proto, firstErr, ll)
+					return
+				}
+				commit()
+				enc.close()
+				return
+			}
+			if err := dec.decode(it.ev, emit); err != nil {
+				emit(Event{Kind: EvError, Err: &APIError{Status: 502, Message: err.Error()}})
+			}
+			if firstErr != nil && !committed {
+				s.writeError(w, proto, firstErr, ll)
+				cancel()
+				return
+			}
+			if len(pending) > 0 {
+				commit()
+			}
+			if sw.err != nil {
+				ll.status, ll.err = 499, "client disconnected"
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// countTokens passes through to a same-protocol upstream; otherwise it
+// estimates locally (about four characters a token, system prompt and
+// tools included) rather than turn a count into an inference call.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, proto string, body []byte, pathModel string, ll *logLine, fail func(int, string)) {
+	if proto == s.cfg.Provider.Protocol {
+		q := r.URL.Query()
+		q.Del("key")
+		s.passthrough(w, r, proto, r.URL.Path, q, body, ll)
+		return
+	}
+	req, err := adapterFor(proto).decodeRequest(body)
+	if err != nil {
+		fail(400, err.Error())
+		return
+	}
+	n := len(req.System)
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			n += len(p.Text) + len(p.Args) + len(p.ToolName)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	tokens := (n + 3) / 4
+	w.Header().Set("Content-Type", "application/json")
+	ll.status = 200
+	if proto == Gemini {
+		fmt.Fprintf(w, "{\"totalTokens\":%d}\n", tokens)
+		return
+	}
+	fmt.Fprintf(w, "{\"input_tokens\":%d}\n", tokens)
+}
+
+func (s *Server) writeError(w http.ResponseWriter, proto string, e *APIError, ll *logLine) {
+	st, b := encodeError(proto, e)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(st)
+	w.Write(b)
+	ll.status, ll.err = st, e.Message
+}

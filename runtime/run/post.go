@@ -1,0 +1,150 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"sitter.dev/sitter/runtime/journal"
+)
+
+// PostOptions is a task result.
+type PostOptions struct {
+	Status     string          // "ok" or "error"
+	Value      json.RawMessage // for ok
+	Error      json.RawMessage // for error; a default error when empty
+	Stdout     *string
+	Stderr     *string
+	StartedAt  string
+	FinishedAt string
+}
+
+// PostResult says where a result went.
+type PostResult struct {
+	Status    string `json:"status"`
+	EffectID  string `json:"effectId"`
+	ResultRef string `json:"resultRef"`
+	StdoutRef string `json:"stdoutRef,omitempty"`
+	StderrRef string `json:"stderrRef,omitempty"`
+	Seq       int    `json:"seq"`
+}
+
+// ErrAlreadyResolved is returned when an effect already has a result.
+var ErrAlreadyResolved = errors.New("already resolved")
+
+// Post records the result of a pending effect: tasks/<id>/{result.json,
+// stdout.log, stderr.log}, then EFFECT_RESOLVED. The result counts once
+// the event is in the journal; a crash before that leaves the effect
+// pending and the post can be repeated.
+func Post(ctx context.Context, dir, effectID string, o PostOptions) (*PostResult, error) {
+	if o.Status != "ok" && o.Status != "error" {
+		return nil, fmt.Errorf("--status must be ok or error, not %q", o.Status)
+	}
+	if o.Status == "ok" && len(o.Value) == 0 {
+		return nil, errors.New("an ok result needs --value FILE or --value-inline JSON")
+	}
+	if o.Status == "ok" && !json.Valid(o.Value) {
+		return nil, errors.New("the value is not valid JSON")
+	}
+	if o.Status == "error" {
+		if len(o.Error) == 0 {
+			o.Error = json.RawMessage(`{"name":"Error","message":"Task reported failure"}`)
+		} else if !json.Valid(o.Error) {
+			return nil, errors.New("the error is not valid JSON")
+		}
+	}
+	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "sitter:task-post")
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	s, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := s.Effect(effectID)
+	if e == nil {
+		return nil, fmt.Errorf("effect %s not found in %s (see `sitter task list %s`)", effectID, dir, dir)
+	}
+	if e.Status != Requested {
+		return nil, fmt.Errorf("effect %s: %w (status %s)", effectID, ErrAlreadyResolved, e.Status)
+	}
+	return post(s, e, o)
+}
+
+// post writes a result; the caller holds the lock.
+func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
+	t := now()
+	if o.StartedAt == "" {
+		o.StartedAt = t
+	}
+	if o.FinishedAt == "" {
+		o.FinishedAt = t
+	}
+	taskDir := TasksDir + "/" + e.EffectID
+	res := &PostResult{Status: o.Status, EffectID: e.EffectID, ResultRef: taskDir + "/result.json"}
+	if o.Stdout != nil {
+		res.StdoutRef = taskDir + "/stdout.log"
+		if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.StdoutRef)), []byte(*o.Stdout)); err != nil {
+			return nil, err
+		}
+	}
+	if o.Stderr != nil {
+		res.StderrRef = taskDir + "/stderr.log"
+		if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.StderrRef)), []byte(*o.Stderr)); err != nil {
+			return nil, err
+		}
+	}
+	var value, errv any
+	if o.Status == "ok" {
+		value = o.Value
+	} else {
+		errv = o.Error
+	}
+	b, err := indent(obj{
+		{"schemaVersion", "2026.01.results-v1"}, {"effectId", e.EffectID}, {"taskId", e.TaskID},
+		{"invocationKey", e.InvocationKey}, {"status", o.Status}, {"result", value}, {"error", errv},
+		{"stdoutRef", res.StdoutRef}, {"stderrRef", res.StderrRef},
+		{"startedAt", o.StartedAt}, {"finishedAt", o.FinishedAt}, {"value", value},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.ResultRef)), b); err != nil {
+		return nil, err
+	}
+	ev, err := journal.Append(filepath.Join(s.Dir, JournalDir), s.Journal.Head(), journal.EffectResolved, obj{
+		{"effectId", e.EffectID}, {"status", o.Status}, {"resultRef", res.ResultRef}, {"error", errv},
+		{"stdoutRef", res.StdoutRef}, {"stderrRef", res.StderrRef},
+		{"startedAt", o.StartedAt}, {"finishedAt", o.FinishedAt},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Journal.Events = append(s.Journal.Events, ev)
+	e.Status = ResolvedOK
+	if o.Status == "error" {
+		e.Status = ResolvedError
+		e.Error = o.Error
+	}
+	e.ResultRef, e.StdoutRef, e.StderrRef, e.ResolvedAt = res.ResultRef, res.StdoutRef, res.StderrRef, ev.RecordedAt
+	res.Seq = ev.Seq
+	return res, nil
+}
+
+// Append journals one event under the run lock (used for events that are
+// not effects, such as STOP_HOOK_INVOKED).
+func Append(ctx context.Context, dir, typ string, data any) (journal.Event, error) {
+	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "sitter:append")
+	if err != nil {
+		return journal.Event{}, err
+	}
+	defer lock.Release()
+	j, err := journal.Load(filepath.Join(dir, JournalDir))
+	if err != nil {
+		return journal.Event{}, err
+	}
+	return journal.Append(filepath.Join(dir, JournalDir), j.Head(), typ, data)
+}

@@ -1,0 +1,362 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"sitter.dev/sitter/runtime/journal"
+)
+
+func needNode(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH: process replay tests need Node ≥ 20.6")
+	}
+	t.Setenv("SITTER_CACHE_DIR", cacheDir)
+}
+
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "sitter-jsrt-")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+// newRun writes src as a process file and creates a run of it.
+func newRun(t *testing.T, src string, inputs string) (dir, entry string) {
+	t.Helper()
+	ws := t.TempDir()
+	entry = filepath.Join(ws, "proc.mjs")
+	if err := os.WriteFile(entry, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := CreateOptions{RunsDir: filepath.Join(ws, ".a5c", "runs"), ProcessID: "p", Entry: entry + "#process"}
+	if inputs != "" {
+		o.Inputs = json.RawMessage(inputs)
+	}
+	dir, _, err := Create(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, entry
+}
+
+func iterate(t *testing.T, dir string) *IterateResult {
+	t.Helper()
+	var stderr strings.Builder
+	r, err := Iterate(context.Background(), dir, IterateOptions{Stderr: &stderr, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("iterate: %v\n%s", err, stderr.String())
+	}
+	if r.RuntimeError {
+		t.Fatalf("runtime error: %s\n%s", r.Error, stderr.String())
+	}
+	return r
+}
+
+func postOK(t *testing.T, dir, effectID, value string) {
+	t.Helper()
+	if _, err := Post(context.Background(), dir, effectID, PostOptions{Status: "ok", Value: json.RawMessage(value)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventTypes(t *testing.T, dir string) []string {
+	t.Helper()
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []string
+	for _, e := range s.Journal.Events {
+		ts = append(ts, e.Type)
+	}
+	return ts
+}
+
+type action struct{ Kind, Label, TaskID string }
+
+func actions(r *IterateResult) []action {
+	var as []action
+	for _, a := range r.NextActions {
+		as = append(as, action{a.Kind, a.Label, a.TaskID})
+	}
+	return as
+}
+
+const twoSteps = `import { defineTask } from '@a5c-ai/babysitter-sdk';
+const build = defineTask('build', (args) => ({ kind: 'shell', title: 'Build', shell: { command: 'make ' + args.target } }));
+const review = defineTask('review', (args) => ({ kind: 'agent', title: 'Review', agent: { prompt: 'review ' + args.out } }));
+export async function process(inputs, ctx) {
+  const b = await ctx.task(build, { target: inputs.target });
+  const r = await ctx.task(review, { out: b.out });
+  return { b, r };
+}
+`
+
+// Replay is deterministic: iterating again without new results asks for
+// the same effect (same id, same key) and journals nothing.
+func TestReplayDeterminism(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, twoSteps, `{"target": "all"}`)
+	r1 := iterate(t, dir)
+	n := len(eventTypes(t, dir))
+	r2 := iterate(t, dir)
+	if r1.Status != StatusWaiting || len(r1.NextActions) != 1 {
+		t.Fatalf("first iterate: %+v", r1)
+	}
+	if diff := cmp.Diff(r1.NextActions, r2.NextActions); diff != "" {
+		t.Errorf("second iterate asks differently (-first +second):\n%s", diff)
+	}
+	if got := len(eventTypes(t, dir)); got != n {
+		t.Errorf("second iterate journaled %d events", got-n)
+	}
+	var def struct {
+		Shell struct{ Command string } `json:"shell"`
+	}
+	json.Unmarshal(r1.NextActions[0].TaskDef, &def)
+	if def.Shell.Command != "make all" {
+		t.Errorf("task def command %q, want the inputs applied", def.Shell.Command)
+	}
+	postOK(t, dir, r1.NextActions[0].EffectID, `{"out": "bin/x"}`)
+	r3 := iterate(t, dir)
+	if diff := cmp.Diff([]action{{"agent", "Review", "review"}}, actions(r3)); diff != "" {
+		t.Fatalf("after posting build (-want +got):\n%s", diff)
+	}
+	postOK(t, dir, r3.NextActions[0].EffectID, `"LGTM"`)
+	r4 := iterate(t, dir)
+	if r4.Status != StatusCompleted || r4.CompletionProof == "" {
+		t.Fatalf("final iterate: %+v", r4)
+	}
+	if diff := cmp.Diff(`{"b":{"out":"bin/x"},"r":"LGTM"}`, compactJSON(r4.Output)); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	want := []string{journal.RunCreated, journal.EffectRequested, journal.EffectResolved, journal.EffectRequested, journal.EffectResolved, journal.RunCompleted}
+	if diff := cmp.Diff(want, eventTypes(t, dir)); diff != "" {
+		t.Errorf("journal (-want +got):\n%s", diff)
+	}
+	// A completed run stays completed.
+	if r := iterate(t, dir); r.Status != StatusCompleted || r.CompletionProof != r4.CompletionProof {
+		t.Errorf("iterate after completion: %+v", r)
+	}
+}
+
+func compactJSON(r json.RawMessage) string {
+	var v any
+	json.Unmarshal(r, &v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// parallel.all and parallel.map ask for every branch at once; results
+// come back in call order whatever order they were posted in.
+func TestParallelEffects(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, `import { defineTask } from '@a5c-ai/babysitter-sdk';
+const t = defineTask('t', (args) => ({ kind: 'agent', title: 'T' + args.i }));
+export async function process(inputs, ctx) {
+  const [a, b] = await ctx.parallel.all([() => ctx.task(t, { i: 1 }, { label: 'a' }), () => ctx.task(t, { i: 2 }, { label: 'b' })]);
+  const m = await ctx.parallel.map([3, 4, 5], (i) => ctx.task(t, { i }));
+  return [a, b, ...m];
+}
+`, "")
+	r := iterate(t, dir)
+	if diff := cmp.Diff([]action{{"agent", "a", "t"}, {"agent", "b", "t"}}, actions(r)); diff != "" {
+		t.Fatalf("parallel.all (-want +got):\n%s", diff)
+	}
+	if r.NextActions[0].SchedulerHints["pendingCount"] != 2 {
+		t.Errorf("scheduler hints: %v", r.NextActions[0].SchedulerHints)
+	}
+	postOK(t, dir, r.NextActions[1].EffectID, `"B"`)
+	r = iterate(t, dir)
+	if diff := cmp.Diff([]action{{"agent", "a", "t"}}, actions(r)); diff != "" {
+		t.Fatalf("after posting b (-want +got):\n%s", diff)
+	}
+	postOK(t, dir, r.NextActions[0].EffectID, `"A"`)
+	r = iterate(t, dir)
+	if len(r.NextActions) != 3 {
+		t.Fatalf("parallel.map asked for %d effects, want 3", len(r.NextActions))
+	}
+	// Same task, same label, same args shape: the occurrence count keeps
+	// the keys apart.
+	keys := map[string]bool{}
+	for _, a := range r.NextActions {
+		keys[a.InvocationKey] = true
+	}
+	if len(keys) != 3 {
+		t.Errorf("invocation keys collide: %v", keys)
+	}
+	for i := len(r.NextActions) - 1; i >= 0; i-- {
+		postOK(t, dir, r.NextActions[i].EffectID, `"m`+string(rune('3'+i))+`"`)
+	}
+	r = iterate(t, dir)
+	if r.Status != StatusCompleted || compactJSON(r.Output) != `["A","B","m3","m4","m5"]` {
+		t.Fatalf("final: %s %s", r.Status, r.Output)
+	}
+}
+
+func TestBreakpoint(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, `export async function process(inputs, ctx) {
+  const answer = await ctx.breakpoint({ question: 'Ship?' }, { label: 'approve' });
+  return answer.approved ? 'shipped' : 'held';
+}
+`, "")
+	r := iterate(t, dir)
+	if diff := cmp.Diff([]action{{"breakpoint", "approve", "__sdk.breakpoint"}}, actions(r)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	s, _ := Load(dir)
+	if s.PendingByKind()["breakpoint"] != 1 {
+		t.Errorf("pending by kind: %v", s.PendingByKind())
+	}
+	postOK(t, dir, r.NextActions[0].EffectID, `{"approved": true}`)
+	if r = iterate(t, dir); compactJSON(r.Output) != `"shipped"` {
+		t.Fatalf("output %s", r.Output)
+	}
+}
+
+// A task error reaches the process as a thrown Error; a process that
+// does not catch it fails the run.
+func TestTaskErrors(t *testing.T) {
+	needNode(t)
+	src := `import { defineTask } from '@a5c-ai/babysitter-sdk';
+const t = defineTask('t', () => ({ kind: 'shell', shell: { command: 'false' } }));
+export async function process(inputs, ctx) {
+  try { await ctx.task(t, {}, { label: 'first' }); } catch (e) { if (!inputs.rethrow) return 'caught: ' + e.message; throw e; }
+  return 'no error';
+}
+`
+	for _, tc := range []struct {
+		inputs, status, want string
+	}{
+		{`{"rethrow": false}`, StatusCompleted, `"caught: exit 1"`},
+		{`{"rethrow": true}`, StatusFailed, `exit 1`},
+	} {
+		dir, _ := newRun(t, src, tc.inputs)
+		r := iterate(t, dir)
+		if _, err := Post(context.Background(), dir, r.NextActions[0].EffectID, PostOptions{Status: "error", Error: json.RawMessage(`{"name":"Error","message":"exit 1"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		r = iterate(t, dir)
+		if r.Status != tc.status {
+			t.Fatalf("%s: status %s, want %s (%s)", tc.inputs, r.Status, tc.status, r.Error)
+		}
+		got := string(r.Output)
+		if tc.status == StatusFailed {
+			got = string(r.Error)
+			if ts := eventTypes(t, dir); ts[len(ts)-1] != journal.RunFailed {
+				t.Errorf("last event %s, want RUN_FAILED", ts[len(ts)-1])
+			}
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %s, want %s", tc.inputs, got, tc.want)
+		}
+	}
+}
+
+// A changed process file is journaled once; effects keep their identity
+// when a call is added before them (keys do not depend on position).
+func TestProcessCodeChange(t *testing.T) {
+	needNode(t)
+	dir, entry := newRun(t, twoSteps, `{"target": "all"}`)
+	r1 := iterate(t, dir)
+	changed := strings.Replace(twoSteps, "  const b = await", "  await ctx.parallel.all([]);\n  const b = await", 1)
+	if err := os.WriteFile(entry, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r2 := iterate(t, dir)
+	if !r2.CodeChanged {
+		t.Error("iterate did not report the code change")
+	}
+	if r2.NextActions[0].EffectID != r1.NextActions[0].EffectID {
+		t.Errorf("the pending effect changed identity: %s → %s", r1.NextActions[0].EffectID, r2.NextActions[0].EffectID)
+	}
+	if r3 := iterate(t, dir); r3.CodeChanged {
+		t.Error("an unchanged file was reported changed")
+	}
+	n := 0
+	for _, ty := range eventTypes(t, dir) {
+		if ty == journal.ProcessCodeHashChanged {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d PROCESS_CODE_HASH_CHANGED events, want 1", n)
+	}
+}
+
+func TestHaltAndSleep(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, `export async function process(inputs, ctx) {
+  await ctx.sleepUntil(inputs.until);
+  ctx.log('woke');
+  ctx.halt('enough');
+}
+`, `{"until": "2999-01-01T00:00:00Z"}`)
+	r := iterate(t, dir)
+	if len(r.NextActions) != 1 || r.NextActions[0].Kind != "sleep" || r.NextActions[0].SchedulerHints["sleepUntilEpochMs"] == nil {
+		t.Fatalf("sleep: %+v", r.NextActions)
+	}
+	later, err := Iterate(context.Background(), dir, IterateOptions{Now: func() time.Time { return time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later.Status != StatusHalted || later.Reason != "enough" || len(later.Logs) != 1 || later.Logs[0] != "woke" {
+		t.Fatalf("after the sleep: %+v", later)
+	}
+	want := []string{journal.RunCreated, journal.EffectRequested, journal.EffectResolved, journal.RunHalted}
+	if diff := cmp.Diff(want, eventTypes(t, dir)); diff != "" {
+		t.Errorf("journal (-want +got):\n%s", diff)
+	}
+}
+
+// A process that does not load is a runtime error, journaled, and the run
+// goes on once the file is fixed.
+func TestProcessRuntimeError(t *testing.T) {
+	needNode(t)
+	dir, entry := newRun(t, "export async function process( {\n", "")
+	r, err := Iterate(context.Background(), dir, IterateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.RuntimeError || r.Status != StatusFailed {
+		t.Fatalf("iterate a broken module: %+v", r)
+	}
+	os.WriteFile(entry, []byte("export async function process() { return 42; }\n"), 0o644)
+	if r := iterate(t, dir); r.Status != StatusCompleted || string(r.Output) != "42\n" && compactJSON(r.Output) != "42" {
+		t.Fatalf("after the fix: %+v", r)
+	}
+	want := []string{journal.RunCreated, journal.ProcessRuntimeError, journal.ProcessCodeHashChanged, journal.RunCompleted}
+	if diff := cmp.Diff(want, eventTypes(t, dir)); diff != "" {
+		t.Errorf("journal (-want +got):\n%s", diff)
+	}
+}
+
+func TestNeedsShim(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.mjs"), []byte(`import { x } from './lib/b.mjs';`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "lib"), 0o755)
+	os.WriteFile(filepath.Join(dir, "lib", "b.mjs"), []byte(`import { defineTask } from "@a5c-ai/babysitter-sdk";`), 0o644)
+	os.WriteFile(filepath.Join(dir, "c.mjs"), []byte(`import fs from 'node:fs'; export const x = 1;`), 0o644)
+	if !needsShim(filepath.Join(dir, "a.mjs")) {
+		t.Error("an SDK import through a relative import was missed")
+	}
+	if needsShim(filepath.Join(dir, "c.mjs")) {
+		t.Error("a module without the SDK asks for the shim")
+	}
+}

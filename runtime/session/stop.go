@@ -1,0 +1,221 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
+)
+
+// Rows of the stop decision table.
+const (
+	RowNoSession     = "no-active-session"
+	RowMaxIterations = "max-iterations"
+	RowCompleted     = "run-completed"
+	RowProof         = "completion-proof"
+	RowEnded         = "run-ended" // failed or halted: nothing left to do
+	RowUnreadable    = "run-unreadable"
+	RowBreakpoints   = "breakpoints-only"
+	RowPending       = "effects-pending"
+	RowIterate       = "iterate"
+)
+
+// Decision is the answer to one stop.
+type Decision struct {
+	Block      bool   `json:"block"`
+	Row        string `json:"row"`
+	Reason     string `json:"reason"`
+	Deactivate bool   `json:"deactivate,omitempty"`
+	Iteration  int    `json:"iteration"`
+}
+
+// Result is the canonical hook result of a decision: a block with its
+// reason, or a noop (the agent may stop).
+func (d Decision) Result() hook.Result {
+	if d.Block {
+		return hook.Result{Decision: hook.Block, Reason: d.Reason}
+	}
+	return hook.Result{Decision: hook.Noop}
+}
+
+var promiseRE = regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`)
+
+// Promise returns the last <promise>…</promise> of a message.
+func Promise(msg string) string {
+	m := promiseRE.FindAllStringSubmatch(msg, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return m[len(m)-1][1]
+}
+
+// StopCheck decides a stop of the session that ev belongs to, records the
+// decision in the session and journals it in the run as STOP_HOOK_INVOKED.
+//
+//	no active session                          → allow
+//	iteration ≥ max                            → allow, deactivate
+//	run completed, or <promise>PROOF</promise> → allow, deactivate
+//	  equal to the run's completion proof
+//	run failed or halted                       → allow, deactivate
+//	only breakpoints pending                   → allow (a human must act)
+//	otherwise                                  → block: the pending effects,
+//	                                             or "call sitter run iterate"
+func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
+	st, _, err := Read(ev.Harness, ev.Session.ID)
+	if err != nil {
+		return Decision{Row: RowNoSession, Reason: err.Error()}, err
+	}
+	if st == nil || !st.Active || st.RunDir == "" {
+		return Decision{Row: RowNoSession, Reason: "no babysitter run is bound to this session"}, nil
+	}
+	d := decide(st, ev)
+	if d.Block {
+		st.Iteration++
+	}
+	d.Iteration = st.Iteration
+	if d.Deactivate {
+		st.Active = false
+		st.EndedBecause = d.Row
+	}
+	if _, err := Write(st); err != nil {
+		return d, err
+	}
+	if d.Row == RowUnreadable {
+		return d, nil
+	}
+	decision := "allow"
+	if d.Block {
+		decision = "block"
+	}
+	_, err = run.Append(ctx, st.RunDir, journal.StopHookInvoked, map[string]any{
+		"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
+		"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
+	})
+	return d, err
+}
+
+func decide(st *State, ev hook.Event) Decision {
+	if st.MaxIterations > 0 && st.Iteration >= st.MaxIterations {
+		return Decision{Row: RowMaxIterations, Deactivate: true,
+			Reason: fmt.Sprintf("the session reached its cap of %d stop-hook iterations", st.MaxIterations)}
+	}
+	rs, err := run.Load(st.RunDir)
+	if err != nil {
+		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
+	}
+	if rs.Status == run.StatusCompleted {
+		return Decision{Row: RowCompleted, Deactivate: true, Reason: "run " + rs.Meta.RunID + " completed"}
+	}
+	msg := ev.LastAssistantMessage
+	if msg == "" && ev.Session.TranscriptPath != "" {
+		msg = LastAssistantMessage(ev.Session.TranscriptPath)
+	}
+	if p := Promise(msg); p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof {
+		return Decision{Row: RowProof, Deactivate: true, Reason: "the agent gave run " + rs.Meta.RunID + "'s completion proof"}
+	}
+	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
+		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status}
+	}
+	pending := rs.Pending()
+	breakpoints := 0
+	for _, e := range pending {
+		if e.Kind == "breakpoint" {
+			breakpoints++
+		}
+	}
+	if len(pending) > 0 && breakpoints == len(pending) {
+		return Decision{Row: RowBreakpoints, Reason: fmt.Sprintf("run %s waits for %d breakpoint(s): a human must answer", rs.Meta.RunID, breakpoints)}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Babysitter run %s is not finished (stop-hook iteration %d of %d). ", rs.Meta.RunID, st.Iteration+1, st.MaxIterations)
+	if len(pending) == 0 {
+		fmt.Fprintf(&b, "Call `sitter run iterate %s --json` and carry out the effects it lists.", st.RunDir)
+		return Decision{Block: true, Row: RowIterate, Reason: b.String() + proofHint}
+	}
+	fmt.Fprintf(&b, "It waits for %d effect(s):\n", len(pending))
+	for _, e := range pending {
+		fmt.Fprintf(&b, "- %s [%s] %s\n", e.EffectID, e.Kind, e.Label)
+	}
+	fmt.Fprintf(&b, "Execute each (`sitter task show %s <effectId> --json` gives its definition), post its result with `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate %s --json`.", st.RunDir, st.RunDir, st.RunDir)
+	return Decision{Block: true, Row: RowPending, Reason: b.String() + proofHint}
+}
+
+const proofHint = " When iterate reports status completed, end your reply with <promise>COMPLETION_PROOF</promise> using the completionProof it prints."
+
+// LastAssistantMessage reads the last assistant text of a JSONL
+// transcript (Claude Code, Codex and similar shapes); "" when none.
+func LastAssistantMessage(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	last := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		if t := assistantText(sc.Bytes()); t != "" {
+			last = t
+		}
+	}
+	return last
+}
+
+// assistantText extracts the text of one transcript line when it is an
+// assistant message.
+func assistantText(line []byte) string {
+	var m struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		Message *struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+		Payload *struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return ""
+	}
+	switch {
+	case m.Message != nil && (m.Message.Role == "assistant" || m.Type == "assistant"):
+		return contentText(m.Message.Content)
+	case m.Payload != nil && m.Payload.Role == "assistant":
+		return contentText(m.Payload.Content)
+	case m.Role == "assistant" || m.Type == "assistant":
+		return contentText(m.Content)
+	}
+	return ""
+}
+
+func contentText(c json.RawMessage) string {
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(c, &parts) != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Text != "" && (p.Type == "text" || p.Type == "output_text" || p.Type == "") {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}

@@ -1,0 +1,209 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
+)
+
+// fixture is a run in a given state, built without Node: effects are
+// requested and resolved directly.
+type fixture struct {
+	pending  []string // kinds of pending effects
+	resolved int
+	end      string // "", RUN_COMPLETED, RUN_FAILED, RUN_HALTED
+}
+
+func makeRun(t *testing.T, f fixture) (string, *run.Metadata) {
+	t.Helper()
+	ws := t.TempDir()
+	entry := filepath.Join(ws, "p.mjs")
+	os.WriteFile(entry, []byte("export async function process() {}\n"), 0o644)
+	ctx := context.Background()
+	dir, m, err := run.Create(ctx, run.CreateOptions{RunsDir: filepath.Join(ws, "runs"), ProcessID: "p", Entry: entry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var effs []run.NewEffect
+	for i := 0; i < f.resolved; i++ {
+		effs = append(effs, run.NewEffect{Key: "done" + string(rune('a'+i)), TaskID: "t", Kind: "shell", Label: "done"})
+	}
+	for i, k := range f.pending {
+		effs = append(effs, run.NewEffect{Key: "k" + string(rune('a'+i)), TaskID: "t", Kind: k, Label: k + " step"})
+	}
+	es, err := run.RequestEffects(ctx, dir, effs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es[:f.resolved] {
+		if _, err := run.Post(ctx, dir, e.EffectID, run.PostOptions{Status: "ok", Value: json.RawMessage(`1`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.end != "" {
+		if _, err := run.Append(ctx, dir, f.end, map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, m
+}
+
+func stopEvent(msg, transcript string) hook.Event {
+	return hook.Event{Version: hook.Version, Harness: "claude-code", NativeEvent: "Stop", Phase: "stop",
+		Session: hook.Session{ID: "s1", TranscriptPath: transcript}, LastAssistantMessage: msg}
+}
+
+// The stop decision table, row by row.
+func TestStopDecisionTable(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		run        fixture
+		bind       bool
+		inactive   bool
+		iteration  int
+		max        int
+		msg        string // last assistant message; "PROOF" is replaced by the run's proof
+		transcript bool   // the message comes from the transcript instead
+		wantBlock  bool
+		wantRow    string
+		wantOff    bool // session deactivated
+		reasonHas  []string
+	}{
+		{name: "no session", wantRow: RowNoSession},
+		{name: "inactive session", run: fixture{pending: []string{"shell"}}, bind: true, inactive: true, wantRow: RowNoSession},
+		{name: "iteration at max", run: fixture{pending: []string{"shell"}}, bind: true, iteration: 3, max: 3, wantRow: RowMaxIterations, wantOff: true},
+		{name: "run completed", run: fixture{resolved: 1, end: journal.RunCompleted}, bind: true, wantRow: RowCompleted, wantOff: true},
+		{name: "proof in last message", run: fixture{pending: []string{"agent"}}, bind: true, msg: "all done <promise>PROOF</promise>", wantRow: RowProof, wantOff: true},
+		{name: "proof in transcript", run: fixture{pending: []string{"agent"}}, bind: true, msg: "done <promise>PROOF</promise>", transcript: true, wantRow: RowProof, wantOff: true},
+		{name: "wrong proof", run: fixture{pending: []string{"agent"}}, bind: true, msg: "<promise>nope</promise>", wantBlock: true, wantRow: RowPending},
+		{name: "run failed", run: fixture{end: journal.RunFailed}, bind: true, wantRow: RowEnded, wantOff: true},
+		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint", "breakpoint"}}, bind: true, wantRow: RowBreakpoints, reasonHas: []string{"human"}},
+		{name: "pending effects", run: fixture{pending: []string{"shell", "breakpoint"}, resolved: 1}, bind: true, wantBlock: true, wantRow: RowPending,
+			reasonHas: []string{"2 effect(s)", "[shell] shell step", "[breakpoint] breakpoint step", "sitter task post", "sitter run iterate"}},
+		{name: "nothing pending", bind: true, wantBlock: true, wantRow: RowIterate, reasonHas: []string{"sitter run iterate", "<promise>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SITTER_STATE_DIR", t.TempDir())
+			dir, m := makeRun(t, tc.run)
+			if tc.bind {
+				st, _, err := Bind("claude-code", "s1", m.RunID, dir, tc.max)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.Iteration, st.Active = tc.iteration, !tc.inactive
+				if _, err := Write(st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			msg := strings.ReplaceAll(tc.msg, "PROOF", m.CompletionProof)
+			transcript := ""
+			if tc.transcript {
+				transcript = filepath.Join(t.TempDir(), "t.jsonl")
+				line, _ := json.Marshal(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": msg}}}})
+				os.WriteFile(transcript, append([]byte(`{"type":"user","message":{"role":"user","content":"go"}}`+"\n"), append(line, '\n')...), 0o644)
+				msg = ""
+			}
+			before := events(t, dir)
+			d, err := StopCheck(context.Background(), stopEvent(msg, transcript))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Block != tc.wantBlock || d.Row != tc.wantRow {
+				t.Fatalf("decision %+v, want block=%t row=%s", d, tc.wantBlock, tc.wantRow)
+			}
+			for _, s := range tc.reasonHas {
+				if !strings.Contains(d.Reason, s) {
+					t.Errorf("reason %q lacks %q", d.Reason, s)
+				}
+			}
+			r := d.Result()
+			if tc.wantBlock && (r.Decision != hook.Block || r.Reason == "") || !tc.wantBlock && r.Decision != hook.Noop {
+				t.Errorf("result %+v", r)
+			}
+			st, _, _ := Read("claude-code", "s1")
+			if !tc.bind {
+				if st != nil {
+					t.Errorf("a session without state got state: %+v", st)
+				}
+				return
+			}
+			if st.Active == tc.wantOff && !tc.inactive {
+				t.Errorf("active = %t, want %t", st.Active, !tc.wantOff)
+			}
+			wantIter := tc.iteration
+			if tc.wantBlock {
+				wantIter++
+			}
+			if st.Iteration != wantIter {
+				t.Errorf("iteration %d, want %d", st.Iteration, wantIter)
+			}
+			after := events(t, dir)
+			if tc.inactive {
+				if len(after) != len(before) {
+					t.Errorf("an inactive session journaled %v", after[len(before):])
+				}
+				return
+			}
+			if diff := cmp.Diff(append(before, journal.StopHookInvoked), after); diff != "" {
+				t.Errorf("journal (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func events(t *testing.T, dir string) []string {
+	t.Helper()
+	j, err := journal.Load(filepath.Join(dir, run.JournalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []string
+	for _, e := range j.Events {
+		ts = append(ts, e.Type)
+	}
+	return ts
+}
+
+// Blocks count up to the cap; the stop after the cap releases the session.
+func TestStopCapReleases(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	dir, m := makeRun(t, fixture{pending: []string{"agent"}})
+	if _, _, err := Bind("codex", "s1", m.RunID, dir, 2); err != nil {
+		t.Fatal(err)
+	}
+	ev := stopEvent("", "")
+	ev.Harness = "codex"
+	var got []bool
+	for i := 0; i < 4; i++ {
+		d, err := StopCheck(context.Background(), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d.Block)
+	}
+	if diff := cmp.Diff([]bool{true, true, false, false}, got); diff != "" {
+		t.Errorf("blocks (-want +got):\n%s", diff)
+	}
+}
+
+func TestPromise(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "",
+		"<promise>abc</promise>": "abc",
+		"x <promise> a </promise> <promise>b</promise>": "b",
+		"<promise>\nmulti\n</promise>":                  "multi",
+	} {
+		if got := Promise(in); got != want {
+			t.Errorf("Promise(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
