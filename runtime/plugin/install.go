@@ -87,7 +87,7 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 		if dir == "" {
 			dir = "."
 		}
-		abs, err := filepath.Abs(dir)
+		abs, err := canonical(dir)
 		if err != nil {
 			return place{}, err
 		}
@@ -102,7 +102,7 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 			}
 			home = h
 		}
-		home, err := filepath.Abs(home)
+		home, err := canonical(home)
 		if err != nil {
 			return place{}, err
 		}
@@ -113,6 +113,9 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 			} else {
 				data = filepath.Join(home, ".local", "share")
 			}
+		}
+		if data, err = canonical(data); err != nil {
+			return place{}, err
 		}
 		base, rel = home, t.User
 		p.root = filepath.Join(data, "sitter")
@@ -130,6 +133,20 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 	p.copy = filepath.Join(p.root, "plugins", pluginName, d.ID)
 	p.launcher = filepath.Join(p.copy, filepath.FromSlash(Launcher))
 	return p, nil
+}
+
+// canonical is the absolute path with symlinks resolved when it exists,
+// so that one folder spelt two ways gets the same launcher path (which is
+// how sitter recognises its entries).
+func canonical(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
 }
 
 func newReport(action string, d *adapter.Descriptor, pluginName string, p place) *Report {
@@ -167,6 +184,9 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		hooks, err = bundleHooks(filepath.Join(b.Dir, filepath.FromSlash(f.hooksFile)))
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %v", b.Dir, f.hooksFile, err)
+		}
+		if hooks != nil && len(hooks.members) == 0 {
+			hooks = nil
 		}
 		if hooks != nil {
 			if err := rewriteCommands(hooks, f.shape, f.commandKey, p.launcher); err != nil {
@@ -439,7 +459,7 @@ func bundleHooks(path string) (*object, error) {
 	return ho, nil
 }
 
-// commandsOf calls fn on every command-holding object of an event list:
+// eachCommand calls fn on every command-holding object of an event list:
 // the handlers of each group (matcher-groups) or the entries themselves.
 func eachCommand(items []any, shape, commandKey string, fn func(holder *object, cmd string)) {
 	for _, it := range items {
@@ -830,7 +850,7 @@ func writeModule(p place, d *adapter.Descriptor, pluginName string, force bool) 
 		}
 		fc.Backup = bak
 	default:
-		return fc, fmt.Errorf("%s exists and is not sitter's; move it away or use --force (it is backed up to %s%s)", p.target, filepath.Base(p.target), BackupSuffix)
+		return fc, fmt.Errorf("%s exists and is not sitter's; move it away, or use --force to replace it (kept as %s%s, put back by uninstall)", p.target, filepath.Base(p.target), BackupSuffix)
 	}
 	return fc, writeAtomic(p.target, data, mode)
 }

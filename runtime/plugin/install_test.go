@@ -494,3 +494,65 @@ func copyDir(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// A plugin name is looked up as ./artifacts/<name>/<harness>; a plugin dir
+// holds one bundle per harness.
+func TestFindBundleByName(t *testing.T) {
+	reg := registry.Registry()
+	t.Chdir("../..")
+	for _, arg := range []string{"guard", "artifacts/guard", "artifacts/guard/codex"} {
+		b, err := FindBundle(arg, desc(t, "codex-cli"), reg)
+		if err != nil {
+			t.Errorf("FindBundle(%s): %v", arg, err)
+			continue
+		}
+		if b.Dir != filepath.Join("artifacts", "guard", "codex") || b.Marker.Plugin != "guard" || b.Marker.Format != "codex-plugin" {
+			t.Errorf("FindBundle(%s) = %+v", arg, b)
+		}
+	}
+	if _, err := FindBundle("no-such-plugin", desc(t, "codex"), reg); err == nil || !strings.Contains(err.Error(), "artifacts/no-such-plugin/codex") {
+		t.Errorf("unknown plugin: %v", err)
+	}
+}
+
+// One project reached through a symlink is the same project: the second
+// install recognises the first one's entries.
+func TestInstallThroughSymlink(t *testing.T) {
+	dir := trickyDir(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skip(err)
+	}
+	install(t, "claude", dir, false)
+	first := readFile(t, filepath.Join(dir, ".claude", "settings.json"))
+	r := install(t, "claude", link, false)
+	if _, e := actions(r); !cmp.Equal(e, []string{"PreToolUse kept"}) {
+		t.Errorf("install through a symlink: %v", e)
+	}
+	if got := readFile(t, filepath.Join(dir, ".claude", "settings.json")); !bytes.Equal(got, first) {
+		t.Errorf("install through a symlink changed the file:\n%s", got)
+	}
+}
+
+// A bundle that registers no hooks still installs; the config file is left
+// alone.
+func TestInstallWithoutHooks(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "b")
+	copyDir(t, filepath.Join(artifacts, "guard", "claude-code"), src)
+	os.Remove(filepath.Join(src, "hooks", "hooks.json"))
+	b, err := OpenBundle(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := trickyDir(t)
+	r, err := Install(b, desc(t, "claude"), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.Target); !os.IsNotExist(err) {
+		t.Errorf("config written for a bundle without hooks: %v", err)
+	}
+	if len(r.Notes) != 1 || len(r.Entries) != 0 {
+		t.Errorf("report: %+v", r)
+	}
+}

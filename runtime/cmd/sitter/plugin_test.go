@@ -79,9 +79,11 @@ func installedCommands(t *testing.T, rep *plugin.Report, commandKey string) map[
 }
 
 // runShell runs a hook command as a harness does: sh -c, payload on stdin.
-func runShell(t *testing.T, command, payload string, env []string) (stdout, stderr string) {
+// It runs in dir, where a stray command substitution would leave its mark.
+func runShell(t *testing.T, dir, command, payload string, env []string) (stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(payload)
 	var o, e bytes.Buffer
@@ -165,13 +167,13 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 					continue
 				}
 				ran++
-				stdout, stderr := runShell(t, c, payload, env)
+				stdout, stderr := runShell(t, project, c, payload, env)
 				var o map[string]any
 				if err := json.Unmarshal([]byte(stdout), &o); err != nil || !denied[d.ID](o) {
 					t.Errorf("%s: stdout %q (stderr %q), want %s's deny", event, stdout, stderr, d.ID)
 				}
 				// Something harmless passes: the no-op.
-				stdout, stderr = runShell(t, c, strings.Replace(payload, "rm -rf /", "ls -la", 1), env)
+				stdout, stderr = runShell(t, project, c, strings.Replace(payload, "rm -rf /", "ls -la", 1), env)
 				if stdout != "" {
 					t.Errorf("%s: ls -la answered %q (stderr %q), want the no-op", event, stdout, stderr)
 				}
