@@ -38,6 +38,8 @@ func TestClaudeGuard(t *testing.T) {
 	bundle := filepath.Join(repo(t), "artifacts", "guard", "claude-code")
 
 	t.Run("deny", func(t *testing.T) {
+		verified(t, "claude-code", "observe", "PreToolUse")
+		verified(t, "claude-code", "deny", "PreToolUse")
 		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
 		r := claudeRun(t, llm, project, home, "clean up", "--plugin-dir", bundle)
 		if r.err != nil {
@@ -102,6 +104,9 @@ func TestClaudeProbe(t *testing.T) {
 			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
 		}
 		evs := events(t, rec)
+		observed(t, "claude-code", evs)
+		verified(t, "claude-code", "add context", "SessionStart", "UserPromptSubmit")
+		verified(t, "claude-code", "continue", "Stop")
 		checkEvents(t, "claude-code", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
 		var stops []event
 		for _, e := range evs {
@@ -116,6 +121,7 @@ func TestClaudeProbe(t *testing.T) {
 	})
 	t.Run("stop-cap", func(t *testing.T) {
 		project, home, rec := probeCase(t, "always")
+		verified(t, "claude-code", "continue", "Stop")
 		llm := startLLM(t, llmscript.Text("done"))
 		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish", "--plugin-dir", bundle)
 		if r.err != nil {
@@ -129,4 +135,34 @@ func TestClaudeProbe(t *testing.T) {
 			t.Errorf("stop hook calls = %d, want 4", n)
 		}
 	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "claude-code", "PreToolUse", "PostToolUse", nil,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
+			})
+	})
+}
+
+// The generated marketplace and bundles pass Claude Code's own checks:
+// `claude plugin validate` on every Claude bundle, and a marketplace add
+// plus install of each plugin.
+func TestClaudeMarketplaceAndValidate(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	home := t.TempDir()
+	env := append(baseEnv(t, home), "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+	for _, p := range []string{"guard", "babysitter"} {
+		bundle := filepath.Join(repo(t), "artifacts", p, "claude-code")
+		r := runCLI(t, home, env, time.Minute, bin, "plugin", "validate", bundle)
+		if r.err != nil || !strings.Contains(r.stdout+r.stderr, "Validation passed") {
+			t.Errorf("claude plugin validate %s: %v\n%s%s", p, r.err, r.stdout, r.stderr)
+		}
+		market := filepath.Join(repo(t), "artifacts", p, "marketplaces", "claude")
+		if r := runCLI(t, home, env, time.Minute, bin, "plugin", "marketplace", "add", market); r.err != nil {
+			t.Fatalf("marketplace add %s: %v\n%s%s", p, r.err, r.stdout, r.stderr)
+		}
+		r = runCLI(t, home, env, time.Minute, bin, "plugin", "install", p+"@"+p+"-marketplace")
+		if r.err != nil || !strings.Contains(r.stdout+r.stderr, "Successfully installed") {
+			t.Errorf("plugin install %s: %v\n%s%s", p, r.err, r.stdout, r.stderr)
+		}
+	}
 }
