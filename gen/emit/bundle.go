@@ -101,10 +101,10 @@ func (b *bundle) registrations() []registration {
 			}
 		}
 		if toolPhases[e.Phase.Name] && !all {
-			if e.Tool != "" {
-				// The event is about one tool: register it only when
-				// a handler wants that tool's kind.
-				if !kinds[b.h.ToolKind(e.Tool)] {
+			if kind := eventKind(b.h, e); kind != "" {
+				// The event is about one kind of tool: register it
+				// only when a handler wants that kind.
+				if !kinds[kind] {
 					continue
 				}
 			} else {
@@ -114,6 +114,18 @@ func (b *bundle) registrations() []registration {
 		out = append(out, r)
 	}
 	return out
+}
+
+// eventKind is the tool kind an event is fixed to, "" when its payload's
+// tool name decides.
+func eventKind(h *model.Harness, e *model.Event) string {
+	switch {
+	case e.ToolKind != "":
+		return e.ToolKind
+	case e.Tool != "":
+		return h.ToolKind(e.Tool)
+	}
+	return ""
 }
 
 // everyVerifiedHas reports whether every verified version of the harness has

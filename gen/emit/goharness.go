@@ -158,7 +158,7 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 			jen.Id("ev").Dot("Phase").Op("=").Lit(e.Phase.Name),
 			jen.Id("ev").Dot("Support").Op("=").Lit(e.Support),
 		}
-		body = append(body, fieldAssignments(root, h.EffectiveFields(e), e.Tool)...)
+		body = append(body, fieldAssignments(root, h.EffectiveFields(e), e.Tool, e.ToolKind)...)
 		cases = append(cases, jen.Case(jen.Lit(e.Name)).Block(body...))
 	}
 	cases = append(cases, jen.Default().Block(
@@ -244,7 +244,7 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	return []File{{Path: "generated/harness/" + pkg + "/" + pkg + ".go", Bytes: buf.Bytes(), Mode: 0o644}}
 }
 
-func fieldAssignments(root *node, fss []model.FieldSources, fixedTool string) []jen.Code {
+func fieldAssignments(root *node, fss []model.FieldSources, fixedTool, fixedKind string) []jen.Code {
 	get := map[string]*jen.Statement{}
 	for _, fs := range fss {
 		var args []jen.Code
@@ -311,7 +311,9 @@ func fieldAssignments(root *node, fss []model.FieldSources, fixedTool string) []
 		for _, c := range conds[1:] {
 			cond = cond.Op("||").Add(c)
 		}
-		if _, ok := get["toolName"]; ok {
+		if fixedKind != "" {
+			tool[jen.Id("Kind")] = jen.Lit(fixedKind)
+		} else if _, ok := get["toolName"]; ok {
 			tool[jen.Id("Kind")] = jen.Id("ToolKind").Call(jen.Id("toolName"))
 		}
 		out = append(out, jen.If(cond).Block(

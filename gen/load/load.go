@@ -454,13 +454,14 @@ func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
 
 func (l *loader) event(ev cue.Value) *model.Event {
 	e := &model.Event{
-		Name:    l.str(ev, "name"),
-		Pos:     l.vpos(ev),
-		Phase:   l.named(ev, "phase"),
-		Support: l.str(ev, "support"),
-		Tool:    l.str(ev, "tool"),
-		Since:   l.str(ev, "since"),
-		Note:    l.str(ev, "note"),
+		Name:     l.str(ev, "name"),
+		Pos:      l.vpos(ev),
+		Phase:    l.named(ev, "phase"),
+		Support:  l.str(ev, "support"),
+		Tool:     l.str(ev, "tool"),
+		Since:    l.str(ev, "since"),
+		ToolKind: l.str(ev, "toolKind"),
+		Note:     l.str(ev, "note"),
 	}
 	l.list(ev.LookupPath(cue.ParsePath("can")), func(cv cue.Value) {
 		s, _ := cv.String()

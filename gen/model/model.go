@@ -196,6 +196,7 @@ type Event struct {
 	Support  string
 	Tool     string // fixed native tool name, "" when the payload names it
 	Since    string // first harness version with the event, "" = all
+	ToolKind string // fixed tool kind, "" when the tool name decides
 	Can      []Named
 	Fields   []FieldSources // overrides, sorted by field
 	Rules    []*Rule        // sorted by aspect (RuleOrder)

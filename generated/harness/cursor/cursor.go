@@ -272,7 +272,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 			ev.Tool = &hook.Tool{
 				CallID:   toolCallID,
 				Input:    toolInput,
-				Kind:     ToolKind(toolName),
+				Kind:     "mcp",
 				Name:     toolName,
 				Response: toolResponse,
 			}
@@ -295,7 +295,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 			ev.Tool = &hook.Tool{
 				CallID:   toolCallID,
 				Input:    toolInput,
-				Kind:     ToolKind(toolName),
+				Kind:     "mcp",
 				Name:     toolName,
 				Response: toolResponse,
 			}
