@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 20s
 
-.PHONY: all generate check build test fuzz bench vet clean
+.PHONY: all generate check build test fuzz bench vet clean e2e
 
 all: generate build
 
@@ -33,11 +33,17 @@ test: vet
 fuzz:
 	$(GO) test ./gen/golden -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME)
 
-## bench: median wall time of a hook call against a Go start-up floor
+## bench: median wall time of a hook call against a Go start-up floor; run cycle vs the npm SDK
 bench:
 	$(GO) run ./runtime/cmd/hookbench
+	$(GO) run ./runtime/cmd/runbench
 	$(GO) run ./runtime/cmd/proxybench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
+
+## e2e: the real harness CLIs (pinned, installed on demand into ~/.cache/sitter-e2e)
+## run headless against a fake LLM on 127.0.0.1; writes docs/fidelity.md
+e2e: generate
+	cd e2e && SITTER_E2E_FIDELITY=1 $(GO) test -tags e2e -count=1 -v -timeout 30m .
 
 clean:
 	rm -rf $(BIN)

@@ -54,6 +54,8 @@ func TestCodexGuard(t *testing.T) {
 	pluginInstall(t, bundle, "codex", project, filepath.Join(tmp, "install-home"))
 
 	t.Run("deny", func(t *testing.T) {
+		verified(t, "codex", "observe", "PreToolUse")
+		verified(t, "codex", "deny", "PreToolUse")
 		home := t.TempDir()
 		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
 		r := codexRun(t, llm, project, home, nil, "clean up")
@@ -108,6 +110,9 @@ func TestCodexProbe(t *testing.T) {
 			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
 		}
 		evs := events(t, rec)
+		observed(t, "codex", evs)
+		verified(t, "codex", "add context", "SessionStart", "UserPromptSubmit")
+		verified(t, "codex", "continue", "Stop")
 		checkEvents(t, "codex", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
 		stops := stopEvents(evs)
 		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
@@ -117,6 +122,7 @@ func TestCodexProbe(t *testing.T) {
 	})
 	t.Run("stop-cap", func(t *testing.T) {
 		project, home, rec := probeCase(t, "always")
+		verified(t, "codex", "continue", "Stop")
 		pluginInstall(t, bundle, "codex", project, home)
 		llm := startLLM(t, llmscript.Text("done"))
 		r := codexRun(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish")
@@ -129,5 +135,9 @@ func TestCodexProbe(t *testing.T) {
 		if n := phases(events(t, rec))["stop"]; n != 4 {
 			t.Errorf("stop hook calls = %d, want 4", n)
 		}
+	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "codex", "PreToolUse", "PostToolUse",
+			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
 	})
 }

@@ -52,6 +52,8 @@ func TestGeminiGuard(t *testing.T) {
 	pluginInstall(t, bundle, "gemini-cli", project, filepath.Join(tmp, "install-home"))
 
 	t.Run("deny", func(t *testing.T) {
+		verified(t, "gemini-cli", "observe", "BeforeTool")
+		verified(t, "gemini-cli", "deny", "BeforeTool")
 		home := t.TempDir()
 		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
 		r := geminiRun(t, llm, project, home, nil, "clean up")
@@ -106,6 +108,9 @@ func TestGeminiProbe(t *testing.T) {
 			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
 		}
 		evs := events(t, rec)
+		observed(t, "gemini-cli", evs)
+		verified(t, "gemini-cli", "add context", "SessionStart", "BeforeAgent")
+		verified(t, "gemini-cli", "continue", "AfterAgent")
 		checkEvents(t, "gemini-cli", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
 		stops := stopEvents(evs)
 		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
@@ -115,6 +120,7 @@ func TestGeminiProbe(t *testing.T) {
 	})
 	t.Run("stop-cap", func(t *testing.T) {
 		project, home, rec := probeCase(t, "always")
+		verified(t, "gemini-cli", "continue", "AfterAgent")
 		pluginInstall(t, bundle, "gemini-cli", project, home)
 		llm := startLLM(t, llmscript.Text("done"))
 		r := geminiRun(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish")
@@ -127,5 +133,9 @@ func TestGeminiProbe(t *testing.T) {
 		if n := phases(events(t, rec))["stop"]; n != 4 {
 			t.Errorf("stop hook calls = %d, want 4", n)
 		}
+	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "gemini-cli", "BeforeTool", "AfterTool",
+			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
 	})
 }

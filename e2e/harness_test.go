@@ -30,6 +30,8 @@ var clis = map[string]cli{
 	"codex":       {"codex", "@openai/codex", "0.171.0", "node_modules/.bin/codex"},
 	"gemini-cli":  {"gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"},
 	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi"},
+	"copilot":     {"copilot", "@github/copilot", "1.0.102", "node_modules/@github/copilot-linux-x64/copilot"},
+	"opencode":    {"opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"},
 }
 
 // cacheDir is where harness CLIs are installed: outside the repository,
@@ -129,6 +131,9 @@ func runCLI(t *testing.T, dir string, env []string, timeout time.Duration, name 
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	if os.Getenv("SITTER_E2E_VERBOSE") == "1" {
+		t.Logf("%s %s: %v\n-- stdout --\n%s\n-- stderr --\n%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return runResult{stdout.String(), stderr.String(), err}
 }

@@ -17,7 +17,9 @@ import (
 
 // The probe plugin records every canonical event it sees, adds context at
 // session start and prompt submit, and answers stop with a block driven by
-// a mode file: "once" blocks the first stop only, "always" every stop.
+// a mode file: "once" blocks the first stop only, "always" every stop. Its
+// tool handlers answer what the files pre-tool-reply and post-tool-reply
+// hold (a canonical result), nothing when they are absent.
 const probePlugin = `name: probe
 version: 0.0.1
 description: e2e probe
@@ -27,11 +29,11 @@ handlers:
   - phase: userPromptSubmit
     command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
   - phase: beforePromptBuild
-    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
+    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-BUILD\"}"'
   - phase: preToolUse
-    command: 'cat >> "$E2E_DIR/events.jsonl"'
+    command: 'cat >> "$E2E_DIR/events.jsonl"; cat "$E2E_DIR/pre-tool-reply" 2>/dev/null; true'
   - phase: postToolUse
-    command: 'cat >> "$E2E_DIR/events.jsonl"'
+    command: 'cat >> "$E2E_DIR/events.jsonl"; cat "$E2E_DIR/post-tool-reply" 2>/dev/null; true'
   - phase: stop
     command: '"$SITTER_PLUGIN_DIR/stop.sh"'
 files: [stop.sh]

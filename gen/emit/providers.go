@@ -88,13 +88,13 @@ func ProvidersGo(a *model.Atlas) []File {
 		for _, s := range h.Speaks {
 			protos = append(protos, jen.Lit(s.Name))
 		}
-		speaks = append(speaks, jen.Values(jen.Index().String().Values(names...), jen.Index().String().Values(protos...)))
+		speaks = append(speaks, jen.Line().Values(jen.Index().String().Values(names...), jen.Index().String().Values(protos...)))
 	}
 	f.Comment("speaks lists, per harness (id first, then aliases), the protocols it calls natively.")
 	f.Var().Id("speaks").Op("=").Index().Struct(
 		jen.Id("names").Index().String(),
 		jen.Id("protocols").Index().String(),
-	).Values(speaks...)
+	).Values(append(speaks, jen.Line())...)
 
 	f.Comment("Lookup returns the provider with an id.")
 	f.Func().Id("Lookup").Params(jen.Id("id").String()).Params(jen.Id("Provider"), jen.Bool()).Block(

@@ -140,7 +140,15 @@ var All = []Provider{{
 var speaks = []struct {
 	names     []string
 	protocols []string
-}{{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}}, {[]string{"codex", "codex-cli"}, []string{"openai-responses"}}, {[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}}, {[]string{"cursor", "cursor-agent"}, []string{}}, {[]string{"gemini-cli", "gemini"}, []string{"gemini"}}, {[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}}, {[]string{"pi", "pi-coding-agent"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}}}
+}{
+	{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}},
+	{[]string{"codex", "codex-cli"}, []string{"openai-responses"}},
+	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
+	{[]string{"cursor", "cursor-agent"}, []string{}},
+	{[]string{"gemini-cli", "gemini"}, []string{"gemini"}},
+	{[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
+	{[]string{"pi", "pi-coding-agent"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
+}
 
 // Lookup returns the provider with an id.
 func Lookup(id string) (Provider, bool) {

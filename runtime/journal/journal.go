@@ -162,8 +162,8 @@ func parseName(file string) (name, bool) {
 	return name{file, seq, ulid}, true
 }
 
-// scan lists the event files (sorted by sequence) and temp files of dir.
-// Other files are reported as bad event files.
+// scan lists the event files (sorted by sequence), the temp files and the
+// misnamed .json files of dir.
 func scan(dir string) (names []name, temps, bad []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -175,13 +175,16 @@ func scan(dir string) (names []name, temps, bad []string, err error) {
 	for _, e := range entries {
 		f := e.Name()
 		switch n, ok := parseName(f); {
-		case strings.HasPrefix(f, tempPrefix):
+		case strings.HasPrefix(f, tempPrefix) || strings.Contains(f, ".json.tmp-"):
+			// sitter's temp files, and the SDK's (<target>.tmp-<pid>-<ms>).
 			temps = append(temps, f)
 		case ok && e.Type().IsRegular():
 			names = append(names, n)
-		default:
+		case strings.HasSuffix(f, ".json"):
 			bad = append(bad, f)
 		}
+		// Other files (.DS_Store, editor backups) are not the journal's,
+		// as for the SDK, which reads only *.json.
 	}
 	sort.Slice(names, func(i, j int) bool {
 		if names[i].seq != names[j].seq {

@@ -26,6 +26,11 @@ type Lock struct {
 	path string
 }
 
+// DefaultLockWait bounds the wait for a lock when the context has no
+// deadline: longer than any sane holder (an iteration runs a process for
+// at most its timeout), short enough that a hung holder is reported.
+const DefaultLockWait = 3 * time.Minute
+
 // ErrLockTimeout is returned when the lock stays busy until the context ends.
 var ErrLockTimeout = errors.New("run lock is busy")
 
@@ -35,6 +40,11 @@ var ErrLockTimeout = errors.New("run lock is busy")
 // check covers writers that do not flock (the SDK creates run.lock with
 // O_EXCL and deletes it when done).
 func Acquire(ctx context.Context, path, owner string) (*Lock, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultLockWait)
+		defer cancel()
+	}
 	wait := time.Millisecond
 	for {
 		l, busy, err := tryAcquire(path, owner)

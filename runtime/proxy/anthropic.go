@@ -489,10 +489,14 @@ type antStreamEncoder struct {
 	openIdx int    // the tool slot of an open tool block
 	next    int    // next block index
 	tools   bool
+	// estimate fills message_start's input_tokens when the upstream has
+	// not said yet: 0 there broke Claude Code's context display
+	// (CLIProxyAPI #1700). message_delta carries the real count.
+	estimate int
 }
 
 func (anthropicAdapter) newStreamEncoder(w *sseWriter, req *Request) streamEncoder {
-	return &antStreamEncoder{w: w, model: req.Model}
+	return &antStreamEncoder{w: w, model: req.Model, estimate: req.estimate}
 }
 
 func (e *antStreamEncoder) send(name string, v any) {
@@ -510,6 +514,9 @@ func (e *antStreamEncoder) start(id, model string, u Usage) {
 	}
 	if model == "" {
 		model = e.model
+	}
+	if u.Input == 0 {
+		u.Input = e.estimate
 	}
 	e.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
@@ -589,5 +596,11 @@ func (e *antStreamEncoder) encode(ev Event) {
 	}
 }
 
-func (e *antStreamEncoder) ping()  { e.send("ping", map[string]any{"type": "ping"}) }
+func (e *antStreamEncoder) ping() {
+	if !e.started {
+		e.start("", "", Usage{}) // a ping may not precede message_start; start sends one
+		return
+	}
+	e.send("ping", map[string]any{"type": "ping"})
+}
 func (e *antStreamEncoder) close() {}

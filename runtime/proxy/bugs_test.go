@@ -250,3 +250,57 @@ func TestBugGeminiSchema(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// LiteLLM and others: parallel calls whose argument deltas interleave
+// (index 0, 1, 0, 1, …) lost or mixed arguments.
+func TestBugInterleavedParallelArguments(t *testing.T) {
+	chunks := []string{
+		chatChunk(`{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"Read","arguments":"{\"pa"}},{"index":1,"id":"call_b","function":{"name":"Grep","arguments":"{\"pat"}}]}`, ""),
+		chatChunk(`{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a\"}"}},{"index":1,"function":{"arguments":"tern\":\"x\"}"}}]}`, ""),
+		chatChunk(`{"tool_calls":[{"index":2,"id":"call_c","function":{"name":"Ls","arguments":"{}"}}]}`, "tool_calls"),
+		"data: [DONE]\n\n",
+	}
+	for _, in := range []string{Anthropic, OpenAIResponses, Gemini} {
+		_, r := through(t, OpenAIChat, in, chunks)
+		want := []string{`Read {"path":"a"}`, `Grep {"pattern":"x"}`, `Ls {}`}
+		if diff := cmp.Diff(want, toolArgs(t, r)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", in, diff)
+		}
+	}
+}
+
+// LiteLLM: MCP tool names over 64 characters are refused by OpenAI and
+// Gemini; shorten them upstream and give the client its own names back.
+func TestBugLongToolNames(t *testing.T) {
+	long := "mcp__very_long_server_name_for_testing__" + strings.Repeat("do_something_", 4)
+	for _, up := range []string{OpenAIChat, Gemini} {
+		g := newRig(t, up, nil)
+		short := shortenTools(&Request{Tools: []Tool{{Name: long}}}, 64)
+		var upName string
+		for k := range short {
+			upName = k
+		}
+		g.up.Script(fakellm.Reply{Body: string(adapterFor(up).encodeResponse(&Response{Parts: []Part{{Kind: PartToolCall, ToolID: "call_1", ToolName: upName, Args: json.RawMessage(`{}`)}}}))})
+		req := baseRequest(false)
+		req.Tools = append(req.Tools, Tool{Name: long, Schema: json.RawMessage(`{"type":"object"}`)})
+		resp := g.call(t, Anthropic, req)
+		b, _ := io.ReadAll(resp.Body)
+		sent := string(g.up.Requests()[0].Body)
+		if len(upName) != 64 || strings.Contains(sent, long) || !strings.Contains(sent, upName) {
+			t.Errorf("%s: upstream got %s", up, sent)
+		}
+		if !strings.Contains(string(b), `"name":"`+long+`"`) {
+			t.Errorf("%s: client got %s", up, b)
+		}
+	}
+}
+
+// CLIProxyAPI #1700: input_tokens 0 in message_start broke Claude Code's
+// context display when the upstream reports usage only at the end.
+func TestBugMessageStartInputEstimate(t *testing.T) {
+	body, _ := through(t, OpenAIChat, Anthropic, []string{chatChunk(`{"content":"hi"}`, "stop"), "data: [DONE]\n\n"})
+	start, _, _ := strings.Cut(body, "\n\n")
+	if strings.Contains(start, `"input_tokens":0`) || !strings.Contains(start, `"input_tokens":`) {
+		t.Errorf("message_start: %s", start)
+	}
+}

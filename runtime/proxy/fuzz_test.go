@@ -89,12 +89,15 @@ func FuzzGeminiRequest(f *testing.F)    { fuzzRequest(f, Gemini) }
 // FuzzStreamTranslation feeds arbitrary upstream streams of every protocol
 // through every client encoder: no panic.
 func FuzzStreamTranslation(f *testing.F) {
-	for _, up := range protocols {
-		f.Add(uint8(0), encodeStream(&testing.T{}, up, baseRequest(true), answerEvents()))
-	}
-	f.Add(uint8(1), "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":5,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n")
-	f.Fuzz(func(t *testing.T, which uint8, body string) {
-		up := protocols[int(which)%len(protocols)]
+	f.Add([]byte("\x00event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"B\"}}\n\n"))
+	f.Add([]byte("\x02data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"B\"}}\n\n"))
+	f.Add([]byte("\x03data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"h\"},{\"functionCall\":{\"name\":\"B\",\"args\":{}}}]},\"finishReason\":\"STOP\"}]}\n\n"))
+	f.Add([]byte("\x01data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":5,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) == 0 || len(raw) > 8<<10 {
+			return
+		}
+		up, body := protocols[int(raw[0])%len(protocols)], string(raw[1:])
 		for _, in := range protocols {
 			rec := httptest.NewRecorder()
 			enc := adapterFor(in).newStreamEncoder(newSSEWriter(rec), baseRequest(true))

@@ -33,6 +33,9 @@ type Request struct {
 	Effort         string
 	// streamUsage: a Chat client asked for the trailing usage chunk.
 	streamUsage bool
+	// estimate is a local input token count for message_start when the
+	// upstream reports usage only at the end.
+	estimate int
 }
 
 // Message is one turn. Role is "user" or "assistant"; tool results are

@@ -239,44 +239,101 @@ func answerEvents() []Event {
 	return append(evs, Event{Kind: EvEnd, Stop: StopTool, Usage: Usage{Input: 120, Output: 30, CacheRead: 20}})
 }
 
+// scenario is one upstream answer, as a whole response and as a stream.
+type scenario struct {
+	name   string
+	resp   *Response
+	events []Event
+}
+
+func scenarios() []scenario {
+	empty := &Response{ID: "x", Model: "m-1", Stop: StopEnd, Usage: Usage{Input: 5}}
+	long := &Response{ID: "x", Model: "m-1", Stop: StopMax, Usage: Usage{Input: 5, Output: 7}, Parts: []Part{{Kind: PartText, Text: "cut shor"}}}
+	return []scenario{
+		{"tools", answer(), answerEvents()},
+		{"empty", empty, []Event{{Kind: EvStart, ID: "x"}, {Kind: EvEnd, Stop: StopEnd, Usage: Usage{Input: 5}}}},
+		{"max-tokens", long, []Event{{Kind: EvStart, ID: "x"}, {Kind: EvText, Text: "cut "}, {Kind: EvText, Text: "shor"}, {Kind: EvEnd, Stop: StopMax, Usage: Usage{Input: 5, Output: 7}}}},
+	}
+}
+
 // TestPairs runs every ingress × upstream pair, JSON and streaming, with
-// parallel tool calls, arguments split across many chunks and multi-byte
-// characters split across network writes.
+// parallel tool calls, arguments split across many chunks, multi-byte
+// characters split across network writes, empty content and a length stop.
 func TestPairs(t *testing.T) {
-	want := essenceOf(answer())
+	for _, sc := range scenarios() {
+		want := essenceOf(sc.resp)
+		for _, in := range protocols {
+			for _, up := range protocols {
+				t.Run(sc.name+"/"+in+"→"+up+"/json", func(t *testing.T) {
+					g := newRig(t, up, nil)
+					g.up.Script(fakellm.Reply{Body: string(adapterFor(up).encodeResponse(sc.resp))})
+					resp := g.call(t, in, baseRequest(false))
+					b, _ := io.ReadAll(resp.Body)
+					if resp.StatusCode != 200 {
+						t.Fatalf("status %d: %s", resp.StatusCode, b)
+					}
+					got, err := adapterFor(in).decodeResponse(b, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, essenceOf(got)); diff != "" {
+						t.Errorf("(-want +got):\n%s\nbody: %s", diff, b)
+					}
+					checkUpstreamRequest(t, g, up)
+				})
+				t.Run(sc.name+"/"+in+"→"+up+"/stream", func(t *testing.T) {
+					g := newRig(t, up, nil)
+					body := encodeStream(t, up, baseRequest(true), sc.events)
+					g.up.Script(fakellm.Reply{Chunks: split(body, 5)})
+					resp := g.call(t, in, baseRequest(true))
+					if resp.StatusCode != 200 {
+						b, _ := io.ReadAll(resp.Body)
+						t.Fatalf("status %d: %s", resp.StatusCode, b)
+					}
+					got, _ := collect(t, in, resp.Body)
+					if diff := cmp.Diff(want, essenceOf(got)); diff != "" {
+						t.Errorf("(-want +got):\n%s", diff)
+					}
+					checkUpstreamRequest(t, g, up)
+				})
+			}
+		}
+	}
+}
+
+// TestErrorPairs: for every pair, an upstream error before the first byte
+// keeps its status in the client's error shape, and one after the first
+// byte becomes the client's error frame.
+func TestErrorPairs(t *testing.T) {
 	for _, in := range protocols {
 		for _, up := range protocols {
-			t.Run(in+"→"+up+"/json", func(t *testing.T) {
+			if in == up {
+				continue // passthrough
+			}
+			t.Run(in+"→"+up+"/before", func(t *testing.T) {
 				g := newRig(t, up, nil)
-				g.up.Script(fakellm.Reply{Body: string(adapterFor(up).encodeResponse(answer()))})
-				resp := g.call(t, in, baseRequest(false))
+				st, body := encodeError(up, &APIError{Status: 429, Message: "slow down"})
+				g.up.Script(fakellm.Reply{Status: st, Body: string(body)})
+				resp := g.call(t, in, baseRequest(true))
 				b, _ := io.ReadAll(resp.Body)
-				if resp.StatusCode != 200 {
-					t.Fatalf("status %d: %s", resp.StatusCode, b)
+				wantSt, wantBody := encodeError(in, &APIError{Status: 429, Message: "slow down"})
+				if resp.StatusCode != wantSt || string(b) != string(wantBody) {
+					t.Errorf("got %d %s, want %d %s", resp.StatusCode, b, wantSt, wantBody)
 				}
-				got, err := adapterFor(in).decodeResponse(b, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want, essenceOf(got)); diff != "" {
-					t.Errorf("(-want +got):\n%s\nbody: %s", diff, b)
-				}
-				checkUpstreamRequest(t, g, up)
 			})
-			t.Run(in+"→"+up+"/stream", func(t *testing.T) {
+			t.Run(in+"→"+up+"/after", func(t *testing.T) {
 				g := newRig(t, up, nil)
-				body := encodeStream(t, up, baseRequest(true), answerEvents())
-				g.up.Script(fakellm.Reply{Chunks: split(body, 5)})
+				body := encodeStream(t, up, baseRequest(true), []Event{{Kind: EvStart, ID: "x"}, {Kind: EvText, Text: "partial"},
+					{Kind: EvError, Err: &APIError{Status: 500, Message: "boom"}}})
+				g.up.Script(fakellm.Reply{Chunks: split(body, 9)})
 				resp := g.call(t, in, baseRequest(true))
 				if resp.StatusCode != 200 {
-					b, _ := io.ReadAll(resp.Body)
-					t.Fatalf("status %d: %s", resp.StatusCode, b)
+					t.Fatalf("status %d", resp.StatusCode)
 				}
 				got, _ := collect(t, in, resp.Body)
-				if diff := cmp.Diff(want, essenceOf(got)); diff != "" {
-					t.Errorf("(-want +got):\n%s", diff)
+				if text(got.Parts) != "partial" || got.Stop != "error: boom" {
+					t.Errorf("got %+v", got)
 				}
-				checkUpstreamRequest(t, g, up)
 			})
 		}
 	}

@@ -31,6 +31,9 @@ type Provider struct {
 	DefaultModel    string
 	Models          map[string]string // alias → model id
 	MaxOutputTokens int
+	// MaxToolName: longer tool names are shortened and mapped back
+	// (0: 64 for OpenAI and Gemini, no limit for Anthropic).
+	MaxToolName int
 
 	sigs *sigStore
 }
@@ -258,10 +261,7 @@ func (s *Server) route(proto, kind string) http.HandlerFunc {
 			s.passthrough(w, r, proto, path, q, body, ll)
 			return
 		}
-		if same {
-			// --model on a same-protocol route: re-encode with the model replaced.
-			body = nil
-		}
+		// Other protocols, or --model on a same-protocol route: re-encode.
 		s.translate(w, r, in, proto, req, ll)
 	}
 }
@@ -388,7 +388,16 @@ func (s *Server) upstreamFailure(w http.ResponseWriter, proto string, resp *http
 
 func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path string, q url.Values, body []byte, ll *logLine) {
 	resp, err := s.do(r.Context(), func() (*http.Request, error) {
-		return s.upstream(r.Context(), path, q, body, ll.model)
+		req, err := s.upstream(r.Context(), path, q, body, ll.model)
+		if err == nil && proto == Anthropic {
+			// The body may use beta features it names; credentials never pass.
+			for _, h := range []string{"Anthropic-Beta", "Anthropic-Version"} {
+				if v := r.Header.Get(h); v != "" {
+					req.Header.Set(h, v)
+				}
+			}
+		}
+		return req, err
 	})
 	if err != nil {
 		s.upstreamFailure(w, proto, nil, err, ll)
@@ -425,6 +434,8 @@ func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, p
 	if s.cfg.Provider.Protocol == Anthropic && req.MaxTokens == 0 {
 		req.MaxTokens = s.cfg.Provider.MaxOutputTokens
 	}
+	req.estimate = estimateTokens(req)
+	back := shortenTools(req, s.cfg.Provider.toolLimit())
 	path, q, body, err := out.encodeRequest(req, &s.cfg.Provider)
 	if err != nil {
 		s.upstreamFailure(w, proto, nil, err, ll)
@@ -452,18 +463,23 @@ func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, p
 		if res.Model == "" {
 			res.Model = req.Model
 		}
+		for i := range res.Parts {
+			if n, ok := back[res.Parts[i].ToolName]; ok {
+				res.Parts[i].ToolName = n
+			}
+		}
 		ll.status, ll.usage = 200, res.Usage
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(in.encodeResponse(res))
 		return
 	}
-	s.stream(ctx, cancel, w, r, in, out, proto, req, resp.Body, ll)
+	s.stream(ctx, cancel, w, r, in, out, proto, req, resp.Body, ll, back)
 }
 
 // stream translates event by event. Headers are committed at the first
 // upstream event, so an early failure still gets a real status; after
 // that, errors become the ingress protocol's error frame.
-func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, in, out adapter, proto string, req *Request, body io.Reader, ll *logLine) {
+func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, in, out adapter, proto string, req *Request, body io.Reader, ll *logLine, back map[string]string) {
 	type item struct {
 		ev  SSE
 		err error
@@ -493,7 +509,11 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 	committed := false
 	var pending []Event
 	var firstErr *APIError
-	emit := func(e Event) {
+	var emit func(Event)
+	emit = newToolSerializer(func(e Event) {
+		if n, ok := back[e.ToolName]; ok && e.Kind == EvToolStart {
+			e.ToolName = n
+		}
 		if e.Kind == EvEnd {
 			ll.usage = e.Usage
 		}
@@ -506,7 +526,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			return
 		}
 		enc.encode(e)
-	}
+	}).emit
 	commit := func() {
 		if committed || firstErr != nil {
 			return
@@ -538,6 +558,11 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			cancel()
 			return
 		case <-ping.C:
+			// The upstream answered 200 but is silent (a reasoning model
+			// thinking): commit now rather than let an idle timeout
+			// between client and proxy cut the stream; a later failure
+			// becomes an error frame.
+			commit()
 			if committed {
 				enc.ping()
 			}
@@ -612,16 +637,7 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, proto strin
 		fail(400, err.Error())
 		return
 	}
-	n := len(req.System)
-	for _, m := range req.Messages {
-		for _, p := range m.Parts {
-			n += len(p.Text) + len(p.Args) + len(p.ToolName)
-		}
-	}
-	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.Schema)
-	}
-	tokens := (n + 3) / 4
+	tokens := estimateTokens(req)
 	w.Header().Set("Content-Type", "application/json")
 	ll.status = 200
 	if proto == Gemini {

@@ -89,12 +89,14 @@ func Iterate(ctx context.Context, dir string, o IterateOptions) (*IterateResult,
 	if err != nil {
 		return nil, fmt.Errorf("process file of run %s: %w", s.Meta.RunID, err)
 	}
-	if s.ProcessHash != "" && hash != s.ProcessHash {
+	// A run the SDK created has no hash yet: the first one sitter sees is
+	// journaled (without a previous hash) so later changes are detected.
+	if hash != s.ProcessHash {
 		if err := appendEv(journal.ProcessCodeHashChanged, obj{{"path", s.Meta.Entrypoint.ImportPath}, {"previousHash", s.ProcessHash}, {"hash", hash}}); err != nil {
 			return nil, err
 		}
+		res.CodeChanged = s.ProcessHash != ""
 		s.ProcessHash = hash
-		res.CodeChanged = true
 	}
 
 	now := o.Now()
@@ -106,7 +108,7 @@ func Iterate(ctx context.Context, dir string, o IterateOptions) (*IterateResult,
 		Entry: entry, ExportName: s.Meta.Entrypoint.ExportName, ProcessID: s.Meta.ProcessID,
 		RunID: s.Meta.RunID, RunDir: dir, Now: now.UnixMilli(),
 		Results: map[string]map[string]json.RawMessage{}, Requested: map[string]string{},
-		Shim: needsShim(entry),
+		Shim: shimMode(entry),
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, InputsFile)); err == nil {
 		in.Inputs = b

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 )
@@ -116,10 +117,11 @@ type replayInput struct {
 	Now        int64                                 `json:"now"`
 	Results    map[string]map[string]json.RawMessage `json:"results"`
 	Requested  map[string]string                     `json:"requested"`
-	// Shim asks the runner to answer the SDK import: registering the
-	// resolve hook costs Node a loader thread (~40 ms), so only processes
-	// whose module graph names the SDK pay for it.
-	Shim bool `json:"shim"`
+	// Shim says how the runner answers the SDK import: "" (no module
+	// names it), "vm" (only the entry does: the runner links the entry
+	// itself) or "hook" (a resolve hook, whose loader thread costs Node
+	// ~70 ms at start, so only graphs that need it pay for it).
+	Shim string `json:"shim,omitempty"`
 }
 
 // sdkSpecifier is the import sitter answers.
@@ -127,31 +129,39 @@ const sdkSpecifier = "@a5c-ai/babysitter-sdk"
 
 var relImport = regexp.MustCompile(`(?:from|import)\s*\(?\s*['"](\.{1,2}/[^'"]+)['"]`)
 
-// needsShim says whether the process file, or a file it imports by a
-// relative path, names the SDK. A file that cannot be read counts as yes:
-// the hook is then registered, which is always correct, only slower.
-func needsShim(entry string) bool {
+// shimMode reads the process's module graph (the entry and the files it
+// imports by relative paths) for the SDK specifier: "" when no file names
+// it, "vm" when only the entry does, "hook" otherwise. A file that cannot
+// be read counts as naming it: the hook is always correct, only slower.
+func shimMode(entry string) string {
 	seen := map[string]bool{}
 	queue := []string{entry}
-	for len(queue) > 0 && len(seen) < 200 {
+	mode := ""
+	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		if seen[p] {
 			continue
 		}
+		if len(seen) >= 200 {
+			return "hook"
+		}
 		seen[p] = true
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return true
+			return "hook"
 		}
 		if bytes.Contains(b, []byte(sdkSpecifier)) {
-			return true
+			if p != entry {
+				return "hook"
+			}
+			mode = "vm"
 		}
 		for _, m := range relImport.FindAllSubmatch(b, -1) {
 			queue = append(queue, filepath.Join(filepath.Dir(p), string(m[1])))
 		}
 	}
-	return len(queue) > 0
+	return mode
 }
 
 // jsEffect is one effect the process asks for.
@@ -219,8 +229,9 @@ func replayJS(ctx context.Context, in replayInput, stderr io.Writer) (*replayAns
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.CommandContext(ctx, node, "--no-warnings", filepath.Join(dir, "runner.mjs"))
+	cmd := exec.CommandContext(ctx, node, "--no-warnings", "--experimental-vm-modules", filepath.Join(dir, "runner.mjs"))
 	cmd.Dir = filepath.Dir(in.Entry)
+	cmd.Env = runnerEnv()
 	cmd.Stdin = bytes.NewReader(payload)
 	var errBuf bytes.Buffer
 	if stderr != nil {
@@ -277,4 +288,23 @@ func lastLines(s string, n int) string {
 		}
 	}
 	return s
+}
+
+// runnerEnv is the runner's environment: sitter's own, minus
+// NODE_EXTRA_CA_CERTS, which Node 20 loads eagerly at start-up (about
+// 150 ms for a system bundle) although a process, replayed on every
+// iteration, does no network I/O: that belongs in its effects.
+// SITTER_NODE_KEEP_CA=1 passes it on.
+func runnerEnv() []string {
+	env := os.Environ()
+	if os.Getenv("SITTER_NODE_KEEP_CA") == "1" {
+		return env
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "NODE_EXTRA_CA_CERTS=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -347,16 +347,82 @@ func TestProcessRuntimeError(t *testing.T) {
 	}
 }
 
-func TestNeedsShim(t *testing.T) {
+func TestShimMode(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.mjs"), []byte(`import { x } from './lib/b.mjs';`), 0o644)
-	os.MkdirAll(filepath.Join(dir, "lib"), 0o755)
-	os.WriteFile(filepath.Join(dir, "lib", "b.mjs"), []byte(`import { defineTask } from "@a5c-ai/babysitter-sdk";`), 0o644)
-	os.WriteFile(filepath.Join(dir, "c.mjs"), []byte(`import fs from 'node:fs'; export const x = 1;`), 0o644)
-	if !needsShim(filepath.Join(dir, "a.mjs")) {
-		t.Error("an SDK import through a relative import was missed")
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(src), 0o644)
+		return p
 	}
-	if needsShim(filepath.Join(dir, "c.mjs")) {
-		t.Error("a module without the SDK asks for the shim")
+	write("lib/b.mjs", `import { defineTask } from "@a5c-ai/babysitter-sdk";`)
+	write("lib/c.mjs", `import fs from 'node:fs'; export const x = 1;`)
+	for _, tc := range []struct{ name, src, want string }{
+		{"none.mjs", `import { x } from './lib/c.mjs';`, ""},
+		{"entry.mjs", `import { x } from './lib/c.mjs'; import { defineTask } from '@a5c-ai/babysitter-sdk';`, "vm"},
+		{"nested.mjs", `import { x } from './lib/b.mjs';`, "hook"},
+		{"missing.mjs", `import { x } from './lib/nope.mjs';`, "hook"},
+	} {
+		if got := shimMode(write(tc.name, tc.src)); got != tc.want {
+			t.Errorf("%s: shimMode = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The three ways a process reaches the SDK import all run: from the entry
+// (vm linking), from a helper module (resolve hook), and from an entry
+// that also imports a bare package (falls back to the hook).
+func TestSDKImportModes(t *testing.T) {
+	needNode(t)
+	for name, files := range map[string]map[string]string{
+		"entry": {"proc.mjs": "import { defineTask } from '@a5c-ai/babysitter-sdk';\nimport { join } from 'node:path';\nimport { label } from './lib.mjs';\nconst t = defineTask('t', () => ({ kind: 'agent', title: label + join('a', 'b') }));\nexport async function process(i, ctx) { return [await ctx.task(t, {}), import.meta.url.endsWith('/proc.mjs')]; }\n",
+			"lib.mjs": "export const label = 'L';\n"},
+		"helper": {"proc.mjs": "import { t } from './lib.mjs';\nexport async function process(i, ctx) { return [await ctx.task(t, {}), true]; }\n",
+			"lib.mjs": "import { defineTask } from '@a5c-ai/babysitter-sdk';\nexport const t = defineTask('t', () => ({ kind: 'agent', title: 'La/b' }));\n"},
+		"bare package": {"proc.mjs": "import { defineTask } from '@a5c-ai/babysitter-sdk';\nimport { label } from 'fakepkg';\nconst t = defineTask('t', () => ({ kind: 'agent', title: label }));\nexport async function process(i, ctx) { return [await ctx.task(t, {}), true]; }\n",
+			"node_modules/fakepkg/package.json": `{"name": "fakepkg", "type": "module", "exports": "./index.mjs"}`,
+			"node_modules/fakepkg/index.mjs":    "export const label = 'La/b';\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, entry := newRun(t, files["proc.mjs"], "")
+			for name, src := range files {
+				if name == "proc.mjs" {
+					continue
+				}
+				p := filepath.Join(filepath.Dir(entry), filepath.FromSlash(name))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte(src), 0o644)
+			}
+			r := iterate(t, dir)
+			if len(r.NextActions) != 1 || r.NextActions[0].Label != "La/b" {
+				t.Fatalf("%+v", r)
+			}
+			postOK(t, dir, r.NextActions[0].EffectID, `"ok"`)
+			if r := iterate(t, dir); compactJSON(r.Output) != `["ok",true]` {
+				t.Fatalf("output %s (%s)", r.Output, r.Error)
+			}
+		})
+	}
+}
+
+// The SDK's other intrinsics: ctx.orchestratorTask is an effect; ctx.hook
+// runs nothing and says so in the logs.
+func TestOrchestratorTaskAndHook(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, `export async function process(inputs, ctx) {
+  await ctx.hook('on-breakpoint', {});
+  return await ctx.orchestratorTask({ plan: 1 }, { label: 'plan' });
+}
+`, "")
+	r := iterate(t, dir)
+	if diff := cmp.Diff([]action{{"orchestrator_task", "plan", "__sdk.orchestratorTask"}}, actions(r)); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if len(r.Logs) != 1 || !strings.Contains(r.Logs[0], "ctx.hook(on-breakpoint) skipped") {
+		t.Errorf("logs %q", r.Logs)
+	}
+	postOK(t, dir, r.NextActions[0].EffectID, `"planned"`)
+	if r := iterate(t, dir); compactJSON(r.Output) != `"planned"` {
+		t.Fatalf("output %s", r.Output)
 	}
 }

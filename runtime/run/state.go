@@ -316,16 +316,6 @@ func orNull(v any) any {
 	return v
 }
 
-// sortedKinds lists the keys of a count map in order.
-func sortedKinds(m map[string]int) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func sortedRaw(m map[string]json.RawMessage) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
@@ -94,6 +95,10 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	if d.Block {
 		decision = "block"
 	}
+	// A hook must answer quickly: wait for the run lock (an iteration in
+	// progress) only briefly.
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
 	_, err = run.Append(ctx, st.RunDir, journal.StopHookInvoked, map[string]any{
 		"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
 		"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,

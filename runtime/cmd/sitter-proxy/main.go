@@ -148,6 +148,6 @@ func proxyConfig(p providers.Provider, upstream string, getenv func(string) stri
 	}
 	return proxy.Config{Provider: proxy.Provider{
 		ID: p.ID, Protocol: p.Protocol, BaseURL: base, Auth: p.Auth, Key: key, APIVersion: p.APIVersion,
-		DefaultModel: p.DefaultModel, Models: models, MaxOutputTokens: p.MaxOutputTokens,
+		DefaultModel: p.DefaultModel, Models: models, MaxOutputTokens: p.MaxOutputTokens, MaxToolName: p.MaxToolName,
 	}}, nil
 }

@@ -77,7 +77,9 @@ func TestProxyConfig(t *testing.T) {
 	if _, err := proxyConfig(az, "", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_RESOURCE") {
 		t.Errorf("azure without resource: %v", err)
 	}
-	cfg, err := proxyConfig(az, "", func(k string) string { return map[string]string{"AZURE_OPENAI_RESOURCE": "acme", "AZURE_OPENAI_API_KEY": "k"}[k] })
+	cfg, err := proxyConfig(az, "", func(k string) string {
+		return map[string]string{"AZURE_OPENAI_RESOURCE": "acme", "AZURE_OPENAI_API_KEY": "k"}[k]
+	})
 	if err != nil || cfg.Provider.BaseURL != "https://acme.openai.azure.com/openai" || cfg.Provider.APIVersion == "" {
 		t.Errorf("azure: %+v %v", cfg.Provider, err)
 	}

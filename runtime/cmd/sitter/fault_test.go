@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 )
 
@@ -108,7 +107,9 @@ const crashPoints = 12
 // `run repair` quarantines.
 func TestFaultKillTaskPost(t *testing.T) {
 	const kills = 200
-	seed := time.Now().UnixNano()
+	// A fixed seed: the write steps the self-kills hit are the same on
+	// every run (set SITTER_FAULT_SEED to explore others).
+	seed := int64(5)
 	if s := os.Getenv("SITTER_FAULT_SEED"); s != "" {
 		fmt.Sscan(s, &seed)
 	}
@@ -270,5 +271,4 @@ func TestRepairTornTail(t *testing.T) {
 	if out, err := sitterCmd(nil, "task", "post", dir, es[0].EffectID, "--status", "ok", "--value-inline", "1").CombinedOutput(); err != nil {
 		t.Fatalf("re-post: %v: %s", err, out)
 	}
-	_ = journal.LockFile
 }

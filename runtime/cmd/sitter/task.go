@@ -85,7 +85,7 @@ func runTask(args []string, stdout, stderr io.Writer) int {
 		return out(stdout, stderr, asJSON, map[string]any{
 			"status": res.Status, "effectId": res.EffectID, "seq": res.Seq,
 			"committed": map[string]any{"resultRef": res.ResultRef, "stdoutRef": omit(res.StdoutRef), "stderrRef": omit(res.StderrRef)},
-			"resultRef": res.ResultRef, "stdoutRef": nullable(res.StdoutRef), "stderrRef": nullable(res.StderrRef),
+			"resultRef": res.ResultRef, "stdoutRef": omit(res.StdoutRef), "stderrRef": omit(res.StderrRef),
 		}, text)
 	case "list":
 		st, err := runs.Load(dir)
@@ -153,14 +153,13 @@ func runTask(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// omit is a JSON null for an empty string.
 func omit(s string) any {
 	if s == "" {
 		return nil
 	}
 	return s
 }
-
-func nullable(s string) any { return omit(s) }
 
 func orNullRaw(r json.RawMessage) any {
 	if r == nil {

@@ -1,11 +1,49 @@
 // sitter's process runner: replays a process once. stdin: the replay input
 // (JSON); fd 3: one JSON answer, {status: waiting|completed|failed|halted|
 // runtime-error, …}. The process's own console output goes to stderr.
-import { register } from 'node:module';
+import { register, isBuiltin } from 'node:module';
+import vm from 'node:vm';
 import { readFileSync, writeSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import * as sdk from './sdk.mjs';
 import { createContext, Suspend, HaltSignal, ulid } from './sdk.mjs';
+
+const SDK = '@a5c-ai/babysitter-sdk';
+const isSDK = (s) => s === SDK || s.startsWith(SDK + '/');
+
+class NeedsHook extends Error {}
+
+function synthetic(ns, identifier) {
+  const keys = Object.keys(ns);
+  return new vm.SyntheticModule(keys, function () { for (const k of keys) this.setExport(k, ns[k]); }, { identifier });
+}
+
+// importEntryVM evaluates the entry module with vm.SourceTextModule and
+// links its SDK import to sdk.mjs, without a loader hook (whose worker
+// thread costs Node ~70 ms at start). Only the entry goes through vm: its
+// relative and builtin imports are native imports, which is right because
+// sitter checked that no other module of the graph names the SDK. A bare
+// package import needs Node's own resolution from the entry's directory:
+// then the loader hook is used instead.
+async function importEntryVM(entry) {
+  const url = pathToFileURL(entry).href;
+  const native = async (spec) => {
+    if (isSDK(spec)) return sdk;
+    if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:')) return import(new URL(spec, url).href);
+    if (isBuiltin(spec)) return import(spec);
+    throw new NeedsHook(spec);
+  };
+  const src = readFileSync(entry, 'utf8');
+  const mod = new vm.SourceTextModule(src, {
+    identifier: url,
+    initializeImportMeta(meta) { meta.url = url; meta.filename = entry; meta.dirname = fileURLToPath(new URL('.', url)); },
+    importModuleDynamically: (spec) => native(spec),
+  });
+  await mod.link(async (spec) => synthetic(await native(spec), spec));
+  await mod.evaluate();
+  return mod.namespace;
+}
 
 for (const m of ['log', 'info', 'debug']) console[m] = (...a) => console.error(...a);
 
@@ -24,7 +62,7 @@ function serializeError(e) {
 }
 
 const input = JSON.parse(readFileSync(0, 'utf8'));
-if (input.shim) register('./hooks.mjs', import.meta.url);
+if (input.shim === 'hook') register('./hooks.mjs', import.meta.url);
 const deps = {
   hash: (s) => createHash('sha256').update(s).digest('hex').slice(0, 16),
   ulid: () => ulid(randomBytes),
@@ -32,7 +70,19 @@ const deps = {
 
 let fn;
 try {
-  const mod = await import(pathToFileURL(input.entry).href);
+  let mod;
+  if (input.shim === 'vm' && vm.SourceTextModule) {
+    try {
+      mod = await importEntryVM(input.entry);
+    } catch (e) {
+      if (!(e instanceof NeedsHook)) throw e;
+      register('./hooks.mjs', import.meta.url);
+      mod = await import(pathToFileURL(input.entry).href);
+    }
+  } else {
+    if (input.shim === 'vm') register('./hooks.mjs', import.meta.url);
+    mod = await import(pathToFileURL(input.entry).href);
+  }
   fn = (input.exportName && mod[input.exportName]) ?? mod.process ?? mod.default;
   if (typeof fn !== 'function') throw new Error(`export '${input.exportName || 'process'}' of ${input.entry} is not a function`);
 } catch (e) {

@@ -82,6 +82,12 @@ const breakpointTask = defineTask('__sdk.breakpoint', (args) => ({
   metadata: { payload: args.payload, label: args.label, expert: args.expert, tags: args.tags, strategy: args.strategy },
 }));
 
+const orchestratorTask = defineTask('__sdk.orchestratorTask', (args) => ({
+  kind: 'orchestrator_task',
+  title: args.label,
+  metadata: { payload: args.payload, orchestratorTask: true },
+}));
+
 const sleepTask = defineTask('__sdk.sleep', (args) => ({
   kind: 'sleep',
   title: `sleep:${args.iso}`,
@@ -169,6 +175,16 @@ export function createContext(input, deps) {
       if (epoch <= input.now) return;
       const iso = new Date(epoch).toISOString();
       await task(sleepTask, { targetEpochMs: epoch, iso }, { ...opts, label: opts.label ?? `sleep:${iso}` });
+    },
+    orchestratorTask: (payload, opts = {}) => {
+      const label = opts.label ?? 'orchestrator-task';
+      return task(orchestratorTask, { payload: payload === undefined ? null : payload, label }, { ...opts, label });
+    },
+    // The SDK's ctx.hook runs plugin hook scripts from inside the process;
+    // sitter keeps processes free of side effects, so it only logs.
+    hook: async (hookType) => {
+      state.logs.push(`ctx.hook(${hookType}) skipped: sitter runs no hooks from processes`);
+      return { executedHooks: [], skipped: true };
     },
     parallel: { all, map: (items, fn) => all(items.map((item, i) => () => fn(item, i))) },
     halt: (reason) => { throw new HaltSignal(typeof reason === 'string' ? reason : ''); },

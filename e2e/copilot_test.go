@@ -1,0 +1,143 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// copilotRun runs one headless Copilot CLI turn in its documented offline
+// BYOK mode against the fake LLM (OpenAI Chat Completions). The folder is
+// trusted (repo hooks load only in a trusted folder). Copilot unpacks 235 MB
+// into $XDG_CACHE_HOME on its first start: that cache is shared through the
+// CLI cache dir, not the fresh HOME.
+func copilotRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	c := clis["copilot"]
+	bin := install(t, c)
+	env := append(append(baseEnv(t, home), more...),
+		"XDG_CACHE_HOME="+filepath.Join(cacheDir(), c.id+"@"+c.version, "xdg-cache"),
+		"COPILOT_OFFLINE=true",
+		"COPILOT_PROVIDER_BASE_URL="+llm.URL+"/v1",
+		"COPILOT_PROVIDER_TYPE=openai",
+		"COPILOT_PROVIDER_API_KEY=sk-fake",
+		"COPILOT_MODEL=fake-model",
+		"COPILOT_AUTO_UPDATE=false",
+	)
+	return runCLI(t, project, env, 3*time.Minute, bin, "-p", prompt, "--trust-folder", "--allow-all-tools")
+}
+
+func TestCopilotGuard(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	bundle := filepath.Join(repo(t), "artifacts", "guard", "copilot")
+	pluginInstall(t, bundle, "copilot", project, filepath.Join(tmp, "install-home"))
+
+	t.Run("deny", func(t *testing.T) {
+		verified(t, "copilot", "observe", "preToolUse")
+		verified(t, "copilot", "deny", "preToolUse")
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		r := copilotRun(t, llm, project, home, nil, "clean up")
+		if r.err != nil {
+			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+			t.Errorf("the model never received the guard's reason; requests: %d", len(llm.Requests()))
+			for _, q := range llm.Requests() {
+				t.Logf("%s", q.Body)
+			}
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := copilotRun(t, llm, project, home, nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+// Copilot's command hooks cannot add context at session start or prompt
+// submit (the atlas: output ignored there), so its probe case checks the
+// events and the stop block only.
+func TestCopilotProbe(t *testing.T) {
+	bundle := probeBundle(t, "copilot")
+	t.Run("events-stop-once", func(t *testing.T) {
+		project, home, rec := probeCase(t, "once")
+		pluginInstall(t, bundle, "copilot", project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := copilotRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		reqs := llm.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("no model request\n%s\n%s", r.stdout, r.stderr)
+		}
+		if last := reqs[len(reqs)-1]; !last.Contains("REASON-CONTINUE") {
+			t.Errorf("the last request does not carry the stop reason (%d requests)", len(reqs))
+		}
+		evs := events(t, rec)
+		observed(t, "copilot", evs)
+		verified(t, "copilot", "continue", "agentStop")
+		checkEvents(t, "copilot", project, evs, "sessionStart", "userPromptSubmit", "preToolUse", "postToolUse", "stop")
+		stops := stopEvents(evs)
+		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
+			t.Errorf("want two stops, the second with stopHookActive; got %d", len(stops))
+		}
+		capture(t, "copilot", clis["copilot"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("stop-cap", func(t *testing.T) {
+		project, home, rec := probeCase(t, "always")
+		verified(t, "copilot", "continue", "agentStop")
+		pluginInstall(t, bundle, "copilot", project, home)
+		llm := startLLM(t, llmscript.Text("done"))
+		r := copilotRun(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish")
+		if r.err != nil {
+			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if n := len(llm.Requests()); n != 4 {
+			t.Errorf("model requests = %d, want 4 (1 + 3 blocks before the cap)", n)
+		}
+		if n := phases(events(t, rec))["stop"]; n != 4 {
+			t.Errorf("stop hook calls = %d, want 4", n)
+		}
+	})
+	t.Run("rewrite", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		verified(t, "copilot", "rewrite input", "preToolUse")
+		os.WriteFile(filepath.Join(rec, "pre-tool-reply"), []byte(`{"updatedInput":{"command":"echo rewritten > rewritten.txt"}}`), 0o644)
+		pluginInstall(t, bundle, "copilot", project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo original > original.txt", "done"))
+		r := copilotRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "write a file")
+		if r.err != nil {
+			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "rewritten.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "rewritten" {
+			t.Errorf("the rewritten command did not run: rewritten.txt = %q, %v\n%s\n%s", b, err, r.stdout, r.stderr)
+		}
+		if exists(filepath.Join(project, "original.txt")) {
+			t.Errorf("the model's own command ran: original.txt exists")
+		}
+	})
+}

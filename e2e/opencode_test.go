@@ -1,0 +1,167 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// opencodeSeed keeps OpenCode from running `npm install @opencode-ai/plugin`
+// in a config dir (plugin loading waits for it, 78 s offline): an empty
+// node_modules plus a package.json and package-lock.json naming the
+// dependency.
+func opencodeSeed(t *testing.T, dir string) {
+	t.Helper()
+	v := clis["opencode"].version
+	os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755)
+	pkg := fmt.Sprintf(`{"dependencies":{"@opencode-ai/plugin":%q}}`+"\n", v)
+	lock := fmt.Sprintf(`{"name":"seed","lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":{"@opencode-ai/plugin":%q}},"node_modules/@opencode-ai/plugin":{"version":%q}}}`+"\n", v, v)
+	for name, body := range map[string]string{"package.json": pkg, "package-lock.json": lock} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// opencodeRun runs one `opencode run` against the fake LLM (OpenAI Chat
+// Completions through @ai-sdk/openai-compatible, configured in the
+// project's opencode.json).
+func opencodeRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin := install(t, clis["opencode"])
+	config := fmt.Sprintf(`{
+  "$schema": "https://opencode.ai/config.json",
+  "model": "fake/fake-model",
+  "autoupdate": false,
+  "share": "disabled",
+  "provider": {
+    "fake": {
+      "npm": "@ai-sdk/openai-compatible",
+      "options": {"baseURL": %q, "apiKey": "sk-fake"},
+      "models": {"fake-model": {"tool_call": true}}
+    }
+  }
+}
+`, llm.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(project, "opencode.json"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opencodeSeed(t, filepath.Join(home, ".config", "opencode"))
+	opencodeSeed(t, filepath.Join(project, ".opencode"))
+	env := append(append(baseEnv(t, home), more...),
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+	)
+	args := []string{"run", "-m", "fake/fake-model", prompt}
+	if os.Getenv("E2E_OPENCODE_LOGS") == "1" {
+		args = append(args, "--print-logs", "--log-level", "DEBUG")
+	}
+	return runCLI(t, project, env, 3*time.Minute, bin, args...)
+}
+
+func TestOpenCodeGuard(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	bundle := filepath.Join(repo(t), "artifacts", "guard", "opencode")
+	pluginInstall(t, bundle, "opencode", project, filepath.Join(tmp, "install-home"))
+
+	t.Run("deny", func(t *testing.T) {
+		verified(t, "opencode", "observe", "tool.execute.before")
+		verified(t, "opencode", "deny", "tool.execute.before")
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		start := time.Now()
+		r := opencodeRun(t, llm, project, home, nil, "clean up")
+		t.Logf("opencode run took %s", time.Since(start).Round(time.Millisecond))
+		if r.err != nil {
+			t.Fatalf("opencode: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+			t.Errorf("the model never received the guard's reason; requests: %d\n%s\n%s", len(llm.Requests()), r.stdout, r.stderr)
+			for _, q := range llm.Requests() {
+				t.Logf("%s", q.Body)
+			}
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := opencodeRun(t, llm, project, home, nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("opencode: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+// OpenCode's session.created cannot add context; chat.message
+// (userPromptSubmit) and experimental.chat.system.transform
+// (beforePromptBuild) can. The stop phase (session.idle) is not exercised
+// here: under `opencode run` the process exits on the first idle, so a
+// follow-up prompt never reaches the model (shared/HARNESSES.md); it needs
+// `opencode serve` driven over HTTP.
+func TestOpenCodeProbe(t *testing.T) {
+	fidelityNote("opencode", "`session.idle` (stop, continue) is not exercised: under `opencode run` the process exits on the first idle, so a follow-up prompt never reaches the model; it needs `opencode serve` driven over HTTP (shared/HARNESSES.md).")
+	bundle := probeBundle(t, "opencode")
+	// Known generator bug (gen/emit/bridge.go, reported, not fixed here):
+	// the bridge answers chat.message's appendText by pushing a bare
+	// {type:"text", text} part; OpenCode 1.18.33 rejects it ("invalid user
+	// part before save … Missing key id, sessionID, messageID", then
+	// "EventV2.InvalidDurableEvent: Expected string aggregate field
+	// sessionID") and `opencode run` exits 1 with "Unexpected server error":
+	// the hook breaks the harness. These cases run again by themselves once
+	// the generated bridge gives the part an id, sessionID and messageID.
+	if src, err := os.ReadFile(filepath.Join(bundle, "index.ts")); err == nil &&
+		strings.Contains(string(src), `output.parts.push({ type: "text", text: reply.appendText })`) {
+		fidelityNote("opencode", "Probe cases (context, events, rewrite, tool context) skipped: the generated bridge answers `chat.message` with a text part lacking `id`, `sessionID` and `messageID`, which OpenCode 1.18.33 rejects, failing the whole run (gen/emit/bridge.go).")
+		t.Skip("generated OpenCode bridge pushes a chat.message part without id/sessionID/messageID, which OpenCode 1.18.33 rejects (see the comment above)")
+	}
+	t.Run("context-events", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		pluginInstall(t, bundle, "opencode", project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := opencodeRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("opencode: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if len(llm.Requests()) == 0 {
+			t.Fatalf("no model request\n%s\n%s", r.stdout, r.stderr)
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-PROMPT-SUBMIT") }) {
+			t.Errorf("chat.message context never reached the model\n%s", r.stderr)
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-PROMPT-BUILD") }) {
+			t.Errorf("system-transform context never reached the model\n%s", r.stderr)
+		}
+		evs := events(t, rec)
+		observed(t, "opencode", evs)
+		verified(t, "opencode", "add context", "chat.message", "experimental.chat.system.transform")
+		checkEvents(t, "opencode", project, evs, "userPromptSubmit", "beforePromptBuild", "preToolUse", "postToolUse")
+		t.Logf("phases: %v", phases(evs))
+		capture(t, "opencode", clis["opencode"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "opencode", "tool.execute.before", "tool.execute.after",
+			func(project, home string) { pluginInstall(t, bundle, "opencode", project, home) }, opencodeRun)
+	})
+}

@@ -1,0 +1,143 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// piRun runs one headless Pi turn (pi -p) against the fake LLM, reached
+// through a custom OpenAI Chat Completions provider in the fresh home's
+// ~/.pi/agent/models.json.
+func piRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin := install(t, clis["pi"])
+	dir := filepath.Join(home, ".pi", "agent")
+	os.MkdirAll(dir, 0o755)
+	models := fmt.Sprintf(`{
+  "providers": {
+    "fake": {
+      "baseUrl": %q,
+      "api": "openai-completions",
+      "apiKey": "sk-fake",
+      "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+      "models": [{"id": "fake-model", "reasoning": false}]
+    }
+  }
+}
+`, llm.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte(models), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append(baseEnv(t, home), more...), "PI_OFFLINE=1")
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		"--offline", "--provider", "fake", "--model", "fake-model", "-p", prompt)
+}
+
+func TestPiGuard(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	bundle := filepath.Join(repo(t), "artifacts", "guard", "pi")
+	pluginInstall(t, bundle, "pi", project, filepath.Join(tmp, "install-home"))
+
+	t.Run("deny", func(t *testing.T) {
+		verified(t, "pi", "observe", "tool_call")
+		verified(t, "pi", "deny", "tool_call")
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		r := piRun(t, llm, project, home, nil, "clean up")
+		if r.err != nil {
+			t.Fatalf("pi: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+			t.Errorf("the model never received the guard's reason; requests: %d\n%s\n%s", len(llm.Requests()), r.stdout, r.stderr)
+			for _, q := range llm.Requests() {
+				t.Logf("%s", q.Body)
+			}
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := piRun(t, llm, project, home, nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("pi: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+func TestPiProbe(t *testing.T) {
+	bundle := probeBundle(t, "pi")
+	t.Run("context-events-stop-once", func(t *testing.T) {
+		project, home, rec := probeCase(t, "once")
+		pluginInstall(t, bundle, "pi", project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := piRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("pi: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		reqs := llm.Requests()
+		if len(reqs) == 0 {
+			t.Fatalf("no model request\n%s\n%s", r.stdout, r.stderr)
+		}
+		// Pi's session_start context is queued for the next prompt and its
+		// before_agent_start (beforePromptBuild) context is sent with it; its
+		// input event (userPromptSubmit) cannot add context.
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-SESSION-START") }) {
+			t.Errorf("session-start context never reached the model")
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("CTX-PROMPT-BUILD") }) {
+			t.Errorf("before-agent-start context never reached the model")
+		}
+		if last := reqs[len(reqs)-1]; !last.Contains("REASON-CONTINUE") {
+			t.Errorf("the last request does not carry the stop reason (%d requests)\n%s", len(reqs), r.stderr)
+		}
+		evs := events(t, rec)
+		observed(t, "pi", evs)
+		verified(t, "pi", "add context", "session_start", "before_agent_start")
+		verified(t, "pi", "continue", "turn_end")
+		checkEvents(t, "pi", project, evs, "sessionStart", "userPromptSubmit", "beforePromptBuild", "preToolUse", "postToolUse", "stop")
+		if n := len(stopEvents(evs)); n != 2 {
+			t.Errorf("want two stops (the block, then the end of the continued run); got %d", n)
+		}
+		capture(t, "pi", clis["pi"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("stop-cap", func(t *testing.T) {
+		project, home, rec := probeCase(t, "always")
+		verified(t, "pi", "continue", "turn_end")
+		pluginInstall(t, bundle, "pi", project, home)
+		llm := startLLM(t, llmscript.Text("done"))
+		r := piRun(t, llm, project, home, []string{"E2E_DIR=" + rec, "SITTER_STOP_CAP=3"}, "finish")
+		if r.err != nil {
+			t.Fatalf("pi: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if n := len(llm.Requests()); n != 4 {
+			t.Errorf("model requests = %d, want 4 (1 + 3 blocks before the cap)", n)
+		}
+		if n := phases(events(t, rec))["stop"]; n != 4 {
+			t.Errorf("stop hook calls = %d, want 4", n)
+		}
+	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "pi", "tool_call", "tool_result",
+			func(project, home string) { pluginInstall(t, bundle, "pi", project, home) }, piRun)
+	})
+}
