@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -51,4 +52,77 @@ func rewriteAndToolContext(t *testing.T, harness, preEvent, postEvent string, in
 		}
 	})
 	checkEvents(t, harness, project, evs, "preToolUse", "postToolUse")
+}
+
+// observeAll runs one turn with the observer plugin (a recording handler on
+// every phase) and claims "observe" for each native event that reached it.
+// The observer answers nothing, so the turn must go as without it.
+func observeAll(t *testing.T, harness string, install func(project, home string), run runner) {
+	project, home, rec := probeCase(t, "")
+	if install != nil {
+		install(project, home)
+	}
+	llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+	r := run(t, llm, project, home, []string{"E2E_DIR=" + rec}, "write ok.txt")
+	if r.err != nil {
+		t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(project, "ok.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
+		t.Errorf("ok.txt = %q, %v: the turn did not go as without the observer", b, err)
+	}
+	evs := events(t, rec)
+	if len(evs) == 0 {
+		t.Fatalf("no hook call reached the observer")
+	}
+	ph := phases(evs)
+	for _, p := range []string{"preToolUse", "postToolUse"} {
+		if ph[p] == 0 {
+			t.Errorf("no %s event recorded; got %v", p, ph)
+		}
+	}
+	// The session of the turn is the one the tool events carry.
+	var session string
+	for _, e := range evs {
+		if e.Phase == "preToolUse" {
+			session = e.Session.ID
+		}
+	}
+	// An event is claimed only when its canonical form has the turn's
+	// session, the project as cwd (when it has one) and, on tool phases,
+	// the shell kind; events whose payload names no session are noted.
+	var good []event
+	noSession := map[string]bool{}
+	for _, e := range evs {
+		switch {
+		case e.Harness != harness:
+			t.Errorf("%s: harness %q", e.NativeEvent, e.Harness)
+		case e.Session.ID == "":
+			noSession[e.NativeEvent] = true
+		case e.Session.ID != session:
+			t.Errorf("%s: session id %q, want %q", e.NativeEvent, e.Session.ID, session)
+		case e.Session.Cwd != "" && e.Session.Cwd != project:
+			t.Errorf("%s: cwd %q, want %q", e.NativeEvent, e.Session.Cwd, project)
+		case (e.Phase == "preToolUse" || e.Phase == "postToolUse") && (e.Tool == nil || e.Tool.Kind != "shell"):
+			t.Errorf("%s: tool %+v, want kind shell", e.NativeEvent, e.Tool)
+		default:
+			good = append(good, e)
+		}
+	}
+	for _, e := range good {
+		delete(noSession, e.NativeEvent)
+	}
+	var ns []string
+	for n := range noSession {
+		ns = append(ns, "`"+n+"`")
+	}
+	sort.Strings(ns)
+	if len(ns) > 0 {
+		fidelityNote(harness, "Observed without a session id (the payload carries none the atlas maps), so not counted as verified: "+strings.Join(ns, ", ")+".")
+	}
+	observed(t, harness, good)
+	seen := map[string]int{}
+	for _, e := range evs {
+		seen[e.NativeEvent]++
+	}
+	t.Logf("%s events observed: %v", harness, seen)
 }

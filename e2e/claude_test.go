@@ -141,6 +141,13 @@ func TestClaudeProbe(t *testing.T) {
 				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
 			})
 	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "claude-code")
+		observeAll(t, "claude-code", nil,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", observer)
+			})
+	})
 }
 
 // The generated marketplace and bundles pass Claude Code's own checks:

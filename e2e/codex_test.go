@@ -140,4 +140,8 @@ func TestCodexProbe(t *testing.T) {
 		rewriteAndToolContext(t, "codex", "PreToolUse", "PostToolUse",
 			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
 	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "codex")
+		observeAll(t, "codex", func(project, home string) { pluginInstall(t, observer, "codex", project, home) }, codexRun)
+	})
 }

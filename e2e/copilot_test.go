@@ -140,4 +140,8 @@ func TestCopilotProbe(t *testing.T) {
 			t.Errorf("the model's own command ran: original.txt exists")
 		}
 	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "copilot")
+		observeAll(t, "copilot", func(project, home string) { pluginInstall(t, observer, "copilot", project, home) }, copilotRun)
+	})
 }

@@ -92,6 +92,14 @@ func observed(t *testing.T, harness string, evs []event) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	// Generated probe bundles and the sitter build live in temp dirs
+	// shared by the cases; nothing refers to them after the run.
+	if probeRoot != "" {
+		os.RemoveAll(probeRoot)
+	}
+	if sitterBin != "" {
+		os.RemoveAll(filepath.Dir(sitterBin))
+	}
 	if os.Getenv("SITTER_E2E_FIDELITY") == "1" {
 		if code != 0 {
 			fmt.Fprintln(os.Stderr, "e2e: some cases failed; docs/fidelity.md left as it was")

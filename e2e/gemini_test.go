@@ -138,4 +138,8 @@ func TestGeminiProbe(t *testing.T) {
 		rewriteAndToolContext(t, "gemini-cli", "BeforeTool", "AfterTool",
 			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
 	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "gemini-cli")
+		observeAll(t, "gemini-cli", func(project, home string) { pluginInstall(t, observer, "gemini-cli", project, home) }, geminiRun)
+	})
 }

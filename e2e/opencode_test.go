@@ -165,3 +165,10 @@ func TestOpenCodeProbe(t *testing.T) {
 			func(project, home string) { pluginInstall(t, bundle, "opencode", project, home) }, opencodeRun)
 	})
 }
+
+// The observer answers nothing, so the chat.message bug above does not
+// apply to it.
+func TestOpenCodeObserve(t *testing.T) {
+	observer := observerBundle(t, "opencode")
+	observeAll(t, "opencode", func(project, home string) { pluginInstall(t, observer, "opencode", project, home) }, opencodeRun)
+}

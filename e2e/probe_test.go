@@ -5,14 +5,17 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"sitter.dev/sitter/gen"
 	"sitter.dev/sitter/gen/write"
+	"sitter.dev/sitter/generated/registry"
 )
 
 // The probe plugin records every canonical event it sees, adds context at
@@ -77,6 +80,9 @@ func probeBundle(t *testing.T, harness string) string {
 		os.MkdirAll(src, 0o755)
 		os.WriteFile(filepath.Join(src, "plugin.yaml"), []byte(probePlugin), 0o644)
 		os.WriteFile(filepath.Join(src, "stop.sh"), []byte(stopScript), 0o755)
+		obs := filepath.Join(root, "plugins-src", "observer")
+		os.MkdirAll(obs, 0o755)
+		os.WriteFile(filepath.Join(obs, "plugin.yaml"), []byte(observerPlugin()), 0o644)
 		_, files, err := gen.Generate(root)
 		if err != nil {
 			probeErr = err
@@ -92,6 +98,40 @@ func probeBundle(t *testing.T, harness string) string {
 		t.Fatal(probeErr)
 	}
 	return filepath.Join(probeRoot, "artifacts", "probe", harness)
+}
+
+// observerBundle is the observer plugin's bundle for a harness: a handler
+// on every canonical phase of the atlas that only records the event.
+func observerBundle(t *testing.T, harness string) string {
+	t.Helper()
+	probeBundle(t, harness)
+	return filepath.Join(probeRoot, "artifacts", "observer", harness)
+}
+
+// observerPlugin registers a recording handler on every phase some harness
+// has, except those whose mere registration changes what the harness does
+// (Claude's WorktreeCreate hook replaces worktree creation).
+func observerPlugin() string {
+	skip := map[string]bool{"worktreeCreate": true, "worktreeRemove": true}
+	seen := map[string]bool{}
+	for _, d := range registry.Registry().Descriptors {
+		for _, e := range d.Events {
+			if !skip[e.Phase] {
+				seen[e.Phase] = true
+			}
+		}
+	}
+	var ps []string
+	for p := range seen {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	var b strings.Builder
+	b.WriteString("name: observer\nversion: 0.0.1\ndescription: e2e observer\nhandlers:\n")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "  - phase: %s\n    command: 'cat >> \"$E2E_DIR/events.jsonl\"'\n", p)
+	}
+	return b.String()
 }
 
 func copyDir(from, to string) error {

@@ -35,7 +35,8 @@ func RegistryGo(a *model.Atlas) []File {
 		})
 	}
 
-	var descs []jen.Code
+	var descs, lookup, ids []jen.Code
+	var ctors []string
 	for _, h := range a.Harnesses {
 		pkg := Module + "/generated/harness/" + PkgName(h.ID)
 		f.ImportName(pkg, PkgName(h.ID))
@@ -85,7 +86,20 @@ func RegistryGo(a *model.Atlas) []File {
 		if !ok {
 			fam = jen.Qual(adapterPkg, "Family").Values()
 		}
-		descs = append(descs, jen.Values(jen.Dict{
+		ctor := "descriptor" + GoName(h.ID)
+		ctors = append(ctors, ctor)
+		var names []jen.Code
+		for _, n := range append([]string{h.ID}, aliasNames(h)...) {
+			names = append(names, jen.Lit(n))
+		}
+		if h.Default {
+			names = append(names, jen.Lit(""))
+		}
+		lookup = append(lookup, jen.Case(names...).Block(jen.Return(jen.Id(ctor).Call())))
+		ids = append(ids, jen.Lit(h.ID))
+		descs = append(descs, jen.Id(ctor).Call())
+		f.Comment(ctor + " builds the " + h.DisplayName + " descriptor.")
+		f.Func().Id(ctor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(jen.Dict{
 			jen.Id("ID"):          jen.Lit(h.ID),
 			jen.Id("DisplayName"): jen.Lit(h.DisplayName),
 			jen.Id("Aliases"):     jen.Index().String().Values(aliases...),
@@ -116,23 +130,51 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Source"):       jen.Lit(h.File),
 			jen.Id("Normalize"):    jen.Qual(pkg, "Normalize"),
 			jen.Id("Rules"):        jen.Qual(pkg, "Rules"),
-		}))
+		})))
+		f.Line()
 	}
 
+	f.Comment("Lookup builds the descriptor an id or alias names (\"\" = the default), or nil.")
+	f.Func().Id("Lookup").Params(jen.Id("name").String()).Op("*").Qual(adapterPkg, "Descriptor").Block(
+		jen.Switch(jen.Id("name")).Block(lookup...),
+		jen.Return(jen.Nil()),
+	)
+	f.Line()
+	f.Comment("IDs lists every descriptor id, sorted.")
+	f.Var().Id("IDs").Op("=").Index().String().Values(ids...)
+	f.Line()
 	f.Comment("Registry returns every harness descriptor in the atlas, sorted by id.")
-	f.Comment("It is built on first use, so a hook call pays only for what it reads.")
 	f.Var().Id("Registry").Op("=").Qual("sync", "OnceValue").Call(
 		jen.Func().Params().Op("*").Qual(adapterPkg, "Registry").Block(
 			jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
 				jen.Id("Descriptors"): jen.Index().Op("*").Qual(adapterPkg, "Descriptor").Values(descs...),
+				jen.Id("Find"):        jen.Id("Lookup"),
+				jen.Id("Known"):       jen.Id("IDs"),
 			})),
 		),
+	)
+	f.Line()
+	f.Comment("Hooks is the registry of the hook path: it builds only the descriptor a")
+	f.Comment("call names, not all of them.")
+	f.Func().Id("Hooks").Params().Op("*").Qual(adapterPkg, "Registry").Block(
+		jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
+			jen.Id("Find"):  jen.Id("Lookup"),
+			jen.Id("Known"): jen.Id("IDs"),
+		})),
 	)
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		panic(fmt.Sprintf("render registry: %v", err))
 	}
 	return []File{{Path: "generated/registry/registry.go", Bytes: buf.Bytes(), Mode: 0o644}}
+}
+
+func aliasNames(h *model.Harness) []string {
+	out := make([]string, len(h.Aliases))
+	for i, a := range h.Aliases {
+		out[i] = a.Name
+	}
+	return out
 }
 
 func evidenceLit(es []model.Evidence) jen.Code {

@@ -15,10 +15,9 @@ import (
 	"sync"
 )
 
-// Registry returns every harness descriptor in the atlas, sorted by id.
-// It is built on first use, so a hook call pays only for what it reads.
-var Registry = sync.OnceValue(func() *adapter.Registry {
-	return &adapter.Registry{Descriptors: []*adapter.Descriptor{{
+// descriptorClaudeCode builds the Claude Code descriptor.
+func descriptorClaudeCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"claude", "cc"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -495,7 +494,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"Write":        "write",
 		},
 		Verified: []string{"2.1.197", "2.1.332"},
-	}, {
+	}
+}
+
+// descriptorCodex builds the Codex CLI descriptor.
+func descriptorCodex() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"codex-cli"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -758,7 +762,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"apply_patch": "edit",
 		},
 		Verified: []string{"0.171.0"},
-	}, {
+	}
+}
+
+// descriptorCopilot builds the GitHub Copilot CLI descriptor.
+func descriptorCopilot() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"copilot-cli", "github-copilot"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -1056,7 +1065,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"write_agent":                     "other",
 		},
 		Verified: []string{"1.0.102"},
-	}, {
+	}
+}
+
+// descriptorCursor builds the Cursor descriptor.
+func descriptorCursor() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"cursor-agent"},
 		Config: []adapter.ConfigKey{{
 			Default:     "5",
@@ -1439,7 +1453,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"Write":    "write",
 		},
 		Verified: []string{},
-	}, {
+	}
+}
+
+// descriptorGeminiCli builds the Gemini CLI descriptor.
+func descriptorGeminiCli() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"gemini"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -1722,7 +1741,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"write_todos":            "other",
 		},
 		Verified: []string{"0.61.0"},
-	}, {
+	}
+}
+
+// descriptorOpencode builds the OpenCode descriptor.
+func descriptorOpencode() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"opencode-ai"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -2104,7 +2128,12 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"write":       "write",
 		},
 		Verified: []string{"1.18.33"},
-	}, {
+	}
+}
+
+// descriptorPi builds the Pi descriptor.
+func descriptorPi() *adapter.Descriptor {
+	return &adapter.Descriptor{
 		Aliases: []string{"pi-coding-agent"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",
@@ -2590,5 +2619,47 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 			"write": "write",
 		},
 		Verified: []string{"0.73.1"},
-	}}}
+	}
+}
+
+// Lookup builds the descriptor an id or alias names ("" = the default), or nil.
+func Lookup(name string) *adapter.Descriptor {
+	switch name {
+	case "claude-code", "claude", "cc", "":
+		return descriptorClaudeCode()
+	case "codex", "codex-cli":
+		return descriptorCodex()
+	case "copilot", "copilot-cli", "github-copilot":
+		return descriptorCopilot()
+	case "cursor", "cursor-agent":
+		return descriptorCursor()
+	case "gemini-cli", "gemini":
+		return descriptorGeminiCli()
+	case "opencode", "opencode-ai":
+		return descriptorOpencode()
+	case "pi", "pi-coding-agent":
+		return descriptorPi()
+	}
+	return nil
+}
+
+// IDs lists every descriptor id, sorted.
+var IDs = []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "opencode", "pi"}
+
+// Registry returns every harness descriptor in the atlas, sorted by id.
+var Registry = sync.OnceValue(func() *adapter.Registry {
+	return &adapter.Registry{
+		Descriptors: []*adapter.Descriptor{descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCursor(), descriptorGeminiCli(), descriptorOpencode(), descriptorPi()},
+		Find:        Lookup,
+		Known:       IDs,
+	}
 })
+
+// Hooks is the registry of the hook path: it builds only the descriptor a
+// call names, not all of them.
+func Hooks() *adapter.Registry {
+	return &adapter.Registry{
+		Find:  Lookup,
+		Known: IDs,
+	}
+}

@@ -129,15 +129,37 @@ func (d *Descriptor) Render(ev hook.Event, r hook.Result) hook.Output {
 	return hook.Render(ev, r, rules)
 }
 
-// Registry holds every descriptor, in atlas order.
+// Registry holds every descriptor, in atlas order. Find, when set, builds
+// the one descriptor an id or alias names ("" = the default) without the
+// others: the hook path resolves through it alone. Known lists the ids.
 type Registry struct {
 	Descriptors []*Descriptor
+	Find        func(name string) *Descriptor
+	Known       []string
 }
 
 // Resolve finds the descriptor for an id or alias ("" = the default) and
 // explains how it got there.
 func (r *Registry) Resolve(name string) (*Descriptor, []string, error) {
 	var trace []string
+	if r.Find != nil {
+		if d := r.Find(strings.ToLower(name)); d != nil {
+			switch {
+			case name == "":
+				trace = append(trace, "no harness named: the default descriptor", fmt.Sprintf("default: %s", d.ID))
+				return d, trace, nil
+			case strings.ToLower(name) == d.ID:
+				trace = append(trace, fmt.Sprintf("%q is the id of %s", name, d.ID))
+			default:
+				trace = append(trace, fmt.Sprintf("%q is no descriptor id", name), fmt.Sprintf("%q is an alias of %s", name, d.ID))
+			}
+			return d, r.withFamily(trace, d), nil
+		}
+		if len(r.Descriptors) == 0 {
+			trace = append(trace, fmt.Sprintf("%q is neither a descriptor id nor an alias", name))
+			return nil, trace, fmt.Errorf("unknown harness %q (known: %s)", name, strings.Join(r.IDs(), ", "))
+		}
+	}
 	if name == "" {
 		trace = append(trace, "no harness named: looking for the default descriptor")
 		for _, d := range r.Descriptors {
@@ -175,6 +197,9 @@ func (r *Registry) withFamily(trace []string, d *Descriptor) []string {
 
 // IDs lists the descriptor ids, sorted.
 func (r *Registry) IDs() []string {
+	if len(r.Descriptors) == 0 && r.Known != nil {
+		return r.Known
+	}
 	ids := make([]string, 0, len(r.Descriptors))
 	for _, d := range r.Descriptors {
 		ids = append(ids, d.ID)

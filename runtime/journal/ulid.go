@@ -1,8 +1,8 @@
 package journal
 
 import (
-	"crypto/rand"
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +68,11 @@ func NewULID(after string) string {
 	var u ULID
 	ms := uint64(time.Now().UnixMilli())
 	u[0], u[1], u[2], u[3], u[4], u[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
-	rand.Read(u[6:])
+	// math/rand/v2's generator is seeded from the OS per process; ids need
+	// uniqueness, not secrecy, and crypto/rand would cost every hook call
+	// its init (see runtime/cmd/hookbench).
+	binary.BigEndian.PutUint64(u[6:14], rand.Uint64())
+	binary.BigEndian.PutUint16(u[14:], uint16(rand.Uint32()))
 	floor := lastULID
 	if a, ok := ParseULID(after); ok && less(floor, a) {
 		floor = a

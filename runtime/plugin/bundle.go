@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"sitter.dev/sitter/runtime/adapter"
 )
@@ -37,11 +38,12 @@ type Bundle struct {
 }
 
 // slug is what a plugin name must look like to become a path element.
-var slug = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$`)
+// slug is compiled on first use: every hook call links this package.
+var slug = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$`) })
 
 // ValidPluginName says whether name can be used in install paths.
 func ValidPluginName(name string) bool {
-	return slug.MatchString(name) && !strings.Contains(name, "..")
+	return slug().MatchString(name) && !strings.Contains(name, "..")
 }
 
 // OpenBundle reads dir's marker.

@@ -127,7 +127,10 @@ type replayInput struct {
 // sdkSpecifier is the import sitter answers.
 const sdkSpecifier = "@a5c-ai/babysitter-sdk"
 
-var relImport = regexp.MustCompile(`(?:from|import)\s*\(?\s*['"](\.{1,2}/[^'"]+)['"]`)
+// relImport is compiled on first use: every hook call links this package.
+var relImport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:from|import)\s*\(?\s*['"](\.{1,2}/[^'"]+)['"]`)
+})
 
 // shimMode reads the process's module graph (the entry and the files it
 // imports by relative paths) for the SDK specifier: "" when no file names
@@ -157,7 +160,7 @@ func shimMode(entry string) string {
 			}
 			mode = "vm"
 		}
-		for _, m := range relImport.FindAllSubmatch(b, -1) {
+		for _, m := range relImport().FindAllSubmatch(b, -1) {
 			queue = append(queue, filepath.Join(filepath.Dir(p), string(m[1])))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"sitter.dev/sitter/runtime/hook"
@@ -46,11 +47,12 @@ func (d Decision) Result() hook.Result {
 	return hook.Result{Decision: hook.Noop}
 }
 
-var promiseRE = regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`)
+// promiseRE is compiled on first use: every hook call links this package.
+var promiseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`) })
 
 // Promise returns the last <promise>…</promise> of a message.
 func Promise(msg string) string {
-	m := promiseRE.FindAllStringSubmatch(msg, -1)
+	m := promiseRE().FindAllStringSubmatch(msg, -1)
 	if len(m) == 0 {
 		return ""
 	}

@@ -58,7 +58,12 @@ can say one.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
+	reg := registry.Registry
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		// A hook call builds only the descriptor it names.
+		reg = registry.Hooks
+	}
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, reg))
 }
 
 // run is the whole command; reg is called only by the verbs that need it.

@@ -18,6 +18,8 @@ const sessionUsage = `Usage (hook handlers: the canonical sitter event on stdin,
   sitter session start [--run-id ID] [--runs-dir D] [--max-iterations N]   bind or resume the event's session
   sitter session bind --run-id ID [--runs-dir D] [--max-iterations N]      make the session drive a run
   sitter session stop-check                                                 decide a stop: block with the next step, or nothing
+  sitter session prompt                                                     remind the agent of the bound run (prompt submit)
+  sitter session end                                                        stop driving the run (session end; the run stays resumable)
   sitter session state [--json]                                             show the session's state
 Without an event on stdin, --harness H --session-id S name the session.
 `
@@ -92,6 +94,35 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return writeResult(stdout, stderr, d.Result())
+	case "prompt":
+		// userPromptSubmit: while a run is bound, remind the agent of it,
+		// so a new prompt does not silently abandon the run.
+		st, _, err := session.Read(ev.Harness, ev.Session.ID)
+		if err != nil {
+			return fail(stderr, verb, err)
+		}
+		if st == nil || !st.Active || st.RunDir == "" {
+			return 0
+		}
+		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
+			"Babysitter run %s is bound to this session (iteration %d of %d). If this prompt is about it, continue with `sitter run iterate %s --json`.",
+			st.RunID, st.Iteration, st.MaxIterations, st.RunDir)})
+	case "end":
+		// sessionEnd: the session stops driving its run; the run itself
+		// stays resumable from another session or harness.
+		st, _, err := session.Read(ev.Harness, ev.Session.ID)
+		if err != nil {
+			return fail(stderr, verb, err)
+		}
+		if st == nil || !st.Active {
+			return 0
+		}
+		st.Active = false
+		st.EndedBecause = "session-end"
+		if _, err := session.Write(st); err != nil {
+			return fail(stderr, verb, err)
+		}
+		return 0
 	case "state":
 		st, p, err := session.Read(ev.Harness, ev.Session.ID)
 		if err != nil {
