@@ -2,6 +2,8 @@
 GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 20s
+# Release flags: a stripped binary starts measurably faster on every hook call.
+RELEASE ?= -trimpath -ldflags="-s -w"
 
 .PHONY: all generate check build test fuzz bench vet clean e2e
 
@@ -17,8 +19,8 @@ check:
 
 ## build: build the sitter runtime binary and the generator into bin/
 build:
-	$(GO) build -o $(BIN)/sitter ./runtime/cmd/sitter
-	$(GO) build -o $(BIN)/sitter-proxy ./runtime/cmd/sitter-proxy
+	$(GO) build $(RELEASE) -o $(BIN)/sitter ./runtime/cmd/sitter
+	$(GO) build $(RELEASE) -o $(BIN)/sitter-proxy ./runtime/cmd/sitter-proxy
 	$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 
 vet:
