@@ -30,8 +30,8 @@ func claudeRunEnv(t *testing.T, llm *llmscript.Server, project, home string, mor
 
 func TestClaudeGuard(t *testing.T) {
 	tmp := t.TempDir()
-	project, outside, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside"), filepath.Join(tmp, "home")
-	for _, d := range []string{project, outside, home} {
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
@@ -40,6 +40,7 @@ func TestClaudeGuard(t *testing.T) {
 	t.Run("deny", func(t *testing.T) {
 		verified(t, "claude-code", "observe", "PreToolUse")
 		verified(t, "claude-code", "deny", "PreToolUse")
+		home := t.TempDir()
 		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
 		r := claudeRun(t, llm, project, home, "clean up", "--plugin-dir", bundle)
 		if r.err != nil {
@@ -56,6 +57,7 @@ func TestClaudeGuard(t *testing.T) {
 		}
 	})
 	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
 		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
 		r := claudeRun(t, llm, project, home, "write ok.txt", "--plugin-dir", bundle)
 		if r.err != nil {
@@ -68,7 +70,7 @@ func TestClaudeGuard(t *testing.T) {
 	})
 }
 
-// probeEnv prepares a probe case: project, home and the probe's record dir.
+// probeCase prepares a probe case: project, home and the probe's record dir.
 func probeCase(t *testing.T, stopMode string) (project, home, rec string) {
 	tmp := t.TempDir()
 	project, home, rec = filepath.Join(tmp, "project"), filepath.Join(tmp, "home"), filepath.Join(tmp, "rec")

@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +42,18 @@ func opencodeSeed(t *testing.T, dir string) {
 // project's opencode.json).
 func opencodeRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := opencodeSetup(t, llm, project, home, more)
+	args := []string{"run", "-m", "fake/fake-model", prompt}
+	if os.Getenv("E2E_OPENCODE_LOGS") == "1" {
+		args = append(args, "--print-logs", "--log-level", "DEBUG")
+	}
+	return runCLI(t, project, env, 3*time.Minute, bin, args...)
+}
+
+// opencodeSetup writes the project's opencode.json and the install seeds
+// and returns the binary and environment.
+func opencodeSetup(t *testing.T, llm *llmscript.Server, project, home string, more []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["opencode"])
 	config := fmt.Sprintf(`{
   "$schema": "https://opencode.ai/config.json",
@@ -62,11 +78,7 @@ func opencodeRun(t *testing.T, llm *llmscript.Server, project, home string, more
 		"OPENCODE_DISABLE_MODELS_FETCH=1",
 		"OPENCODE_DISABLE_AUTOUPDATE=1",
 	)
-	args := []string{"run", "-m", "fake/fake-model", prompt}
-	if os.Getenv("E2E_OPENCODE_LOGS") == "1" {
-		args = append(args, "--print-logs", "--log-level", "DEBUG")
-	}
-	return runCLI(t, project, env, 3*time.Minute, bin, args...)
+	return bin, env
 }
 
 func TestOpenCodeGuard(t *testing.T) {
@@ -116,12 +128,9 @@ func TestOpenCodeGuard(t *testing.T) {
 
 // OpenCode's session.created cannot add context; chat.message
 // (userPromptSubmit) and experimental.chat.system.transform
-// (beforePromptBuild) can. The stop phase (session.idle) is not exercised
-// here: under `opencode run` the process exits on the first idle, so a
-// follow-up prompt never reaches the model (shared/HARNESSES.md); it needs
-// `opencode serve` driven over HTTP.
+// (beforePromptBuild) can. The stop phase (session.idle) needs a server:
+// see TestOpenCodeStop.
 func TestOpenCodeProbe(t *testing.T) {
-	fidelityNote("opencode", "`session.idle` (stop, continue) is not exercised: under `opencode run` the process exits on the first idle, so a follow-up prompt never reaches the model; it needs `opencode serve` driven over HTTP (shared/HARNESSES.md).")
 	bundle := probeBundle(t, "opencode")
 	// Known generator bug (gen/emit/bridge.go, reported, not fixed here):
 	// the bridge answers chat.message's appendText by pushing a bare
@@ -171,4 +180,84 @@ func TestOpenCodeProbe(t *testing.T) {
 func TestOpenCodeObserve(t *testing.T) {
 	observer := observerBundle(t, "opencode")
 	observeAll(t, "opencode", func(project, home string) { pluginInstall(t, observer, "opencode", project, home) }, opencodeRun)
+}
+
+// opencodeServe starts `opencode serve` in project (stopped at the end of
+// the test) and returns its URL. Under `opencode run` the process exits on
+// the first idle, so the stop phase's follow-up prompt needs a server.
+func opencodeServe(t *testing.T, llm *llmscript.Server, project, home string, more []string) string {
+	t.Helper()
+	bin, env := opencodeSetup(t, llm, project, home, more)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, bin, "serve", "--port", "0", "--hostname", "127.0.0.1")
+	cmd.Dir, cmd.Env = project, env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("opencode serve stderr:\n%s", stderr.String())
+		}
+	})
+	url := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-url:
+		return u
+	case <-ctx.Done():
+		t.Fatalf("opencode serve never said where it listens\n%s", stderr.String())
+	}
+	return ""
+}
+
+// TestOpenCodeStop drives the stop phase (session.idle) through a server:
+// the stopper plugin blocks the first idle with a reason, which the bridge
+// sends as a new prompt; the model must receive it.
+func TestOpenCodeStop(t *testing.T) {
+	fidelityNote("opencode", "`session.idle` (stop) is driven through `opencode serve` and `opencode run --attach`: under a plain `opencode run` the process exits on the first idle and the follow-up prompt never reaches the model. sitter's stop cap is not exercised on OpenCode (the end of a capped loop cannot be observed without polling a server that keeps running).")
+	bundle := stopperBundle(t, "opencode")
+	project, home, rec := probeCase(t, "once")
+	verified(t, "opencode", "continue", "session.idle")
+	pluginInstall(t, bundle, "opencode", project, home)
+	llm := startLLM(t, llmscript.Text("done"))
+	more := []string{"E2E_DIR=" + rec}
+	url := opencodeServe(t, llm, project, home, more)
+	_, env := opencodeSetup(t, llm, project, home, more)
+	r := runCLI(t, project, env, 3*time.Minute, install(t, clis["opencode"]), "run", "--attach", url, "-m", "fake/fake-model", "finish")
+	if r.err != nil {
+		t.Fatalf("opencode run --attach: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	done := make(chan struct{})
+	timer := time.AfterFunc(2*time.Minute, func() { close(done) })
+	defer timer.Stop()
+	ok := llm.Wait(done, func(reqs []*llmscript.Request) bool {
+		for _, q := range reqs {
+			if q.Contains("REASON-CONTINUE") {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Errorf("the stop reason never reached the model (%d requests)", len(llm.Requests()))
+	}
+	if n := len(stopEvents(events(t, rec))); n == 0 {
+		t.Errorf("no stop event recorded")
+	}
 }

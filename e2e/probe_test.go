@@ -80,6 +80,10 @@ func probeBundle(t *testing.T, harness string) string {
 		os.MkdirAll(src, 0o755)
 		os.WriteFile(filepath.Join(src, "plugin.yaml"), []byte(probePlugin), 0o644)
 		os.WriteFile(filepath.Join(src, "stop.sh"), []byte(stopScript), 0o755)
+		stopper := filepath.Join(root, "plugins-src", "stopper")
+		os.MkdirAll(stopper, 0o755)
+		os.WriteFile(filepath.Join(stopper, "plugin.yaml"), []byte(stopperPlugin), 0o644)
+		os.WriteFile(filepath.Join(stopper, "stop.sh"), []byte(stopScript), 0o755)
 		obs := filepath.Join(root, "plugins-src", "observer")
 		os.MkdirAll(obs, 0o755)
 		os.WriteFile(filepath.Join(obs, "plugin.yaml"), []byte(observerPlugin()), 0o644)
@@ -98,6 +102,23 @@ func probeBundle(t *testing.T, harness string) string {
 		t.Fatal(probeErr)
 	}
 	return filepath.Join(probeRoot, "artifacts", "probe", harness)
+}
+
+// stopperPlugin has the probe's stop handler only.
+const stopperPlugin = `name: stopper
+version: 0.0.1
+description: e2e stop handler
+handlers:
+  - phase: stop
+    command: '"$SITTER_PLUGIN_DIR/stop.sh"'
+files: [stop.sh]
+`
+
+// stopperBundle is the stopper plugin's bundle for a harness.
+func stopperBundle(t *testing.T, harness string) string {
+	t.Helper()
+	probeBundle(t, harness)
+	return filepath.Join(probeRoot, "artifacts", "stopper", harness)
 }
 
 // observerBundle is the observer plugin's bundle for a harness: a handler

@@ -117,6 +117,7 @@ type Server struct {
 	requests []*Request
 	srv      *http.Server
 	calls    int
+	changed  chan struct{} // closed and replaced on every recorded request
 }
 
 // Start listens on a random 127.0.0.1 port.
@@ -125,7 +126,7 @@ func Start(script Script) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script}
+	s := &Server{URL: "http://" + ln.Addr().String(), script: script, changed: make(chan struct{})}
 	s.srv = &http.Server{Handler: s}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -147,6 +148,26 @@ func (s *Server) Requests() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*Request(nil), s.requests...)
+}
+
+// Wait blocks until the requests received so far satisfy fn, or until
+// done is closed (it then reports false). For harnesses that keep running
+// after the command a test started has returned (a server).
+func (s *Server) Wait(done <-chan struct{}, fn func([]*Request) bool) bool {
+	for {
+		s.mu.Lock()
+		reqs := append([]*Request(nil), s.requests...)
+		changed := s.changed
+		s.mu.Unlock()
+		if fn(reqs) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-done:
+			return false
+		}
+	}
 }
 
 // Any reports whether some request satisfies fn.
@@ -195,6 +216,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	s.calls++
 	n := s.calls
 	s.requests = append(s.requests, r)
+	close(s.changed)
+	s.changed = make(chan struct{})
 	s.mu.Unlock()
 	turn := Turn{Text: "ok"}
 	if script != nil {
