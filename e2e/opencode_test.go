@@ -132,19 +132,6 @@ func TestOpenCodeGuard(t *testing.T) {
 // see TestOpenCodeStop.
 func TestOpenCodeProbe(t *testing.T) {
 	bundle := probeBundle(t, "opencode")
-	// Known generator bug (gen/emit/bridge.go, reported, not fixed here):
-	// the bridge answers chat.message's appendText by pushing a bare
-	// {type:"text", text} part; OpenCode 1.18.33 rejects it ("invalid user
-	// part before save … Missing key id, sessionID, messageID", then
-	// "EventV2.InvalidDurableEvent: Expected string aggregate field
-	// sessionID") and `opencode run` exits 1 with "Unexpected server error":
-	// the hook breaks the harness. These cases run again by themselves once
-	// the generated bridge gives the part an id, sessionID and messageID.
-	if src, err := os.ReadFile(filepath.Join(bundle, "index.ts")); err == nil &&
-		strings.Contains(string(src), `output.parts.push({ type: "text", text: reply.appendText })`) {
-		fidelityNote("opencode", "Probe cases (context, events, rewrite, tool context) skipped: the generated bridge answers `chat.message` with a text part lacking `id`, `sessionID` and `messageID`, which OpenCode 1.18.33 rejects, failing the whole run (gen/emit/bridge.go).")
-		t.Skip("generated OpenCode bridge pushes a chat.message part without id/sessionID/messageID, which OpenCode 1.18.33 rejects (see the comment above)")
-	}
 	t.Run("context-events", func(t *testing.T) {
 		project, home, rec := probeCase(t, "")
 		pluginInstall(t, bundle, "opencode", project, home)

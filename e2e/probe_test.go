@@ -272,7 +272,7 @@ func capture(t *testing.T, harness, version string, evs []event, scrub map[strin
 			continue
 		}
 		pretty, _ := json.MarshalIndent(v, "", "  ")
-		s := string(pretty)
+		s := strings.ReplaceAll(string(pretty), cacheDir(), "/home/e2e/.cache/sitter-e2e")
 		for from, to := range scrub {
 			s = strings.ReplaceAll(s, from, to)
 		}

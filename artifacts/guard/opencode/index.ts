@@ -44,11 +44,26 @@ function replaceInPlace(target: Record<string, any>, value: Record<string, any>)
 const HOOKS: string[] = ["tool.execute.before"];
 const BUS: string[] = [];
 
+// partId makes an OpenCode-style ascending part id: "prt_", 12 hex digits
+// of time and a counter, 14 random base62 characters.
+let partCounter = 0;
+function partId(): string {
+  const stamp = (BigInt(Date.now()) * 0x1000n + BigInt(partCounter++ & 0xfff)).toString(16).padStart(12, "0").slice(-12);
+  const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  let rand = "";
+  for (let i = 0; i < 14; i++) rand += alphabet[Math.floor(Math.random() * alphabet.length)];
+  return "prt_" + stamp + rand;
+}
+
 // apply carries out a reply on a hook's output object.
 function apply(output: any, reply: Record<string, any>) {
   if (!output || typeof output !== "object") return;
   if (reply.args && typeof reply.args === "object" && output.args && typeof output.args === "object") replaceInPlace(output.args, reply.args);
-  if (typeof reply.appendText === "string" && Array.isArray(output.parts)) output.parts.push({ type: "text", text: reply.appendText });
+  if (typeof reply.appendText === "string" && Array.isArray(output.parts)) {
+    // OpenCode saves every part with its own id and its message's ids; a
+    // bare {type, text} part fails the whole run (1.18.33).
+    output.parts.push({ id: partId(), sessionID: output.message?.sessionID, messageID: output.message?.id, type: "text", text: reply.appendText, synthetic: true });
+  }
   if (typeof reply.appendOutput === "string" && typeof output.output === "string") output.output += "\n" + reply.appendOutput;
   if (typeof reply.system === "string" && Array.isArray(output.system)) output.system.push(reply.system);
   if (typeof reply.context === "string" && Array.isArray(output.context)) output.context.push(reply.context);
