@@ -35,6 +35,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeGuard, TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -64,6 +67,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -90,6 +96,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -123,6 +132,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -146,6 +158,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -159,6 +174,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -172,6 +190,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"block", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -406,6 +427,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		}, {
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -517,6 +541,9 @@ func descriptorCodex() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{"deny", "rewriteInput", "addContext", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexGuard, TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -554,6 +581,9 @@ func descriptorCodex() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -599,6 +629,9 @@ func descriptorCodex() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -616,6 +649,9 @@ func descriptorCodex() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 			}, {
@@ -630,6 +666,9 @@ func descriptorCodex() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -675,6 +714,9 @@ func descriptorCodex() *adapter.Descriptor {
 		}, {
 			Can: []string{"block", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -785,6 +827,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -802,6 +847,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -819,6 +867,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -836,6 +887,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotGuard, TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -856,6 +910,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -890,6 +947,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{"allow", "deny", "halt"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -904,6 +964,9 @@ func descriptorCopilot() *adapter.Descriptor {
 		}, {
 			Can: []string{"block"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1476,6 +1539,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{"addContext", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1492,6 +1558,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1508,6 +1577,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1524,6 +1596,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"block", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1543,6 +1618,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1559,6 +1637,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1575,6 +1656,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1591,6 +1675,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"ask", "deny", "rewriteInput", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiGuard, TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1610,6 +1697,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1626,6 +1716,9 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		}, {
 			Can: []string{"userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
 			}, {
@@ -1764,6 +1857,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{"deny", "rewriteInput"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeGuard, TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1786,6 +1882,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1802,6 +1901,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1834,6 +1936,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1863,6 +1968,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1876,6 +1984,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1902,6 +2013,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1928,6 +2042,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -1941,6 +2058,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
 			}, {
@@ -1973,6 +2093,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{"block"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe, TestOpenCodeStop (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
 			}, {
@@ -2041,6 +2164,9 @@ func descriptorOpencode() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
 			}, {
@@ -2151,6 +2277,9 @@ func descriptorPi() *adapter.Descriptor {
 		Events: []adapter.EventSpec{{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2164,6 +2293,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2258,6 +2390,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2271,6 +2406,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2287,6 +2425,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2303,6 +2444,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2316,6 +2460,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2338,6 +2485,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2351,6 +2501,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"block"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2373,6 +2526,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2386,6 +2542,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2399,6 +2558,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2412,6 +2574,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2425,6 +2590,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2438,6 +2606,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2451,6 +2622,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2464,6 +2638,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2477,6 +2654,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2490,6 +2670,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"deny", "rewriteInput"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiGuard, TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2509,6 +2692,9 @@ func descriptorPi() *adapter.Descriptor {
 		}, {
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
