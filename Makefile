@@ -40,6 +40,7 @@ bench:
 	$(GO) run ./runtime/cmd/hookbench
 	$(GO) run ./runtime/cmd/runbench
 	$(GO) run ./runtime/cmd/proxybench
+	$(GO) run ./runtime/cmd/transcriptbench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 ## e2e: the real harness CLIs (pinned, installed on demand into ~/.cache/sitter-e2e)

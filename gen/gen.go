@@ -44,6 +44,8 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	files = append(files, emit.RegistryGo(a)...)
 	files = append(files, emit.Schemas(a)...)
 	files = append(files, emit.ProvidersGo(a)...)
+	files = append(files, emit.TranscriptGo(a)...)
+	files = append(files, emit.LaunchGo(a)...)
 	pschema := emit.PluginSchema(a)
 	files = append(files, pschema)
 	plugins, err := plugin.Load(root, pschema.Bytes, a)

@@ -101,6 +101,8 @@ func Atlas(a *model.Atlas) model.Errors {
 		}
 	}
 	errs = append(errs, Providers(a)...)
+	errs = append(errs, Transcripts(a)...)
+	errs = append(errs, Launches(a)...)
 	return errs.Sort()
 }
 

@@ -339,6 +339,8 @@ func (l *loader) atlas(v cue.Value) *model.Atlas {
 	})
 	sort.Slice(a.Harnesses, func(i, j int) bool { return a.Harnesses[i].ID < a.Harnesses[j].ID })
 	l.providers(v, a)
+	l.transcripts(v, a)
+	l.launches(v, a)
 	return a
 }
 

@@ -69,10 +69,12 @@ func (es Errors) Sort() Errors {
 
 // Atlas is the whole loaded atlas.
 type Atlas struct {
-	Phases    []Phase     // sorted by ID
-	Families  []Family    // sorted by ID
-	Harnesses []*Harness  // sorted by ID
-	Providers []*Provider // sorted by ID (providers.go)
+	Phases      []Phase              // sorted by ID
+	Families    []Family             // sorted by ID
+	Harnesses   []*Harness           // sorted by ID
+	Providers   []*Provider          // sorted by ID (providers.go)
+	Transcripts []*HarnessTranscript // sorted by harness ID (transcript.go)
+	Launches    []*Launch            // sorted by harness ID (launch.go)
 }
 
 // Phase is a canonical phase.

@@ -14,6 +14,7 @@ import (
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 // Rows of the stop decision table.
@@ -122,7 +123,13 @@ func decide(st *State, ev hook.Event) Decision {
 	}
 	msg := ev.LastAssistantMessage
 	if msg == "" && ev.Session.TranscriptPath != "" {
-		msg = LastAssistantMessage(ev.Session.TranscriptPath)
+		// The atlas's record shapes for the harness (runtime/transcript),
+		// else the generic reader below.
+		if spec, ok := transcript.Lookup(ev.Harness); ok && spec.TranscriptAnalysis {
+			msg, _ = transcript.LastAssistant(spec, ev.Session.TranscriptPath)
+		} else {
+			msg = LastAssistantMessage(ev.Session.TranscriptPath)
+		}
 	}
 	if p := Promise(msg); p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof {
 		return Decision{Row: RowProof, Deactivate: true, Reason: "the agent gave run " + rs.Meta.RunID + "'s completion proof"}

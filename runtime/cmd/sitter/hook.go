@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 )
 
@@ -127,6 +128,7 @@ type hookCall struct {
 // runHook answers one hook call. Whatever happens, the harness gets an
 // answer it accepts: the no-op, a fail-closed deny, or the merged result.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) (code int) {
+	start := time.Now()
 	c := &hookCall{stdout: stdout, stderr: stderr, onError: hook.FailOpen}
 	defer func() {
 		if p := recover(); p != nil {
@@ -173,14 +175,16 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	}
 	res := hook.Result{Decision: hook.Noop}
 	var diags []string
+	var audited []audit.Handler
 	if len(handlers) > 0 {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		res, diags = hook.Run(ctx, ev, handlers)
+		res, diags, audited = runHandlersTimed(ctx, ev, handlers)
 		stop()
 	}
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags = guardStop(ev, res, a.stopCap, diags)
 	}
+	diags = auditCall(d, ev, res, audited, start, diags)
 	return c.answer(d.Render(ev, res), diags)
 }
 

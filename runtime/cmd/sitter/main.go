@@ -30,6 +30,12 @@ Usage:
   sitter session start|bind|stop-check|state    session loop handlers (canonical event on stdin)
   sitter instructions babysit --harness H       the orchestration guide of the babysit skill
   sitter proxy --provider P [flags]             LLM gateway translating between wire protocols (sitter proxy --help)
+  sitter launch <harness> [flags]               run a harness on a provider in one command (sitter launch --help)
+  sitter agents list|detect [--dir D] [--json]  adapters; which harnesses a project uses
+  sitter doctor [--harness H] [--dir D] [--json]   is each harness ready (binary, version, hooks, config)
+  sitter checkpoint list|show|diff|restore <id> [--paths …] [--force]   working-tree checkpoints per session
+  sitter audit tail|query [--session S] [--decision D] [--json]   the audit log of hook decisions
+  sitter transcript <harness> <path> [--from POS] [--json]   prompts, last answer, files, tokens since POS
   sitter guard                                  built-in guard handler: canonical event on stdin, result on stdout
   sitter plugin install <bundle-or-plugin> --harness H [--scope project|user] [--dir DIR] [--force] [--json]
                                                 install a plugin bundle into a harness's config
@@ -89,6 +95,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 		return runInstructions(args[1:], stdout, stderr, reg)
 	case "proxy":
 		return runProxy(args[1:], stdout, stderr)
+	case "launch":
+		return runLaunch(args[1:], stdin, stdout, stderr, reg)
+	case "agents":
+		return runAgents(args[1:], stdout, stderr, reg)
+	case "doctor":
+		return runDoctor(args[1:], stdout, stderr, reg)
+	case "checkpoint":
+		return runCheckpoint(args[1:], stdin, stdout, stderr)
+	case "audit":
+		return runAudit(args[1:], stdout, stderr)
+	case "transcript":
+		return runTranscript(args[1:], stdout, stderr, reg)
 	case "guard":
 		return runGuard(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":

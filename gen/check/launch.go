@@ -1,0 +1,157 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+var launchSlot = regexp.MustCompile(`\{([A-Za-z]+)\}`)
+
+// launchSlots are the template slots `sitter launch` fills.
+var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true, "key": true, "home": true,
+	"workspace": true, "bundle": true, "session": true, "maxTurns": true}
+
+// Launches checks the launch settings of each harness: known slots, a
+// prompt in every headless and resume command, connect entries that are
+// exactly the protocols the harness speaks (so the generated ProxyRequired
+// and the launch's pass-through agree), bridge events that exist with the
+// right phase, payloads that are JSON objects, and a plugin loading that
+// names the bundle or has a bundle format to install.
+func Launches(a *model.Atlas) model.Errors {
+	var errs model.Errors
+	add := func(p model.Pos, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, l := range a.Launches {
+		h := a.Harness(l.Harness)
+		if h == nil {
+			add(l.Pos, "launch: unknown harness %q", l.Harness)
+			continue
+		}
+		slots := func(what string, extra map[string]bool, ss ...string) {
+			for _, s := range ss {
+				for _, m := range launchSlot.FindAllStringSubmatch(s, -1) {
+					if !launchSlots[m[1]] && !extra[m[1]] {
+						add(l.Pos, "harness %s: launch %s: unknown slot {%s}", h.ID, what, m[1])
+					}
+				}
+			}
+		}
+		has := func(ss []string, slot string) bool {
+			for _, s := range ss {
+				if strings.Contains(s, "{"+slot+"}") {
+					return true
+				}
+			}
+			return false
+		}
+		for what, args := range map[string][]string{"headless": l.Headless, "resume": l.Resume, "resumeId": l.ResumeID,
+			"maxTurns": l.MaxTurns, "modelArgs": l.ModelArgs, "interactive": l.Interactive, "plugin.args": l.PluginArgs} {
+			slots(what, nil, args...)
+		}
+		if !has(l.Headless, "prompt") {
+			add(l.Pos, "harness %s: launch headless args do not pass {prompt}", h.ID)
+		}
+		if !has(l.Resume, "prompt") {
+			add(l.Pos, "harness %s: launch resume args do not pass {prompt}", h.ID)
+		}
+		if len(l.ResumeID) > 0 && !has(l.ResumeID, "session") {
+			add(l.Pos, "harness %s: launch resumeId args do not name {session}", h.ID)
+		}
+		if len(l.MaxTurns) > 0 && !has(l.MaxTurns, "maxTurns") {
+			add(l.Pos, "harness %s: launch maxTurns args do not pass {maxTurns}", h.ID)
+		}
+		checkKV := func(what string, kvs []model.KV) {
+			for _, kv := range kvs {
+				slots(what+" "+kv.Name, nil, kv.Value)
+			}
+		}
+		checkFiles := func(what string, fs []model.LaunchFile) {
+			for _, f := range fs {
+				slots(what+" "+f.Path, nil, f.Path, f.Content)
+			}
+		}
+		checkKV("env", l.Env)
+		checkFiles("file", l.Files)
+		speaks := map[string]bool{}
+		for _, s := range h.Speaks {
+			speaks[s.Name] = true
+		}
+		seen := map[string]bool{}
+		for _, c := range l.Connect {
+			p := c.Protocol.Name
+			if !speaks[p] {
+				add(c.Protocol.Pos, "harness %s: launch connects in %s, which is not in its speaks (protocols.cue)", h.ID, p)
+			}
+			if seen[p] {
+				add(c.Protocol.Pos, "harness %s: launch connects in %s twice", h.ID, p)
+			}
+			seen[p] = true
+			checkKV("connect "+p+" env", c.Env)
+			checkFiles("connect "+p+" file", c.Files)
+			if !mentions(c, "baseURL") || !mentions(c, "key") {
+				add(c.Protocol.Pos, "harness %s: launch connect %s must pass {baseURL} and {key} in its env or files", h.ID, p)
+			}
+		}
+		for _, s := range h.Speaks {
+			if !seen[s.Name] {
+				add(l.Pos, "harness %s: speaks %s but launch has no connect entry for it: ProxyRequired would pass it through with no way to configure it", h.ID, s.Name)
+			}
+		}
+		switch l.PluginKind {
+		case "flag":
+			if !has(l.PluginArgs, "bundle") {
+				add(l.Pos, "harness %s: launch plugin kind flag needs args naming {bundle}", h.ID)
+			}
+		case "install":
+			if h.Packaging.Format == "" {
+				add(l.Pos, "harness %s: launch plugin kind install needs packaging (a bundle format)", h.ID)
+			}
+		}
+		want := map[string]func(string) bool{
+			"sessionStart": func(p string) bool { return p == "sessionStart" },
+			"stop":         func(p string) bool { return p == "stop" },
+			"sessionEnd":   func(p string) bool { return p == "sessionEnd" },
+		}
+		for _, b := range l.Bridge {
+			var ev *model.Event
+			for _, e := range h.Events {
+				if e.Name == b.Event.Name {
+					ev = e
+				}
+			}
+			if ev == nil {
+				add(b.Event.Pos, "harness %s: launch bridge %s: unknown event %q", h.ID, b.Role, b.Event.Name)
+			} else if !want[b.Role](ev.Phase.Name) {
+				add(b.Event.Pos, "harness %s: launch bridge %s: event %s has phase %s", h.ID, b.Role, b.Event.Name, ev.Phase.Name)
+			}
+			slots("bridge "+b.Role, map[string]bool{"stopHookActive": true}, b.Payload)
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(b.Payload), &obj); err != nil {
+				add(b.Event.Pos, "harness %s: launch bridge %s: payload is not a JSON object: %v", h.ID, b.Role, err)
+			}
+		}
+		if len(l.Evidence) == 0 {
+			add(l.Pos, "harness %s: launch has no evidence", h.ID)
+		}
+	}
+	return errs
+}
+
+func mentions(c model.Connect, slot string) bool {
+	for _, kv := range c.Env {
+		if strings.Contains(kv.Value, "{"+slot+"}") {
+			return true
+		}
+	}
+	for _, f := range c.Files {
+		if strings.Contains(f.Content, "{"+slot+"}") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,60 @@
+package model
+
+// Launch is how `sitter launch` runs one harness (#Launch, atlas/launch.cue).
+type Launch struct {
+	Harness     string
+	Pos         Pos
+	Binary      string
+	NpmBin      string
+	Headless    []string
+	Resume      []string
+	ResumeID    []string
+	MaxTurns    []string
+	ModelArgs   []string
+	Interactive []string
+	Env         []KV // sorted by name
+	Files       []LaunchFile
+	Connect     []Connect // atlas order; the first is used behind the proxy
+	PluginKind  string    // flag | install
+	PluginArgs  []string
+	Bridge      []LaunchHook // sessionStart, stop, sessionEnd
+	// ExitsHeadless and ExitsInteractive say whether the harness exits
+	// after one task in each way of running it.
+	ExitsHeadless, ExitsInteractive bool
+	Evidence                        []Evidence
+	Note                            string
+}
+
+// KV is one environment variable template.
+type KV struct{ Name, Value string }
+
+// LaunchFile is one file a launch writes (path and content are templates).
+type LaunchFile struct {
+	Path, Content string
+	Pos           Pos
+}
+
+// Connect points a harness at a base URL and key in one wire protocol.
+type Connect struct {
+	Protocol  Named
+	ProxyPath string
+	Env       []KV // sorted by name
+	Files     []LaunchFile
+}
+
+// LaunchHook is one lifecycle event bridge-hooks mode emulates.
+type LaunchHook struct {
+	Role    string // sessionStart | stop | sessionEnd
+	Event   Named
+	Payload string
+}
+
+// Launch returns the launch settings of a harness, or nil.
+func (a *Atlas) Launch(harness string) *Launch {
+	for _, l := range a.Launches {
+		if l.Harness == harness {
+			return l
+		}
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+// Package agents answers which coding-agent harnesses a project uses and
+// whether each is ready for sitter: binary found and its version against
+// the versions the atlas verified, project detected, sitter hooks or
+// plugins installed, hook configs valid. It reads the presence facts of the
+// atlas (runtime/transcript.Presences, generated from atlas/transcripts.cue)
+// and the descriptors of runtime/adapter; no harness has code of its own.
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/transcript"
+)
+
+// Failure and warning codes of a readiness check.
+const (
+	CodeNoPresence       = "no-presence-facts"    // the atlas says nothing to check
+	CodeBinaryMissing    = "binary-not-found"     // none of the binaries is on PATH
+	CodeVersionUnknown   = "version-unreadable"   // warning: --version printed no version
+	CodeVersionUnverfied = "version-unverified"   // warning: not a version the atlas verified
+	CodeNotDetected      = "project-not-detected" // warning: the project has none of its files
+	CodeNotInstalled     = "hooks-not-installed"  // no sitter registration in any hook config
+	CodeConfigInvalid    = "config-invalid"       // a JSON hook config does not parse
+)
+
+// Env is what a check looks at; the zero value uses the process's.
+type Env struct {
+	Dir      string // the project; "" = working directory
+	Home     string // "" = the user's home
+	DataHome string // sitter's user data root parent; "" = $XDG_DATA_HOME or ~/.local/share
+	LookPath func(string) (string, error)
+	// Timeout bounds one `<binary> --version`; 0 = 10s.
+	Timeout time.Duration
+}
+
+func (e Env) norm() Env {
+	if e.Dir == "" {
+		e.Dir, _ = os.Getwd()
+	}
+	if e.Home == "" {
+		e.Home, _ = os.UserHomeDir()
+	}
+	if e.DataHome == "" {
+		if x := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(x) {
+			e.DataHome = x
+		} else {
+			e.DataHome = filepath.Join(e.Home, ".local", "share")
+		}
+	}
+	if e.LookPath == nil {
+		e.LookPath = exec.LookPath
+	}
+	if e.Timeout == 0 {
+		e.Timeout = 10 * time.Second
+	}
+	return e
+}
+
+// Detection says whether a project uses a harness, and by what.
+type Detection struct {
+	Harness  string   `json:"harness"`
+	Detected bool     `json:"detected"`
+	Found    []string `json:"found"` // project-relative dirs and files present
+}
+
+// Detect lists, per harness with presence facts, the project dirs and
+// files of env.Dir that show the project uses it.
+func Detect(env Env) []Detection {
+	env = env.norm()
+	var out []Detection
+	for _, p := range transcript.Presences {
+		out = append(out, detect(env, p))
+	}
+	return out
+}
+
+func detect(env Env, p transcript.Presence) Detection {
+	d := Detection{Harness: p.Harness, Found: []string{}}
+	for _, x := range p.ProjectDirs {
+		if st, err := os.Stat(filepath.Join(env.Dir, x)); err == nil && st.IsDir() {
+			d.Found = append(d.Found, x+"/")
+		}
+	}
+	for _, x := range p.ProjectFiles {
+		if st, err := os.Stat(filepath.Join(env.Dir, x)); err == nil && !st.IsDir() {
+			d.Found = append(d.Found, x)
+		}
+	}
+	d.Detected = len(d.Found) > 0
+	return d
+}
+
+// Problem is one failed or warned check.
+type Problem struct {
+	Code    string `json:"code"`
+	Warning bool   `json:"warning,omitempty"` // does not make the harness unready
+	Detail  string `json:"detail"`
+}
+
+// Report is the readiness of one harness.
+type Report struct {
+	Harness         string    `json:"harness"`
+	Ready           bool      `json:"ready"`
+	Binary          string    `json:"binary,omitempty"` // path found
+	Version         string    `json:"version,omitempty"`
+	Verified        []string  `json:"verifiedVersions"`
+	VersionVerified bool      `json:"versionVerified"`
+	Detected        Detection `json:"project"`
+	// Hooks lists the hook configs holding a sitter registration;
+	// Plugins the sitter plugins installed for the harness (copies under
+	// .sitter/plugins, or named in a registration).
+	Hooks    []string  `json:"hooks"`
+	Plugins  []string  `json:"plugins"`
+	Configs  []string  `json:"configsChecked"`
+	Problems []Problem `json:"problems"`
+	Trace    []string  `json:"resolution"`
+}
+
+// The regexps compile on first use: every hook call links this package.
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+`) })
+
+// pluginRE finds the plugin and harness of an installed launcher path.
+var pluginRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`plugins/([a-z0-9][a-z0-9-]*)/([a-z0-9-]+)/`)
+})
+
+// Doctor checks one harness (resolved by id or alias through r). A
+// harness is ready when its binary is found, its hook configs are valid
+// and a sitter registration or plugin is installed for it.
+func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Report, error) {
+	d, trace, err := r.Resolve(name)
+	if err != nil {
+		return &Report{Harness: name, Trace: trace, Problems: []Problem{}}, err
+	}
+	env = env.norm()
+	rep := &Report{Harness: d.ID, Verified: nonNil(d.Verified), Trace: trace, Hooks: []string{}, Plugins: []string{}, Configs: []string{}, Problems: []Problem{}}
+	add := func(code string, warn bool, detail string) {
+		rep.Problems = append(rep.Problems, Problem{Code: code, Warning: warn, Detail: detail})
+	}
+	p, ok := transcript.LookupPresence(d.ID)
+	if !ok {
+		add(CodeNoPresence, false, "the atlas has no presence facts for "+d.ID)
+		return rep, nil
+	}
+	// Binary and version.
+	for _, b := range p.Binaries {
+		if path, err := env.LookPath(b); err == nil {
+			rep.Binary = path
+			rep.Trace = append(rep.Trace, "binary "+b+": "+path)
+			break
+		}
+		rep.Trace = append(rep.Trace, "binary "+b+": not on PATH")
+	}
+	if rep.Binary == "" {
+		add(CodeBinaryMissing, false, "none of "+strings.Join(p.Binaries, ", ")+" is on PATH")
+	} else {
+		c, cancel := context.WithTimeout(ctx, env.Timeout)
+		cmd := exec.CommandContext(c, rep.Binary, p.VersionArgs...)
+		cmd.Dir = env.Dir
+		out, _ := cmd.CombinedOutput()
+		cancel()
+		rep.Version = versionRE().FindString(string(out))
+		switch {
+		case rep.Version == "":
+			add(CodeVersionUnknown, true, rep.Binary+" "+strings.Join(p.VersionArgs, " ")+" printed no version")
+		case !contains(d.Verified, rep.Version):
+			add(CodeVersionUnverfied, true, "version "+rep.Version+" is not one the atlas verified ("+strings.Join(d.Verified, ", ")+")")
+		default:
+			rep.VersionVerified = true
+		}
+	}
+	// Project.
+	rep.Detected = detect(env, *p)
+	if !rep.Detected.Detected {
+		add(CodeNotDetected, true, "the project has none of "+strings.Join(append(append([]string{}, p.ProjectDirs...), p.ProjectFiles...), ", "))
+	}
+	// Hook configs: valid, and holding a sitter registration?
+	plugins := map[string]bool{}
+	for _, pat := range p.HookConfigs {
+		full := filepath.Join(env.Dir, pat)
+		if rest, ok := strings.CutPrefix(pat, "~/"); ok {
+			full = filepath.Join(env.Home, rest)
+		}
+		ms, _ := filepath.Glob(full)
+		for _, f := range ms {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			rep.Configs = append(rep.Configs, f)
+			if strings.HasSuffix(f, ".json") && len(bytes.TrimSpace(b)) > 0 && !json.Valid(b) {
+				add(CodeConfigInvalid, false, f+" is not valid JSON")
+			}
+			if bytes.Contains(b, []byte("sitter-hook")) || bytes.Contains(b, []byte("sitter hook")) || bytes.Contains(b, []byte(".sitter/plugins/")) {
+				rep.Hooks = append(rep.Hooks, f)
+				for _, m := range pluginRE().FindAllSubmatch(b, -1) {
+					if string(m[2]) == d.ID {
+						plugins[string(m[1])] = true
+					}
+				}
+			}
+		}
+	}
+	// Plugin copies sitter plugin install made (project and user scope).
+	for _, root := range []string{filepath.Join(env.Dir, ".sitter", "plugins"), filepath.Join(env.DataHome, "sitter", "plugins")} {
+		ms, _ := filepath.Glob(filepath.Join(root, "*", d.ID))
+		for _, m := range ms {
+			plugins[filepath.Base(filepath.Dir(m))] = true
+			rep.Trace = append(rep.Trace, "plugin copy "+m)
+		}
+	}
+	for k := range plugins {
+		rep.Plugins = append(rep.Plugins, k)
+	}
+	sort.Strings(rep.Plugins)
+	if len(rep.Hooks) == 0 && len(rep.Plugins) == 0 {
+		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy")
+	}
+	rep.Ready = true
+	for _, pr := range rep.Problems {
+		if !pr.Warning {
+			rep.Ready = false
+		}
+	}
+	return rep, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,116 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"curl -H 'x-api-key: sk-ant-abcdefghijklmnopqrstuv' x":                 "curl -H 'x-api-key: [REDACTED]' x",
+		"export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrst":                   "export OPENAI_API_KEY=[REDACTED]",
+		"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com": "git push https://[REDACTED]@github.com",
+		"Authorization: Bearer abcdefghijklmnop.qrstuv":                        "Authorization: [REDACTED]",
+		"aws AKIAABCDEFGHIJKLMNOP":                                             "aws [REDACTED]",
+		"password=hunter22 ok":                                                 "password=[REDACTED] ok",
+		"ls -la":                                                               "ls -la",
+		"the key is in the drawer":                                             "the key is in the drawer",
+	} {
+		got, red := Redact(in)
+		if got != want || red != (in != want) {
+			t.Errorf("Redact(%q) = %q, %v; want %q", in, got, red, want)
+		}
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		e       Entry
+		rewrote bool
+		want    string
+	}{
+		{Entry{Decision: "deny"}, false, Deny},
+		{Entry{Decision: "block"}, false, Deny},
+		{Entry{Decision: "allow"}, true, Restricted},
+		{Entry{Decision: "noop", Command: "echo sk-abcdefghijklmnopqrstu"}, false, Redacted},
+		{Entry{Decision: "noop", Command: "ls"}, false, Allow},
+	} {
+		e := c.e
+		e.Finish(c.rewrote)
+		if e.Verdict != c.want || strings.Contains(e.Command, "sk-abc") {
+			t.Errorf("%+v → %s, want %s", c.e, e.Verdict, c.want)
+		}
+	}
+}
+
+func TestAppendRotateQuery(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	c := Config{Dir: dir, MaxBytes: 2000, Keep: 2}
+	for i := 0; i < 40; i++ {
+		d := "noop"
+		if i%4 == 0 {
+			d = "deny"
+		}
+		e := Entry{Harness: "claude-code", Phase: "preToolUse", Session: fmt.Sprintf("s%d", i%2), Decision: d, Command: fmt.Sprintf("cmd %d", i), Handlers: []Handler{}}
+		e.Finish(false)
+		if err := Append(c, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := Files(c)
+	if len(fs) != 3 {
+		t.Fatalf("files %q", fs)
+	}
+	for _, f := range fs {
+		st, _ := os.Stat(f)
+		if st.Size() > c.MaxBytes {
+			t.Errorf("%s is %d bytes", f, st.Size())
+		}
+	}
+	all, _ := Query(c, Filter{}, 0)
+	if len(all) == 0 || len(all) >= 40 || all[len(all)-1].Command != "cmd 39" {
+		t.Fatalf("%d entries kept, last %+v", len(all), all[len(all)-1])
+	}
+	// oldest first across files
+	for i := 1; i < len(all); i++ {
+		var a, b int
+		fmt.Sscanf(all[i-1].Command, "cmd %d", &a)
+		fmt.Sscanf(all[i].Command, "cmd %d", &b)
+		if b != a+1 {
+			t.Fatalf("out of order: %q then %q", all[i-1].Command, all[i].Command)
+		}
+	}
+	denies, _ := Query(c, Filter{Session: "s0", Decision: "deny"}, 0)
+	for _, e := range denies {
+		if e.Session != "s0" || e.Decision != "deny" || e.Verdict != Deny {
+			t.Errorf("filter let through %+v", e)
+		}
+	}
+	if len(denies) == 0 {
+		t.Error("no deny of s0")
+	}
+	last, _ := Query(c, Filter{}, 2)
+	if len(last) != 2 || last[1].Command != "cmd 39" {
+		t.Errorf("tail 2: %+v", last)
+	}
+}
+
+func TestEncodeMatchesJSON(t *testing.T) {
+	for _, e := range []Entry{
+		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}},
+		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Session: "s", Tool: "Bash", ToolKind: "shell",
+			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r",
+			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}},
+			Evidence: []string{"doc: u", "test: v"}, LatencyMs: 3.5},
+	} {
+		got := appendEntry(nil, &e)
+		want, _ := json.Marshal(e)
+		if string(got) != string(want)+"\n" {
+			t.Errorf("encode:\n%s\nwant\n%s", got, want)
+		}
+	}
+}

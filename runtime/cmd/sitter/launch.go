@@ -1,0 +1,305 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	genlaunch "sitter.dev/sitter/generated/launch"
+	"sitter.dev/sitter/generated/providers"
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/launch"
+	"sitter.dev/sitter/runtime/plugin"
+)
+
+const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [--upstream URL]
+                     [--plugin NAME|DIR]... [--prompt TEXT | --prompt-file F]
+                     [--mode agent-driven|hook-driven|bridge-hooks|bridge-interactive]
+                     [--max-iterations N] [--max-turns N] [--workspace DIR] [--bin PATH]
+                     [--keep-state] [--json]
+
+Runs a harness on a provider in one command. When the harness cannot speak the
+provider's wire protocol, sitter-proxy is started on 127.0.0.1 with a fresh token
+and the harness is pointed at it; otherwise it talks to the provider directly.
+Everything the run needs (config files, onboarding and trust state) goes into a
+per-launch overlay HOME: your own config is never read or written. The overlay
+and the proxy are removed on every exit path (--keep-state leaves the overlay
+and prints where). The exit code is the harness's.
+
+Modes:
+  agent-driven        (default) run headless once; the agent drives its own loop
+  hook-driven         hand the terminal to the interactive harness; the plugin's
+                      stop hook drives the loop
+  bridge-hooks        run headless, and emulate the lifecycle through sitter hook:
+                      session start before the first run, a stop decision after
+                      each exit (while it says continue, resume the session with
+                      the reason as the prompt, up to --max-iterations), session end
+  bridge-interactive  not implemented yet
+
+Flags:
+  --provider P        atlas provider (anthropic, openai, openai-responses, gemini,
+                      azure-foundry, vertex); default: the one the harness speaks
+  --model M           model (default: the provider's default)
+  --upstream URL      provider base URL as its SDK takes it (…/v1 for OpenAI)
+  --plugin NAME|DIR   load a plugin bundle for this run (repeatable): Claude Code
+                      with --plugin-dir, other harnesses through sitter plugin
+                      install into the workspace, removed afterwards
+  --prompt TEXT, --prompt-file F   the task
+  --max-iterations N  bridge-hooks: harness runs at most (default 10)
+  --max-turns N       turn limit, where the harness has one
+  --workspace DIR     where the harness runs (default: the current directory)
+  --bin PATH          the harness binary (default: its name on PATH)
+  --keep-state        keep the overlay for inspection
+  --json              NDJSON launch events on stdout (the harness's stdout goes to stderr)
+
+Examples:
+  sitter launch claude-code --provider openai --prompt "fix the failing test"
+  sitter launch codex --provider anthropic --prompt "add a README"
+  sitter launch gemini-cli --provider gemini --prompt "explain main.go"
+  sitter launch copilot --provider openai --prompt "list the TODOs"
+  sitter launch opencode --provider anthropic --prompt "rename foo to bar"
+  sitter launch pi --provider openai --prompt "write the changelog"
+  sitter launch codex --plugin babysitter --mode bridge-hooks --max-iterations 5 --prompt "…"
+`
+
+// launchArgs are the parsed arguments of `sitter launch`.
+type launchArgs struct {
+	harness, provider, model, upstream string
+	plugins                            []string
+	prompt, promptFile, mode           string
+	maxIterations, maxTurns            int
+	workspace, bin                     string
+	keepState, json, help              bool
+}
+
+func parseLaunchArgs(args []string) (launchArgs, error) {
+	a := launchArgs{mode: launch.AgentDriven}
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			pos = append(pos, arg)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		switch name {
+		case "h", "help":
+			a.help = true
+			continue
+		case "keep-state", "json":
+			if hasVal {
+				return a, fmt.Errorf("flag --%s takes no value", name)
+			}
+			if name == "json" {
+				a.json = true
+			} else {
+				a.keepState = true
+			}
+			continue
+		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "workspace", "bin":
+		default:
+			return a, fmt.Errorf("unknown flag %s", arg)
+		}
+		if !hasVal {
+			if i+1 == len(args) {
+				return a, fmt.Errorf("flag --%s needs a value", name)
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "provider":
+			a.provider = val
+		case "model":
+			a.model = val
+		case "upstream":
+			a.upstream = val
+		case "plugin":
+			a.plugins = append(a.plugins, val)
+		case "prompt":
+			a.prompt = val
+		case "prompt-file":
+			a.promptFile = val
+		case "mode":
+			switch val {
+			case launch.AgentDriven, launch.HookDriven, launch.BridgeHooks, launch.BridgeInteractive:
+			default:
+				return a, fmt.Errorf("--mode %q: want agent-driven, hook-driven, bridge-hooks or bridge-interactive", val)
+			}
+			a.mode = val
+		case "max-iterations", "max-turns":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return a, fmt.Errorf("--%s %q: want a positive integer", name, val)
+			}
+			if name == "max-turns" {
+				a.maxTurns = n
+			} else {
+				a.maxIterations = n
+			}
+		case "workspace":
+			a.workspace = val
+		case "bin":
+			a.bin = val
+		}
+	}
+	if a.help {
+		return a, nil
+	}
+	if a.prompt != "" && a.promptFile != "" {
+		return a, fmt.Errorf("--prompt and --prompt-file exclude each other")
+	}
+	switch len(pos) {
+	case 0:
+		return a, fmt.Errorf("missing <harness> (see 'sitter atlas list')")
+	case 1:
+		a.harness = pos[0]
+	default:
+		return a, fmt.Errorf("unexpected arguments %q", pos[1:])
+	}
+	return a, nil
+}
+
+// defaultProvider is the provider named like the protocol the harness
+// speaks first (openai for openai-chat).
+func defaultProvider(s launch.Spec) string {
+	if len(s.Connect) == 0 {
+		return ""
+	}
+	proto := s.Connect[0].Protocol
+	for _, p := range providers.All {
+		if p.ID == proto || p.ID+"-chat" == proto {
+			return p.ID
+		}
+	}
+	return ""
+}
+
+// siblingOrPath finds a binary installed next to sitter, else on PATH.
+func siblingOrPath(name string) string {
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), name); isFile(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// runLaunch is `sitter launch`.
+func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	a, err := parseLaunchArgs(args)
+	if a.help {
+		fmt.Fprint(stdout, launchUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter launch: %v\n%s", err, launchUsage)
+		return 2
+	}
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stderr, "sitter launch: "+format+"\n", args...)
+		return code
+	}
+	r := reg()
+	d, _, err := r.Resolve(a.harness)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	spec, ok := launch.Find(genlaunch.Specs, d.ID)
+	if !ok {
+		return fail(2, "%s has no launch settings in the atlas (atlas/launch.cue)", d.ID)
+	}
+	if a.provider == "" {
+		a.provider = defaultProvider(spec)
+	}
+	p, ok := providers.Lookup(a.provider)
+	if !ok {
+		var ids []string
+		for _, x := range providers.All {
+			ids = append(ids, x.ID)
+		}
+		return fail(2, "unknown provider %q (known: %s)", a.provider, strings.Join(ids, ", "))
+	}
+	need, err := providers.ProxyRequired(spec.Harness, p.ID)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	prompt := a.prompt
+	if a.promptFile != "" {
+		b, err := os.ReadFile(a.promptFile)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		prompt = string(b)
+	}
+	var bundles []string
+	byDir := map[string]*plugin.Bundle{}
+	for _, name := range a.plugins {
+		b, err := plugin.FindBundle(name, d, r)
+		if err != nil {
+			return fail(2, "--plugin %s: %v", name, err)
+		}
+		dir, err := filepath.Abs(b.Dir)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		bundles = append(bundles, dir)
+		byDir[dir] = b
+	}
+	var params []launch.KV
+	for _, pr := range p.Params {
+		params = append(params, launch.KV{Name: pr.Name, Value: pr.Env})
+	}
+	self, _ := os.Executable()
+	o := launch.Options{
+		Spec:          spec,
+		Provider:      launch.Provider{ID: p.ID, Protocol: p.Protocol, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, DefaultModel: p.DefaultModel, Params: params},
+		Proxy:         need,
+		Mode:          a.mode,
+		Model:         a.model,
+		Upstream:      a.upstream,
+		Prompt:        prompt,
+		MaxIterations: a.maxIterations,
+		MaxTurns:      a.maxTurns,
+		Workspace:     a.workspace,
+		Bundles:       bundles,
+		KeepState:     a.keepState,
+		Bin:           a.bin,
+		SitterBin:     self,
+		Env:           os.Environ(),
+		Stdin:         stdin,
+		Stdout:        stdout,
+		Stderr:        stderr,
+		JSON:          a.json,
+		Install: func(bundle, home, workspace string) (func() error, error) {
+			b := byDir[bundle]
+			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}
+			if _, err := plugin.Install(b, d, opts); err != nil {
+				return nil, err
+			}
+			return func() error {
+				_, err := plugin.Uninstall(b.Marker.Plugin, d, opts)
+				return err
+			}, nil
+		},
+	}
+	if need {
+		o.ProxyBin = siblingOrPath("sitter-proxy")
+	}
+	code, err := launch.Run(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter launch: %v\n", err)
+	}
+	return code
+}

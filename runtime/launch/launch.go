@@ -1,0 +1,582 @@
+// Package launch runs a harness on a provider: it decides whether the
+// transport proxy is needed (starting the sitter-proxy binary, so net/http
+// stays out of the sitter binary), prepares a per-launch overlay HOME with
+// only what the run needs, loads plugins, spawns the harness in one of the
+// activation modes and cleans everything up on every exit path. What to
+// write and pass per harness is data (Spec, generated from atlas/launch.cue).
+package launch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Modes of activation, in the order sitter supports them.
+const (
+	AgentDriven       = "agent-driven"
+	HookDriven        = "hook-driven"
+	BridgeHooks       = "bridge-hooks"
+	BridgeInteractive = "bridge-interactive"
+)
+
+// Provider is the part of an atlas provider a launch needs.
+type Provider struct {
+	ID, Protocol, BaseURL, KeyEnv, DefaultModel string
+	Params                                      []KV // placeholder name → env var
+}
+
+// Options are one launch.
+type Options struct {
+	Spec     Spec
+	Provider Provider
+	// Proxy says the harness cannot speak the provider's protocol
+	// (generated providers.ProxyRequired).
+	Proxy         bool
+	Mode          string
+	Model         string // --model ("" = the provider's default)
+	Upstream      string // --upstream base URL
+	Prompt        string
+	MaxIterations int // bridge-hooks: spawns at most (default 10)
+	MaxTurns      int
+	Workspace     string
+	// Bundles are plugin bundle dirs. Harnesses with PluginKind "install"
+	// get them through Install (agent-driven and hook-driven modes).
+	Bundles   []string
+	KeepState bool
+	Bin       string // harness binary ("" = Spec.Binary on PATH)
+	ProxyBin  string // sitter-proxy binary
+	SitterBin string // the sitter binary (bridge-hooks calls `sitter hook`)
+	StateDir  string // parent of the overlay ("" = os.TempDir())
+	Env       []string
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	// JSON makes Stdout an NDJSON stream of launch events; the harness's
+	// own stdout then goes to Stderr.
+	JSON bool
+	// Install registers a bundle in the workspace with the overlay as
+	// HOME and returns how to remove it again.
+	Install func(bundle, home, workspace string) (undo func() error, err error)
+	// Signals, when set, replaces the process's SIGINT/SIGTERM/SIGHUP
+	// subscription (tests).
+	Signals <-chan os.Signal
+}
+
+// launcher is one running launch.
+type launcher struct {
+	o       Options
+	dir     string // the overlay root
+	home    string
+	vals    Values
+	conn    Connect
+	env     []string
+	events  *json.Encoder
+	undo    []func() error
+	proxy   *exec.Cmd
+	sigs    <-chan os.Signal
+	harness io.Writer
+}
+
+// Run performs the launch and returns the harness's exit code. Errors are
+// sitter's own (no harness ran, or cleanup failed); they come with code 1.
+func Run(o Options) (code int, err error) {
+	if o.Mode == "" {
+		o.Mode = AgentDriven
+	}
+	if o.MaxIterations <= 0 {
+		o.MaxIterations = 10
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	l := &launcher{o: o, harness: o.Stdout}
+	if o.JSON {
+		l.events = json.NewEncoder(o.Stdout)
+		l.events.SetEscapeHTML(false)
+		l.harness = o.Stderr
+	}
+	switch o.Mode {
+	case AgentDriven, HookDriven, BridgeHooks:
+	case BridgeInteractive:
+		return 2, errors.New("mode bridge-interactive is not implemented yet (it needs a pseudo-terminal); use agent-driven, bridge-hooks or hook-driven")
+	default:
+		return 2, fmt.Errorf("unknown mode %q (agent-driven, hook-driven, bridge-hooks, bridge-interactive)", o.Mode)
+	}
+	if (o.Mode == AgentDriven || o.Mode == BridgeHooks) && o.Prompt == "" {
+		return 2, fmt.Errorf("mode %s needs --prompt or --prompt-file", o.Mode)
+	}
+	defer func() {
+		if cerr := l.cleanup(); cerr != nil && err == nil {
+			err = cerr
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	if err := l.prepare(); err != nil {
+		return 1, err
+	}
+	if o.Signals != nil {
+		l.sigs = o.Signals
+	} else {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(ch)
+		l.sigs = ch
+	}
+	switch o.Mode {
+	case BridgeHooks:
+		return l.bridge()
+	case HookDriven:
+		return l.spawn(Interactive, 1)
+	}
+	return l.spawn(Headless, 1)
+}
+
+func (l *launcher) emit(event string, kv ...any) {
+	if l.events == nil {
+		return
+	}
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": event, "harness": l.o.Spec.Harness}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	l.events.Encode(m)
+}
+
+func getenv(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if n, v, ok := strings.Cut(env[i], "="); ok && n == k {
+			return v
+		}
+	}
+	return ""
+}
+
+// prepare makes the overlay, starts the proxy if needed, writes the
+// files and loads the plugins.
+func (l *launcher) prepare() error {
+	o := l.o
+	if o.Bin == "" {
+		p, err := lookPath(o.Spec.Binary, getenv(o.Env, "PATH"))
+		if err != nil {
+			return fmt.Errorf("%s: %q not found on PATH (install the npm package; its binary is %s), or pass --bin", o.Spec.Harness, o.Spec.Binary, o.Spec.NpmBin)
+		}
+		l.o.Bin = p
+	}
+	ws := o.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	ws, err := filepath.Abs(ws)
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	dir, err := os.MkdirTemp(o.StateDir, "sitter-launch-")
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	l.dir, l.home = dir, filepath.Join(dir, "home")
+	if err := os.MkdirAll(l.home, 0o700); err != nil {
+		return err
+	}
+	l.emit("overlay", "dir", dir, "home", l.home, "workspace", ws)
+	model := o.Model
+	if model == "" {
+		model = o.Provider.DefaultModel
+	}
+	l.vals = Values{Prompt: o.Prompt, Model: model, Home: l.home, Workspace: ws, MaxTurns: o.MaxTurns, ExplicitModel: o.Model != "",
+		Session: fmt.Sprintf("sitter-launch-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	l.conn, err = ChooseConnect(o.Spec, o.Provider.Protocol, o.Proxy)
+	if err != nil {
+		return err
+	}
+	if o.Proxy {
+		url, token, err := l.startProxy(model)
+		if err != nil {
+			return err
+		}
+		l.vals.BaseURL, l.vals.Key = url+l.conn.ProxyPath, token
+	} else {
+		base := o.Upstream
+		if base == "" {
+			base = o.Provider.BaseURL
+			for _, p := range o.Provider.Params {
+				v := getenv(o.Env, p.Value)
+				if v == "" {
+					return fmt.Errorf("provider %s: set %s (fills {%s} in %s), or pass --upstream", o.Provider.ID, p.Value, p.Name, base)
+				}
+				base = strings.ReplaceAll(base, "{"+p.Name+"}", v)
+			}
+		}
+		key := getenv(o.Env, o.Provider.KeyEnv)
+		if key == "" {
+			if o.Upstream == "" {
+				return fmt.Errorf("provider %s: set %s to its key", o.Provider.ID, o.Provider.KeyEnv)
+			}
+			key = "sitter-launch-no-key"
+		}
+		l.vals.BaseURL, l.vals.Key = base, key
+		l.emit("pass_through", "provider", o.Provider.ID, "protocol", o.Provider.Protocol, "baseURL", base)
+	}
+	if o.Spec.PluginKind == "flag" {
+		l.vals.Bundles = o.Bundles
+	}
+	plan, err := Prepare(o.Spec, l.conn, l.vals, Headless)
+	if err != nil {
+		return err
+	}
+	for _, f := range plan.Files {
+		if err := l.writeFile(f); err != nil {
+			return err
+		}
+	}
+	l.env = overlayEnv(o.Env, l.home, dir, o.SitterBin, plan.Env)
+	if o.Spec.PluginKind == "install" && o.Mode != BridgeHooks {
+		for _, b := range o.Bundles {
+			if o.Install == nil {
+				return fmt.Errorf("%s: cannot install plugin %s", o.Spec.Harness, b)
+			}
+			undo, err := o.Install(b, l.home, ws)
+			if err != nil {
+				return fmt.Errorf("install plugin %s: %v", b, err)
+			}
+			l.undo = append(l.undo, undo)
+			l.emit("plugin_installed", "bundle", b, "workspace", ws)
+		}
+	}
+	return nil
+}
+
+// writeFile writes an overlay file; a workspace file must not exist yet
+// and is removed at cleanup.
+func (l *launcher) writeFile(f PlannedFile) error {
+	if !within(f.Path, l.dir) {
+		if _, err := os.Lstat(f.Path); err == nil {
+			return fmt.Errorf("%s exists: sitter launch does not overwrite workspace files", f.Path)
+		}
+		path := f.Path
+		l.undo = append(l.undo, func() error { return os.Remove(path) })
+	}
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(f.Path, []byte(f.Content), 0o600)
+}
+
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// overlayEnv is the user's environment with HOME, the XDG dirs and
+// sitter's state pointed into the overlay, and the plan's variables.
+func overlayEnv(user []string, home, dir, sitterBin string, plan []string) []string {
+	set := map[string]string{
+		"HOME":             home,
+		"XDG_CONFIG_HOME":  filepath.Join(home, ".config"),
+		"XDG_DATA_HOME":    filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":   filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":   filepath.Join(home, ".cache"),
+		"SITTER_STATE_DIR": filepath.Join(dir, "state"),
+	}
+	if sitterBin != "" && getenv(user, "SITTER_BIN") == "" {
+		set["SITTER_BIN"] = sitterBin
+	}
+	for _, kv := range plan {
+		k, v, _ := strings.Cut(kv, "=")
+		set[k] = v
+	}
+	var env []string
+	for _, kv := range user {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range sortedKeys(set) {
+		env = append(env, k+"="+set[k])
+	}
+	return env
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
+
+// startProxy runs sitter-proxy on loopback with a fresh token and reads
+// its SITTER_PROXY_URL line.
+func (l *launcher) startProxy(model string) (url, token string, err error) {
+	o := l.o
+	if o.ProxyBin == "" {
+		return "", "", errors.New("the proxy is needed but sitter-proxy was not found next to sitter or on PATH: build it with `make build`")
+	}
+	tokenFile := filepath.Join(l.dir, "proxy-token")
+	args := []string{"--provider", o.Provider.ID, "--listen", "127.0.0.1:0", "--token-file", tokenFile, "--model", model}
+	if o.Upstream != "" {
+		args = append(args, "--upstream", o.Upstream)
+	}
+	logPath := filepath.Join(l.dir, "proxy.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", "", err
+	}
+	defer logf.Close()
+	cmd := exec.Command(o.ProxyBin, args...)
+	cmd.Env = o.Env
+	cmd.Stderr = logf
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", "", fmt.Errorf("start sitter-proxy: %v", err)
+	}
+	l.proxy = cmd
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "SITTER_PROXY_URL="); ok {
+			url = v
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if url == "" {
+		cmd.Wait()
+		l.proxy = nil
+		b, _ := os.ReadFile(logPath)
+		return "", "", fmt.Errorf("sitter-proxy did not start: %s", strings.TrimSpace(string(b)))
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", "", fmt.Errorf("sitter-proxy token: %v", err)
+	}
+	l.emit("proxy_started", "url", url, "provider", o.Provider.ID, "protocol", o.Provider.Protocol, "speaks", l.conn.Protocol, "pid", cmd.Process.Pid)
+	return url, strings.TrimSpace(string(b)), nil
+}
+
+// spawn runs the harness once and returns its exit code.
+func (l *launcher) spawn(which Args, iteration int) (int, error) {
+	plan, err := Prepare(l.o.Spec, l.conn, l.vals, which)
+	if err != nil {
+		return 1, err
+	}
+	cmd := exec.Command(l.o.Bin, plan.Args...)
+	cmd.Dir = l.vals.Workspace
+	cmd.Env = l.env
+	cmd.Stdout, cmd.Stderr = l.harness, l.o.Stderr
+	// A daemon the harness leaves behind holding its stdout must not keep
+	// the launch waiting once the harness itself has exited.
+	cmd.WaitDelay = 2 * time.Second
+	interactive := which == Interactive
+	if interactive {
+		cmd.Stdin = l.o.Stdin
+	} else {
+		// Headless: no terminal (Claude and Codex wait on an open stdin),
+		// and a process group of its own that signals are forwarded to.
+		setGroup(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		return 1, fmt.Errorf("start %s: %v", l.o.Bin, err)
+	}
+	l.emit("spawn", "iteration", iteration, "pid", cmd.Process.Pid, "argv", append([]string{l.o.Bin}, plan.Args...))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+wait:
+	for {
+		select {
+		case werr = <-done:
+			break wait
+		case s := <-l.sigs:
+			l.emit("signal", "signal", s.String())
+			signalGroup(cmd, s, !interactive)
+		}
+	}
+	code := 0
+	if werr != nil {
+		var ee *exec.ExitError
+		if !errors.As(werr, &ee) {
+			return 1, werr
+		}
+		code = exitCode(ee)
+	}
+	l.emit("exit", "iteration", iteration, "code", code)
+	return code, nil
+}
+
+// bridge emulates the harness's lifecycle around headless runs: session
+// start before the first spawn, a stop decision after each exit (respawn
+// with the resume arguments and the reason while it says continue), then
+// session end.
+func (l *launcher) bridge() (int, error) {
+	b := l.o.Spec.Bridge
+	out, _, _, err := l.hook(b.SessionStart, false)
+	if err != nil {
+		return 1, err
+	}
+	if ctx := AdditionalContext(out); ctx != "" {
+		l.vals.Prompt = ctx + "\n\n" + l.vals.Prompt
+	}
+	code := 0
+	for it := 1; ; it++ {
+		which := Headless
+		if it > 1 {
+			which = Resume
+		}
+		l.emit("iteration", "iteration", it, "max", l.o.MaxIterations)
+		code, err = l.spawn(which, it)
+		if err != nil {
+			return code, err
+		}
+		stdout, stderr, hc, err := l.hook(b.Stop, it > 1)
+		if err != nil {
+			return 1, err
+		}
+		cont, reason := StopDecision(stdout, stderr, hc)
+		l.emit("stop_decision", "iteration", it, "continue", cont, "reason", reason)
+		if !cont || code != 0 {
+			break
+		}
+		if it >= l.o.MaxIterations {
+			l.emit("max_iterations", "iteration", it)
+			break
+		}
+		l.vals.Prompt = reason
+	}
+	if _, _, _, err := l.hook(b.SessionEnd, false); err != nil {
+		return 1, err
+	}
+	return code, nil
+}
+
+// hook calls `sitter hook <harness> <event> --plugin B` for each bundle
+// with the native payload, in the overlay's environment. A blocking answer
+// of one bundle wins; the others' are concatenated when they block too.
+func (l *launcher) hook(h Hook, stopHookActive bool) (stdout, stderr []byte, code int, err error) {
+	payload, err := Payload(h.Payload, l.vals, stopHookActive)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("bridge payload for %s: %v", h.Event, err)
+	}
+	if l.o.SitterBin == "" {
+		return nil, nil, 0, errors.New("bridge-hooks needs the sitter binary")
+	}
+	var reasons []string
+	var first []byte
+	for _, bundle := range l.o.Bundles {
+		cmd := exec.Command(l.o.SitterBin, "hook", l.o.Spec.Harness, h.Event, "--plugin", bundle)
+		cmd.Dir = l.vals.Workspace
+		cmd.Env = l.env
+		cmd.Stdin = bytes.NewReader(payload)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		rerr := cmd.Run()
+		c := 0
+		if rerr != nil {
+			var ee *exec.ExitError
+			if !errors.As(rerr, &ee) {
+				return nil, nil, 0, fmt.Errorf("sitter hook: %v", rerr)
+			}
+			c = ee.ExitCode()
+		}
+		if se.Len() > 0 {
+			l.o.Stderr.Write(se.Bytes())
+		}
+		l.emit("hook", "native", h.Event, "bundle", bundle, "code", c, "stdout", strings.TrimSpace(so.String()))
+		if first == nil {
+			first, stderr, code = so.Bytes(), se.Bytes(), c
+		}
+		if ok, r := StopDecision(so.Bytes(), se.Bytes(), c); ok {
+			reasons = append(reasons, r)
+		}
+	}
+	if len(reasons) > 0 {
+		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": strings.Join(reasons, "\n")})
+		return out, nil, 0, nil
+	}
+	return first, stderr, code, nil
+}
+
+// cleanup stops the proxy, undoes plugin installs and workspace files,
+// and removes the overlay unless --keep-state.
+func (l *launcher) cleanup() error {
+	var errs []error
+	if l.proxy != nil {
+		l.proxy.Process.Signal(syscall.SIGTERM)
+		l.proxy.Wait()
+		l.emit("proxy_stopped")
+	}
+	for i := len(l.undo) - 1; i >= 0; i-- {
+		if err := l.undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if l.dir != "" {
+		if l.o.KeepState {
+			l.emit("state_kept", "dir", l.dir)
+		} else if err := os.RemoveAll(l.dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			l.emit("overlay_removed", "dir", l.dir)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// lookPath finds name on a PATH value.
+func lookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// exitCode is the harness's exit code, 128+N when a signal ended it.
+func exitCode(ee *exec.ExitError) int {
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+

@@ -1,0 +1,230 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Values fill the slots of a spec's templates.
+type Values struct {
+	Prompt, Model, BaseURL, Key string
+	Home, Workspace             string
+	Session                     string
+	MaxTurns                    int
+	// ExplicitModel adds the spec's ModelArgs (the user passed --model).
+	ExplicitModel bool
+	// Bundles are plugin bundle dirs loaded by flag (PluginKind "flag").
+	Bundles []string
+}
+
+func (v Values) slots() map[string]string {
+	m := map[string]string{
+		"prompt": v.Prompt, "model": v.Model, "baseURL": v.BaseURL, "key": v.Key,
+		"home": v.Home, "workspace": v.Workspace, "session": v.Session, "maxTurns": "",
+	}
+	if v.MaxTurns > 0 {
+		m["maxTurns"] = strconv.Itoa(v.MaxTurns)
+	}
+	return m
+}
+
+// Expand fills {slot}s in s. With escape, values are JSON-string escaped
+// (valid inside JSON and TOML basic strings). Unknown slots stay as written.
+func Expand(s string, slots map[string]string, escape bool) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		name := s[i+1 : i+j]
+		val, ok := slots[name]
+		if !ok {
+			b.WriteString(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		b.WriteString(s[:i])
+		if escape {
+			q, _ := json.Marshal(val)
+			val = string(q[1 : len(q)-1])
+		}
+		b.WriteString(val)
+		s = s[i+j+1:]
+	}
+}
+
+// ExpandArgs fills an argument template; an argument that is exactly one
+// slot whose value is empty is dropped.
+func ExpandArgs(args []string, slots map[string]string) []string {
+	out := []string{}
+	for _, a := range args {
+		if strings.HasPrefix(a, "{") && strings.HasSuffix(a, "}") {
+			if v, ok := slots[a[1:len(a)-1]]; ok && v == "" {
+				continue
+			}
+		}
+		out = append(out, Expand(a, slots, false))
+	}
+	return out
+}
+
+// Plan is what one harness process of a launch gets: its arguments, the
+// environment it adds to (or overrides in) the user's, and the files the
+// overlay holds.
+type Plan struct {
+	Args  []string
+	Env   []string // KEY=VALUE, sorted
+	Files []PlannedFile
+}
+
+// PlannedFile is a file with its absolute path.
+type PlannedFile struct{ Path, Content string }
+
+// Args says which command a plan runs.
+type Args int
+
+const (
+	Headless Args = iota
+	Resume
+	Interactive
+)
+
+// Prepare computes the plan for one spawn: pure, no I/O.
+func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
+	slots := v.slots()
+	var p Plan
+	tmpl := map[Args][]string{Headless: s.Headless, Resume: s.Resume, Interactive: s.Interactive}[which]
+	p.Args = ExpandArgs(tmpl, slots)
+	if v.ExplicitModel {
+		p.Args = append(p.Args, ExpandArgs(s.ModelArgs, slots)...)
+	}
+	if v.MaxTurns > 0 && which != Interactive {
+		p.Args = append(p.Args, ExpandArgs(s.MaxTurns, slots)...)
+	}
+	if s.PluginKind == "flag" {
+		for _, b := range v.Bundles {
+			bs := map[string]string{"bundle": b}
+			for k, x := range slots {
+				bs[k] = x
+			}
+			p.Args = append(p.Args, ExpandArgs(s.PluginArgs, bs)...)
+		}
+	}
+	env := map[string]string{}
+	for _, kv := range s.Env {
+		env[kv.Name] = Expand(kv.Value, slots, false)
+	}
+	for _, kv := range c.Env {
+		env[kv.Name] = Expand(kv.Value, slots, false)
+	}
+	for k, x := range env {
+		p.Env = append(p.Env, k+"="+x)
+	}
+	sort.Strings(p.Env)
+	files := map[string]string{}
+	for _, f := range append(append([]File{}, s.Files...), c.Files...) {
+		path := Expand(f.Path, slots, false)
+		if !filepath.IsAbs(path) {
+			return Plan{}, fmt.Errorf("%s: file path %q is not absolute", s.Harness, path)
+		}
+		files[filepath.Clean(path)] = Expand(f.Content, slots, true)
+	}
+	for path, content := range files {
+		p.Files = append(p.Files, PlannedFile{path, content})
+	}
+	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
+	return p, nil
+}
+
+// ChooseConnect picks how the harness is pointed at its endpoint: behind
+// the proxy the spec's first entry, else the entry of the provider's protocol.
+func ChooseConnect(s Spec, protocol string, proxied bool) (Connect, error) {
+	if len(s.Connect) == 0 {
+		return Connect{}, fmt.Errorf("%s has no configurable LLM endpoint", s.Harness)
+	}
+	if proxied {
+		return s.Connect[0], nil
+	}
+	for _, c := range s.Connect {
+		if c.Protocol == protocol {
+			return c, nil
+		}
+	}
+	return Connect{}, fmt.Errorf("%s cannot be configured for the %s protocol without the proxy", s.Harness, protocol)
+}
+
+// Payload fills a bridge payload template: string values that are exactly
+// a slot take the slot's value; "{stopHookActive}" becomes a JSON bool.
+func Payload(tmpl string, v Values, stopHookActive bool) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(tmpl), &obj); err != nil {
+		return nil, err
+	}
+	slots := v.slots()
+	for k, x := range obj {
+		s, ok := x.(string)
+		if !ok {
+			continue
+		}
+		if s == "{stopHookActive}" {
+			obj[k] = stopHookActive
+			continue
+		}
+		obj[k] = Expand(s, slots, false)
+	}
+	return json.Marshal(obj)
+}
+
+// StopDecision reads a harness's native answer to its stop event: whether
+// the hook asks the agent to continue, and with what instruction. Every
+// harness in the atlas says it as {"decision":"block","reason":R} (Cursor
+// as followup_message), or exit code 2 with the reason on stderr.
+func StopDecision(stdout, stderr []byte, code int) (bool, string) {
+	if code == 2 {
+		return true, strings.TrimSpace(string(stderr))
+	}
+	var out struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+		Followup string `json:"followup_message"`
+	}
+	if json.Unmarshal(stdout, &out) != nil {
+		return false, ""
+	}
+	if out.Decision == "block" || out.Decision == "deny" {
+		return true, out.Reason
+	}
+	if out.Followup != "" {
+		return true, out.Followup
+	}
+	return false, ""
+}
+
+// AdditionalContext finds the context a session-start answer adds
+// (additionalContext at the top level or in hookSpecificOutput).
+func AdditionalContext(stdout []byte) string {
+	var out struct {
+		AdditionalContext string `json:"additionalContext"`
+		HSO               struct {
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if json.Unmarshal(stdout, &out) != nil {
+		return ""
+	}
+	if out.HSO.AdditionalContext != "" {
+		return out.HSO.AdditionalContext
+	}
+	return out.AdditionalContext
+}

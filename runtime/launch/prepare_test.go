@@ -1,0 +1,141 @@
+package launch_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	genlaunch "sitter.dev/sitter/generated/launch"
+	"sitter.dev/sitter/generated/providers"
+	"sitter.dev/sitter/runtime/launch"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestPrepareGolden: per harness, the arguments, environment and overlay
+// files of a headless, resumed and interactive run, behind the proxy and
+// passed through, against testdata/<harness>.golden.
+func TestPrepareGolden(t *testing.T) {
+	if len(genlaunch.Specs) < 6 {
+		t.Fatalf("only %d launch specs generated", len(genlaunch.Specs))
+	}
+	for _, s := range genlaunch.Specs {
+		t.Run(s.Harness, func(t *testing.T) {
+			var b strings.Builder
+			v := launch.Values{Prompt: "do it", Model: "m-1", Key: "k\"ey", Home: "/overlay/home", Workspace: "/work/space",
+				Session: "sess-1", MaxTurns: 3, ExplicitModel: true, Bundles: []string{"/bundles/p"}}
+			for _, proxied := range []bool{true, false} {
+				for _, c := range s.Connect {
+					if proxied && c.Protocol != s.Connect[0].Protocol {
+						continue
+					}
+					got, err := launch.ChooseConnect(s, c.Protocol, proxied)
+					if err != nil {
+						t.Fatal(err)
+					}
+					v.BaseURL = "http://127.0.0.1:9" + got.ProxyPath
+					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive} {
+						p, err := launch.Prepare(s, got, v, which)
+						if err != nil {
+							t.Fatal(err)
+						}
+						fmt.Fprintf(&b, "== proxied=%v protocol=%s args=%d\nargs: %q\n", proxied, got.Protocol, which, p.Args)
+						for _, e := range p.Env {
+							fmt.Fprintf(&b, "env: %s\n", e)
+						}
+						for _, f := range p.Files {
+							fmt.Fprintf(&b, "file: %s\n%s\n", f.Path, f.Content)
+						}
+					}
+				}
+			}
+			path := filepath.Join("testdata", s.Harness+".golden")
+			if *update {
+				os.WriteFile(path, []byte(b.String()), 0o644)
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("%s differs (go test ./runtime/launch -update):\n%s", path, b.String())
+			}
+		})
+	}
+}
+
+// TestProxyDecision: the launch's pass-through agrees with the generated
+// ProxyRequired for every harness and provider.
+func TestProxyDecision(t *testing.T) {
+	for _, s := range genlaunch.Specs {
+		for _, p := range providers.All {
+			need, err := providers.ProxyRequired(s.Harness, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := launch.ChooseConnect(s, p.Protocol, need)
+			if err != nil {
+				t.Errorf("%s on %s: %v", s.Harness, p.ID, err)
+				continue
+			}
+			if !need && c.Protocol != p.Protocol {
+				t.Errorf("%s on %s: passes through in %s", s.Harness, p.ID, c.Protocol)
+			}
+		}
+	}
+	for h, p := range map[string]string{"claude-code": "openai", "codex": "anthropic", "gemini-cli": "openai"} {
+		if need, _ := providers.ProxyRequired(h, p); !need {
+			t.Errorf("%s on %s: want the proxy", h, p)
+		}
+	}
+	for h, p := range map[string]string{"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini", "copilot": "anthropic"} {
+		if need, _ := providers.ProxyRequired(h, p); need {
+			t.Errorf("%s on %s: want no proxy", h, p)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	slots := map[string]string{"prompt": "", "model": "m", "key": `a"b`}
+	if got := launch.ExpandArgs([]string{"-p", "{prompt}", "--model", "{model}", "x{prompt}y", "{other}"}, slots); fmt.Sprint(got) != "[-p --model m xy {other}]" {
+		t.Errorf("ExpandArgs = %q", got)
+	}
+	if got := launch.Expand(`{"k":"{key}","j":{"n":1}}`, slots, true); got != `{"k":"a\"b","j":{"n":1}}` {
+		t.Errorf("Expand escaped = %s", got)
+	}
+}
+
+func TestStopDecision(t *testing.T) {
+	for _, c := range []struct {
+		out, errOut string
+		code        int
+		cont        bool
+		reason      string
+	}{
+		{`{"decision":"block","reason":"more"}`, "", 0, true, "more"},
+		{`{"followup_message":"again"}`, "", 0, true, "again"},
+		{"", "", 0, false, ""},
+		{`{"continue":true}`, "", 0, false, ""},
+		{"", "by exit 2\n", 2, true, "by exit 2"},
+		{"not json", "", 1, false, ""},
+	} {
+		cont, reason := launch.StopDecision([]byte(c.out), []byte(c.errOut), c.code)
+		if cont != c.cont || reason != c.reason {
+			t.Errorf("StopDecision(%q, %q, %d) = %v %q", c.out, c.errOut, c.code, cont, reason)
+		}
+	}
+}
+
+func TestPayload(t *testing.T) {
+	s, _ := launch.Find(genlaunch.Specs, "codex")
+	b, err := launch.Payload(s.Bridge.Stop.Payload, launch.Values{Session: "s1", Workspace: "/w"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"cwd":"/w","hook_event_name":"Stop","session_id":"s1","stop_hook_active":true}` {
+		t.Errorf("payload = %s", b)
+	}
+}

@@ -1,0 +1,242 @@
+//go:build unix
+
+package launch_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	genlaunch "sitter.dev/sitter/generated/launch"
+	"sitter.dev/sitter/runtime/launch"
+)
+
+// script writes an executable shell script.
+func script(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			m[p] = string(b)
+		}
+		return nil
+	})
+	return m
+}
+
+type events []map[string]any
+
+func parse(t *testing.T, out string) events {
+	t.Helper()
+	var evs events
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("not NDJSON: %q", sc.Text())
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func (evs events) find(name string) map[string]any {
+	for _, e := range evs {
+		if e["event"] == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// fakeProxy prints its URL like sitter-proxy, writes the token file it is
+// given, records its pid and waits to be terminated.
+const fakeProxy = `while [ $# -gt 0 ]; do case "$1" in --token-file) tf="$2"; shift;; --upstream) up="$2"; shift;; esac; shift; done
+echo "fake-token" > "$tf"
+echo "$up" > "$(dirname "$tf")/upstream"
+echo "SITTER_PROXY_URL=http://127.0.0.1:1"
+exec sleep 1000
+`
+
+// TestRunOverlayAndCleanup: a launch behind the proxy gives the harness
+// an overlay HOME with its config, passes the proxy URL and token, returns
+// the harness's exit code, stops the proxy, removes the overlay and leaves
+// the user's HOME untouched.
+func TestRunOverlayAndCleanup(t *testing.T) {
+	bin := t.TempDir()
+	user := t.TempDir()
+	os.MkdirAll(filepath.Join(user, ".codex"), 0o755)
+	os.WriteFile(filepath.Join(user, ".codex", "config.toml"), []byte("model = \"mine\"\n"), 0o644)
+	before := tree(t, user)
+	ws := t.TempDir()
+	harness := script(t, bin, "codex", `echo "args: $*"
+echo "home: $HOME"
+cat "$CODEX_HOME/config.toml"
+echo "key: $SITTER_LAUNCH_KEY"
+echo "$HOME" > "$PWD/seen-home"
+echo "mine" > "$HOME/.codex/extra"
+exit 3
+`)
+	proxyBin := script(t, bin, "sitter-proxy", fakeProxy)
+	spec, _ := launch.Find(genlaunch.Specs, "codex")
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", DefaultModel: "claude-x"},
+		Proxy: true, Prompt: "hello", Workspace: ws, Bin: harness, ProxyBin: proxyBin, Upstream: "http://127.0.0.1:2",
+		Env: []string{"HOME=" + user, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x"}, Stdout: &out, Stderr: &errOut, JSON: true,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, errOut.String())
+	}
+	if code != 3 {
+		t.Errorf("exit code %d, want the harness's 3", code)
+	}
+	h := errOut.String() // --json: the harness's stdout goes to stderr
+	for _, want := range []string{"args: exec --dangerously-bypass-hook-trust --skip-git-repo-check hello", `base_url = "http://127.0.0.1:1/v1"`,
+		`model = "claude-x"`, "key: fake-token", `[projects."` + mustEval(t, ws) + `"]`} {
+		if !strings.Contains(h, want) {
+			t.Errorf("harness output lacks %q:\n%s", want, h)
+		}
+	}
+	evs := parse(t, out.String())
+	ov := evs.find("overlay")
+	if ov == nil || evs.find("proxy_started") == nil || evs.find("proxy_stopped") == nil || evs.find("overlay_removed") == nil {
+		t.Fatalf("missing events:\n%s", out.String())
+	}
+	dir := ov["dir"].(string)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("overlay %s still exists", dir)
+	}
+	seen, _ := os.ReadFile(filepath.Join(ws, "seen-home"))
+	if got := strings.TrimSpace(string(seen)); got != filepath.Join(dir, "home") {
+		t.Errorf("harness HOME = %s, want the overlay's", got)
+	}
+	pid := int(evs.find("proxy_started")["pid"].(float64))
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("proxy pid %d still alive", pid)
+	}
+	after := tree(t, user)
+	if len(after) != len(before) || after[filepath.Join(user, ".codex", "config.toml")] != "model = \"mine\"\n" {
+		t.Errorf("user HOME changed: %v → %v", before, after)
+	}
+}
+
+func mustEval(t *testing.T, p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRunKeepStateAndPassThrough: without the proxy the key comes from
+// the provider's variable; --keep-state leaves the overlay.
+func TestRunKeepStateAndPassThrough(t *testing.T) {
+	bin := t.TempDir()
+	harness := script(t, bin, "gemini", `echo "$GOOGLE_GEMINI_BASE_URL $GEMINI_API_KEY $GEMINI_CLI_TRUST_WORKSPACE"; cat "$HOME/.gemini/settings.json"`)
+	spec, _ := launch.Find(genlaunch.Specs, "gemini-cli")
+	var out, errOut bytes.Buffer
+	state := t.TempDir()
+	code, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "gemini", Protocol: "gemini", BaseURL: "https://g.example", KeyEnv: "GEMINI_API_KEY", DefaultModel: "g"},
+		Prompt: "hi", Workspace: t.TempDir(), Bin: harness, KeepState: true, StateDir: state,
+		Env: []string{"HOME=/nonexistent", "GEMINI_API_KEY=gk"}, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("Run: %d %v\n%s", code, err, errOut.String())
+	}
+	if !strings.HasPrefix(out.String(), "https://g.example gk true\n") || !strings.Contains(out.String(), `"selectedType":"gemini-api-key"`) {
+		t.Errorf("harness saw:\n%s", out.String())
+	}
+	kept, _ := filepath.Glob(filepath.Join(state, "sitter-launch-*", "home", ".gemini", "settings.json"))
+	if len(kept) != 1 {
+		t.Errorf("--keep-state: overlay not kept in %s", state)
+	}
+}
+
+// TestRunErrorsCleanUp: a harness that cannot start still has its proxy
+// stopped and overlay removed.
+func TestRunErrorsCleanUp(t *testing.T) {
+	bin := t.TempDir()
+	proxyBin := script(t, bin, "sitter-proxy", fakeProxy)
+	state := t.TempDir()
+	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+	var out bytes.Buffer
+	_, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
+		Proxy: true, Prompt: "hi", Workspace: t.TempDir(), Bin: filepath.Join(bin, "missing"), ProxyBin: proxyBin, StateDir: state,
+		Env: []string{"HOME=/nonexistent"}, Stdout: &out, JSON: true,
+	})
+	if err == nil {
+		t.Fatal("want an error for a missing binary")
+	}
+	evs := parse(t, out.String())
+	if evs.find("proxy_stopped") == nil {
+		t.Errorf("proxy not stopped:\n%s", out.String())
+	}
+	if left, _ := os.ReadDir(state); len(left) != 0 {
+		t.Errorf("overlay left behind: %v", left)
+	}
+}
+
+// signalOnReady sends SIGTERM on sigs when the harness prints "ready".
+type signalOnReady struct {
+	sigs chan os.Signal
+	sent bool
+}
+
+func (w *signalOnReady) Write(p []byte) (int, error) {
+	if !w.sent && bytes.Contains(p, []byte("ready")) {
+		w.sent = true
+		w.sigs <- syscall.SIGTERM
+	}
+	return len(p), nil
+}
+
+// TestRunSignalReachesGroup: a signal sitter receives reaches the
+// harness's whole process group: a child of the harness gets it too.
+func TestRunSignalReachesGroup(t *testing.T) {
+	bin := t.TempDir()
+	ws := t.TempDir()
+	// The harness traps TERM and waits for its child; the child says it is
+	// ready, and records the TERM it gets. Were only the harness signalled,
+	// the child would never end. The child prints ready once its sleep
+	// has exec'd (a TERM before that would be lost in the fork).
+	harness := script(t, bin, "claude", `trap 'echo harness-term >> "$PWD/log"' TERM
+sh -c 'trap "echo child-term >> \"$PWD/log\"; exit 0" TERM; sleep 1000 & until [ \"$(cat /proc/$!/comm 2>/dev/null)\" = sleep ]; do :; done; echo ready; wait'
+exit 5
+`)
+	sigs := make(chan os.Signal, 1)
+	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+	code, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
+		Prompt: "hi", Workspace: ws, Bin: harness, Upstream: "http://127.0.0.1:3", Env: []string{"PATH=" + os.Getenv("PATH")},
+		Signals: sigs, Stdout: &signalOnReady{sigs: sigs},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 5 {
+		t.Errorf("exit code %d, want the harness's 5", code)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "log"))
+	if !strings.Contains(string(b), "child-term") || !strings.Contains(string(b), "harness-term") {
+		t.Errorf("log = %q: the signal did not reach the group", b)
+	}
+}

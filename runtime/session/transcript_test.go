@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/transcript"
+)
+
+// With the atlas's record shapes registered, the stop check reads the last
+// assistant message of a Gemini CLI transcript ({"type":"gemini","content":…}),
+// a shape the generic fallback reader does not know.
+func TestStopCheckReadsTranscriptThroughAtlasShapes(t *testing.T) {
+	gemini := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
+		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
+	for _, registered := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fallback", true: "atlas"}[registered], func(t *testing.T) {
+			old := transcript.Specs
+			t.Cleanup(func() { transcript.Specs = old })
+			transcript.Specs = nil
+			if registered {
+				transcript.Specs = []transcript.Spec{gemini}
+			}
+			t.Setenv("SITTER_STATE_DIR", t.TempDir())
+			dir, m := makeRun(t, fixture{pending: []string{"agent"}})
+			if _, _, err := Bind("gemini-cli", "s1", m.RunID, dir, 0); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), "session.jsonl")
+			lines := []string{
+				`{"sessionId":"s1","kind":"main"}`,
+				`{"id":"u1","type":"user","content":[{"text":"go"}]}`,
+				`{"id":"g1","type":"gemini","content":"done <promise>` + m.CompletionProof + `</promise>","tokens":{"input":1}}`,
+				`{"$set":{"lastUpdated":"x"}}`,
+			}
+			os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			ev := hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
+				Session: hook.Session{ID: "s1", TranscriptPath: p}}
+			d, err := StopCheck(context.Background(), ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]string{false: RowPending, true: RowProof}[registered]; d.Row != want {
+				t.Fatalf("row %s, want %s (%s)", d.Row, want, d.Reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,307 @@
+package transcript_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	gen "sitter.dev/sitter/generated/transcript"
+	"sitter.dev/sitter/runtime/transcript"
+)
+
+func init() {
+	transcript.Specs = gen.Specs
+	transcript.Presences = gen.Presences
+}
+
+func spec(t *testing.T, h string) *transcript.Spec {
+	t.Helper()
+	s, ok := transcript.Lookup(h)
+	if !ok {
+		t.Fatalf("no transcript spec for %s", h)
+	}
+	return s
+}
+
+// The captured transcripts: one real turn of each CLI (prompt, one shell
+// call, a final answer), see e2e/transcript_capture_test.go.
+func TestCaptured(t *testing.T) {
+	cases := []struct {
+		harness string
+		lines   int64
+		tool    string
+		usage   transcript.Usage
+	}{
+		{"claude-code", 9, "Bash", transcript.Usage{Input: 200, Output: 20}},
+		{"codex", 19, "exec_command", transcript.Usage{Input: 200, Output: 20}},
+		// the first gemini answer is restated on a second line (same id):
+		// counted once.
+		{"gemini-cli", 11, "run_shell_command", transcript.Usage{Input: 200, Output: 20}},
+		{"pi", 7, "bash", transcript.Usage{Input: 200, Output: 20}},
+		{"copilot", 14, "bash", transcript.Usage{Input: 200, Output: 20}},
+	}
+	for _, c := range cases {
+		t.Run(c.harness, func(t *testing.T) {
+			sp := spec(t, c.harness)
+			path := filepath.Join("testdata", c.harness+".jsonl")
+			s, err := transcript.ReadFile(sp, path, 0, transcript.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"create note.txt saying hi"}; !reflect.DeepEqual(s.Prompts, want) {
+				t.Errorf("prompts = %q, want %q", s.Prompts, want)
+			}
+			if s.LastAssistant != "done: note.txt written <promise>PROOF-1</promise>" {
+				t.Errorf("last assistant = %q", s.LastAssistant)
+			}
+			if len(s.ToolCalls) != 1 || s.ToolCalls[0].Name != c.tool {
+				t.Errorf("tool calls = %+v, want one %s", s.ToolCalls, c.tool)
+			}
+			if s.Usage != c.usage {
+				t.Errorf("usage = %+v, want %+v", s.Usage, c.usage)
+			}
+			if s.To != c.lines || s.SkippedLines != 0 || s.BadLines != 0 {
+				t.Errorf("to = %d (skipped %d, bad %d), want %d lines", s.To, s.SkippedLines, s.BadLines, c.lines)
+			}
+			pos, err := transcript.Position(sp, path, transcript.Options{})
+			if err != nil || pos != c.lines {
+				t.Errorf("position = %d, %v", pos, err)
+			}
+			// Nothing happened since the end.
+			s2, err := transcript.ReadFile(sp, path, pos, transcript.Options{})
+			if err != nil || len(s2.Prompts) != 0 || s2.LastAssistant != "" || len(s2.ToolCalls) != 0 || s2.Usage != (transcript.Usage{}) || s2.To != pos {
+				t.Errorf("since the end: %+v, %v", s2, err)
+			}
+			// Since the line before the last assistant answer: only the answer.
+			last, err := transcript.LastAssistant(sp, path)
+			if err != nil || last != s.LastAssistant {
+				t.Errorf("LastAssistant = %q, %v", last, err)
+			}
+		})
+	}
+}
+
+func TestSincePosition(t *testing.T) {
+	sp := spec(t, "claude-code")
+	// After the prompt line (line 3) only the tool call and the answer remain.
+	s, err := transcript.ReadFile(sp, "testdata/claude-code.jsonl", 3, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Prompts) != 0 || len(s.ToolCalls) != 1 || s.Usage.Output != 20 || s.From != 3 {
+		t.Errorf("since 3: %+v", s)
+	}
+	s, _ = transcript.ReadFile(sp, "testdata/claude-code.jsonl", 6, transcript.Options{})
+	if len(s.ToolCalls) != 0 || s.Usage.Output != 10 || s.LastAssistant == "" {
+		t.Errorf("since 6: %+v", s)
+	}
+}
+
+func write(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestModifiedFiles(t *testing.T) {
+	t.Run("claude", func(t *testing.T) {
+		p := write(t,
+			`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","name":"Write","input":{"file_path":"/p/a.go","content":"x"}},{"type":"tool_use","name":"Read","input":{"file_path":"/p/r.go"}}],"usage":{"input_tokens":5,"output_tokens":1,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}}`,
+			`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","name":"Edit","input":{"file_path":"/p/b.go"}}],"usage":{"input_tokens":5,"output_tokens":2,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}}`,
+			`{"type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"tool_use","name":"Write","input":{"file_path":"/p/a.go"}}]}}`,
+			"")
+		s, err := transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"/p/a.go", "/p/b.go"}; !reflect.DeepEqual(s.ModifiedFiles, want) {
+			t.Errorf("modified = %q, want %q", s.ModifiedFiles, want)
+		}
+		if len(s.ToolCalls) != 4 {
+			t.Errorf("tool calls = %+v", s.ToolCalls)
+		}
+		// m1 is restated: its second usage replaces the first.
+		if want := (transcript.Usage{Input: 5, Output: 2, CacheRead: 7, CacheWrite: 3}); s.Usage != want {
+			t.Errorf("usage = %+v, want %+v", s.Usage, want)
+		}
+	})
+	t.Run("codex apply_patch", func(t *testing.T) {
+		p := write(t,
+			`{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: new.txt\n+hi\n*** Update File: src/x.go\n@@\n-a\n+b\n*** Delete File: old.txt\n*** End Patch"}}`,
+			"")
+		s, _ := transcript.ReadFile(spec(t, "codex"), p, 0, transcript.Options{})
+		if want := []string{"new.txt", "src/x.go", "old.txt"}; !reflect.DeepEqual(s.ModifiedFiles, want) {
+			t.Errorf("modified = %q, want %q", s.ModifiedFiles, want)
+		}
+	})
+	t.Run("pi", func(t *testing.T) {
+		p := write(t, `{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","name":"edit","arguments":{"path":"a.md"}},{"type":"toolCall","name":"bash","arguments":{"command":"rm b"}}]}}`, "")
+		s, _ := transcript.ReadFile(spec(t, "pi"), p, 0, transcript.Options{})
+		if want := []string{"a.md"}; !reflect.DeepEqual(s.ModifiedFiles, want) {
+			t.Errorf("modified = %q, want %q", s.ModifiedFiles, want)
+		}
+	})
+}
+
+func TestLongLinesAndPartialLine(t *testing.T) {
+	long := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 300<<10) + `"}}`
+	p := write(t,
+		`{"type":"user","message":{"role":"user","content":"one"}}`,
+		long,
+		`not json but has "user"`,
+		`{"type":"user","message":{"role":"user","content":"two"}}`,
+		`{"type":"user","message":{"role":"user","content":"being writ`) // no newline: not complete
+	s, err := transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{MaxLine: 100 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Prompts, []string{"one", "two"}) || s.SkippedLines != 1 || s.BadLines != 1 || s.To != 4 {
+		t.Errorf("got %+v", s)
+	}
+	// MaxItems keeps the latest prompts; the count covers all.
+	s, _ = transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{MaxLine: 100 << 10, MaxItems: 1})
+	if !reflect.DeepEqual(s.Prompts, []string{"two"}) || s.PromptCount != 2 {
+		t.Errorf("MaxItems 1: %q of %d", s.Prompts, s.PromptCount)
+	}
+	// With a large enough bound the long line is read.
+	s, _ = transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{MaxLine: 1 << 20})
+	if len(s.Prompts) != 3 || s.SkippedLines != 0 {
+		t.Errorf("big bound: %d prompts, %d skipped", len(s.Prompts), s.SkippedLines)
+	}
+}
+
+func TestJSONEvent(t *testing.T) {
+	sp := &transcript.Spec{Harness: "x", Format: transcript.JSONEvent, Messages: "session.messages",
+		Prompts:   []transcript.Record{{When: []transcript.Match{{Path: "role", Value: "user"}}, Text: "text"}},
+		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "role", Value: "assistant"}}, Text: "text"}},
+	}
+	p := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(p, []byte(`{"id":"s","meta":{"a":[1,2]},"session":{"title":"t","messages":[
+		{"role":"user","text":"hi"},{"role":"assistant","text":"hello"},{"role":"user","text":"again"},{"role":"assistant","text":"bye"}]}}`), 0o644)
+	s, err := transcript.ReadFile(sp, p, 0, transcript.Options{})
+	if err != nil || !reflect.DeepEqual(s.Prompts, []string{"hi", "again"}) || s.LastAssistant != "bye" || s.To != 4 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	s, _ = transcript.ReadFile(sp, p, 2, transcript.Options{})
+	if !reflect.DeepEqual(s.Prompts, []string{"again"}) || s.From != 2 || s.To != 4 {
+		t.Errorf("since 2: %+v", s)
+	}
+	if n, err := transcript.Position(sp, p, transcript.Options{}); n != 4 || err != nil {
+		t.Errorf("position %d %v", n, err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	home := t.TempDir()
+	cwd := "/home/dev/my proj"
+	dir := filepath.Join(home, ".claude", "projects", "-home-dev-my-proj")
+	os.MkdirAll(dir, 0o755)
+	want := filepath.Join(dir, "abc-123.jsonl")
+	os.WriteFile(want, []byte("{}\n"), 0o644)
+	sp := spec(t, "claude-code")
+	got, trace, err := transcript.Resolve(sp, "/nonexistent/x.jsonl", "abc-123", cwd, home, func(string) string { return "" })
+	if err != nil || got != want || len(trace) != 2 {
+		t.Fatalf("resolve = %q %q %v", got, trace, err)
+	}
+	// $CLAUDE_CONFIG_DIR replaces ~/.claude.
+	alt := t.TempDir()
+	os.MkdirAll(filepath.Join(alt, "projects", "-home-dev-my-proj"), 0o755)
+	want2 := filepath.Join(alt, "projects", "-home-dev-my-proj", "abc-123.jsonl")
+	os.WriteFile(want2, []byte("{}\n"), 0o644)
+	got, _, err = transcript.Resolve(sp, "", "abc-123", cwd, home, func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return alt
+		}
+		return ""
+	})
+	if err != nil || got != want2 {
+		t.Fatalf("with env: %q %v", got, err)
+	}
+	// Pi: ~/.pi/agent/sessions/--<cwd dashed>--/<ts>_<uuid>.jsonl
+	pd := filepath.Join(home, ".pi", "agent", "sessions", "--home-dev-my proj--")
+	os.MkdirAll(pd, 0o755)
+	pw := filepath.Join(pd, "2026-01-01T00-00-00-000Z_u-1.jsonl")
+	os.WriteFile(pw, []byte("{}\n"), 0o644)
+	got, _, err = transcript.Resolve(spec(t, "pi"), "", "u-1", cwd, home, nil)
+	if err != nil || got != pw {
+		t.Fatalf("pi: %q %v", got, err)
+	}
+	if _, _, err := transcript.Resolve(spec(t, "pi"), "", "nope", cwd, home, nil); err == nil {
+		t.Error("resolved a session that has no file")
+	}
+}
+
+// TestLargeTranscriptBoundedMemory reads a 200 MB synthetic transcript and
+// checks that the memory the Go runtime obtained stays far below its size.
+func TestLargeTranscriptBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 MB transcript: skipped with -short")
+	}
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	lines := WriteSynthetic(t, p, 200<<20)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{MaxLine: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if len(s.Prompts) != transcript.DefaultMaxItems || s.PromptCount < 50000 || len(s.ModifiedFiles) != 100 {
+		t.Errorf("%d prompts kept of %d, %d modified files", len(s.Prompts), s.PromptCount, len(s.ModifiedFiles))
+	}
+	if s.To != lines || s.SkippedLines != 1 || s.LastAssistant != "final" {
+		t.Errorf("to %d of %d lines, skipped %d, last %q", s.To, lines, s.SkippedLines, s.LastAssistant)
+	}
+	grown := int64(after.Sys) - int64(before.Sys)
+	t.Logf("200 MB, %d lines: runtime memory grew %d MB (Sys %d MB)", lines, grown>>20, after.Sys>>20)
+	if grown > 64<<20 {
+		t.Errorf("memory grew %d MB reading a 200 MB transcript", grown>>20)
+	}
+}
+
+// WriteSynthetic writes a Claude-shaped transcript of about size bytes
+// (prompts, tool calls, answers with usage, one 2 MB line) and returns
+// its line count.
+func WriteSynthetic(t testing.TB, path string, size int64) int64 {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	pad := strings.Repeat("lorem ipsum ", 150)
+	var n, lines int64
+	for i := 0; n < size; i++ {
+		var l string
+		switch i % 3 {
+		case 0:
+			l = fmt.Sprintf(`{"type":"user","message":{"role":"user","content":"prompt %d %s"}}`, i, pad)
+		case 1:
+			l = fmt.Sprintf(`{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"tool_use","name":"Write","input":{"file_path":"f%d.go"}}],"usage":{"input_tokens":1,"output_tokens":1}}}`, i, i%100)
+		default:
+			l = fmt.Sprintf(`{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text","text":"answer %d %s"}]}}`, i, i, pad)
+		}
+		if i == 1000 {
+			l = `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("y", 2<<20) + `"}}`
+		}
+		w.WriteString(l + "\n")
+		n += int64(len(l) + 1)
+		lines++
+	}
+	l := `{"type":"assistant","message":{"id":"last","role":"assistant","content":[{"type":"text","text":"final"}]}}` + "\n"
+	w.WriteString(l)
+	lines++
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
