@@ -32,7 +32,7 @@ func TranscriptGo(a *model.Atlas) []File {
 	matches := func(ms []model.Match) jen.Code {
 		var v []jen.Code
 		for _, m := range ms {
-			v = append(v, jen.Values(jen.Lit(m.Path), jen.Lit(m.Value)))
+			v = append(v, jen.Values(jen.Dict{jen.Id("Path"): jen.Lit(m.Path), jen.Id("Value"): jen.Lit(m.Value)}))
 		}
 		return jen.Index().Qual(transcriptPkg, "Match").Values(v...)
 	}

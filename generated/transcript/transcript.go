@@ -9,7 +9,10 @@ import "sitter.dev/sitter/runtime/transcript"
 var Specs = []transcript.Spec{{
 	Assistant: []transcript.Record{{
 		Text: "message.content",
-		When: []transcript.Match{{"type", "assistant"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "assistant",
+		}},
 	}},
 	Evidence:         []string{"package: @anthropic-ai/claude-code-linux-x64@2.1.332: transcript path and line shape (shared/HARNESS-SPECS.md §2.6)", "test: e2e/transcript_capture_test.go TestCaptureTranscripts (runtime/transcript/testdata)"},
 	Format:           "jsonl-cli",
@@ -22,17 +25,29 @@ var Specs = []transcript.Spec{{
 	Prompts: []transcript.Record{{
 		SkipPrefix: []string{"<command-", "<local-command-", "<system-reminder>"},
 		Text:       "message.content",
-		When:       []transcript.Match{{"message.role", "user"}, {"type", "user"}},
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "user",
+		}, {
+			Path:  "type",
+			Value: "user",
+		}},
 	}},
 	Resume:           "claude --resume {sessionId}",
 	TokenCalculation: true,
 	ToolCalls: []transcript.Record{{
-		Each:       "message.content",
-		EachWhen:   []transcript.Match{{"type", "tool_use"}},
-		Files:      []string{"file_path", "notebook_path"},
-		Input:      "input",
-		Name:       "name",
-		When:       []transcript.Match{{"type", "assistant"}},
+		Each: "message.content",
+		EachWhen: []transcript.Match{{
+			Path:  "type",
+			Value: "tool_use",
+		}},
+		Files: []string{"file_path", "notebook_path"},
+		Input: "input",
+		Name:  "name",
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "assistant",
+		}},
 		WriteTools: []string{"Write", "Edit", "MultiEdit", "NotebookEdit"},
 	}},
 	TranscriptAnalysis: true,
@@ -44,12 +59,24 @@ var Specs = []transcript.Spec{{
 			Input:      "message.usage.input_tokens",
 			Output:     "message.usage.output_tokens",
 		},
-		When: []transcript.Match{{"type", "assistant"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "assistant",
+		}},
 	}},
 }, {
 	Assistant: []transcript.Record{{
 		Text: "payload.content",
-		When: []transcript.Match{{"payload.role", "assistant"}, {"payload.type", "message"}, {"type", "response_item"}},
+		When: []transcript.Match{{
+			Path:  "payload.role",
+			Value: "assistant",
+		}, {
+			Path:  "payload.type",
+			Value: "message",
+		}, {
+			Path:  "type",
+			Value: "response_item",
+		}},
 	}},
 	Evidence:         []string{"package: @openai/codex-linux-x64@0.171.0: rollout-*.jsonl, RolloutItemWire variants (shared/HARNESS-SPECS.md §3.6)", "test: e2e/transcript_capture_test.go TestCaptureTranscripts (runtime/transcript/testdata)"},
 	Format:           "jsonl-cli",
@@ -61,7 +88,16 @@ var Specs = []transcript.Spec{{
 	Payload:          true,
 	Prompts: []transcript.Record{{
 		Text: "payload.item.content",
-		When: []transcript.Match{{"payload.item.type", "UserMessage"}, {"payload.type", "item_completed"}, {"type", "event_msg"}},
+		When: []transcript.Match{{
+			Path:  "payload.item.type",
+			Value: "UserMessage",
+		}, {
+			Path:  "payload.type",
+			Value: "item_completed",
+		}, {
+			Path:  "type",
+			Value: "event_msg",
+		}},
 	}},
 	Resume:           "codex resume {sessionId}",
 	TokenCalculation: true,
@@ -69,12 +105,24 @@ var Specs = []transcript.Spec{{
 		Input:   "payload.arguments",
 		InputAs: "json-string",
 		Name:    "payload.name",
-		When:    []transcript.Match{{"payload.type", "function_call"}, {"type", "response_item"}},
+		When: []transcript.Match{{
+			Path:  "payload.type",
+			Value: "function_call",
+		}, {
+			Path:  "type",
+			Value: "response_item",
+		}},
 	}, {
-		Input:      "payload.input",
-		InputAs:    "patch",
-		Name:       "payload.name",
-		When:       []transcript.Match{{"payload.type", "custom_tool_call"}, {"type", "response_item"}},
+		Input:   "payload.input",
+		InputAs: "patch",
+		Name:    "payload.name",
+		When: []transcript.Match{{
+			Path:  "payload.type",
+			Value: "custom_tool_call",
+		}, {
+			Path:  "type",
+			Value: "response_item",
+		}},
 		WriteTools: []string{"apply_patch"},
 	}},
 	TranscriptAnalysis: true,
@@ -85,12 +133,21 @@ var Specs = []transcript.Spec{{
 			Input:      "payload.info.last_token_usage.input_tokens",
 			Output:     "payload.info.last_token_usage.output_tokens",
 		},
-		When: []transcript.Match{{"payload.type", "token_count"}, {"type", "event_msg"}},
+		When: []transcript.Match{{
+			Path:  "payload.type",
+			Value: "token_count",
+		}, {
+			Path:  "type",
+			Value: "event_msg",
+		}},
 	}},
 }, {
 	Assistant: []transcript.Record{{
 		Text: "data.content",
-		When: []transcript.Match{{"type", "assistant.message"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "assistant.message",
+		}},
 	}},
 	Evidence:         []string{"package: @github/copilot-linux-x64@1.0.102: copilot-sdk/generated/session-events.d.ts (user.message, assistant.message, tool.execution_start)", "test: e2e/transcript_capture_test.go TestCaptureTranscripts (runtime/transcript/testdata)"},
 	Format:           "jsonl-cli",
@@ -102,15 +159,21 @@ var Specs = []transcript.Spec{{
 	Payload:          true,
 	Prompts: []transcript.Record{{
 		Text: "data.content",
-		When: []transcript.Match{{"type", "user.message"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "user.message",
+		}},
 	}},
 	Resume:           "copilot --resume {sessionId}",
 	TokenCalculation: true,
 	ToolCalls: []transcript.Record{{
-		Files:      []string{"path"},
-		Input:      "data.arguments",
-		Name:       "data.toolName",
-		When:       []transcript.Match{{"type", "tool.execution_start"}},
+		Files: []string{"path"},
+		Input: "data.arguments",
+		Name:  "data.toolName",
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "tool.execution_start",
+		}},
 		WriteTools: []string{"create", "edit"},
 	}},
 	TranscriptAnalysis: true,
@@ -121,7 +184,10 @@ var Specs = []transcript.Spec{{
 			Input:      "data.usage.inputTokens",
 			Output:     "data.usage.outputTokens",
 		},
-		When: []transcript.Match{{"type", "session.usage_record"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "session.usage_record",
+		}},
 	}},
 }, {
 	Assistant:          []transcript.Record{},
@@ -142,7 +208,10 @@ var Specs = []transcript.Spec{{
 }, {
 	Assistant: []transcript.Record{{
 		Text: "content",
-		When: []transcript.Match{{"type", "gemini"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "gemini",
+		}},
 	}},
 	Evidence:         []string{"package: @google/gemini-cli@0.61.0: ChatRecordingService writes chats/session-*.jsonl (shared/HARNESS-SPECS.md §4.5)", "test: e2e/transcript_capture_test.go TestCaptureTranscripts (runtime/transcript/testdata)"},
 	Format:           "jsonl-cli",
@@ -155,16 +224,22 @@ var Specs = []transcript.Spec{{
 	Prompts: []transcript.Record{{
 		SkipPrefix: []string{"<session_context>"},
 		Text:       "content",
-		When:       []transcript.Match{{"type", "user"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "user",
+		}},
 	}},
 	Resume:           "gemini --resume latest",
 	TokenCalculation: true,
 	ToolCalls: []transcript.Record{{
-		Each:       "toolCalls",
-		Files:      []string{"file_path"},
-		Input:      "args",
-		Name:       "name",
-		When:       []transcript.Match{{"type", "gemini"}},
+		Each:  "toolCalls",
+		Files: []string{"file_path"},
+		Input: "args",
+		Name:  "name",
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "gemini",
+		}},
 		WriteTools: []string{"write_file", "replace"},
 	}},
 	TranscriptAnalysis: true,
@@ -176,7 +251,10 @@ var Specs = []transcript.Spec{{
 			Input:      "tokens.input",
 			Output:     "tokens.output",
 		},
-		When: []transcript.Match{{"type", "gemini"}},
+		When: []transcript.Match{{
+			Path:  "type",
+			Value: "gemini",
+		}},
 	}},
 }, {
 	Assistant:          []transcript.Record{},
@@ -197,7 +275,13 @@ var Specs = []transcript.Spec{{
 }, {
 	Assistant: []transcript.Record{{
 		Text: "message.content",
-		When: []transcript.Match{{"message.role", "assistant"}, {"type", "message"}},
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
 	}},
 	Evidence:         []string{"package: @mariozechner/pi-coding-agent@0.73.1: docs/session-format.md (shared/HARNESS-SPECS.md §8.3)", "test: e2e/transcript_capture_test.go TestCaptureTranscripts (runtime/transcript/testdata)"},
 	Format:           "jsonl-cli",
@@ -209,17 +293,32 @@ var Specs = []transcript.Spec{{
 	Payload:          false,
 	Prompts: []transcript.Record{{
 		Text: "message.content",
-		When: []transcript.Match{{"message.role", "user"}, {"type", "message"}},
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "user",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
 	}},
 	Resume:           "pi --session {sessionId}",
 	TokenCalculation: true,
 	ToolCalls: []transcript.Record{{
-		Each:       "message.content",
-		EachWhen:   []transcript.Match{{"type", "toolCall"}},
-		Files:      []string{"path"},
-		Input:      "arguments",
-		Name:       "name",
-		When:       []transcript.Match{{"message.role", "assistant"}, {"type", "message"}},
+		Each: "message.content",
+		EachWhen: []transcript.Match{{
+			Path:  "type",
+			Value: "toolCall",
+		}},
+		Files: []string{"path"},
+		Input: "arguments",
+		Name:  "name",
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
 		WriteTools: []string{"write", "edit"},
 	}},
 	TranscriptAnalysis: true,
@@ -230,7 +329,13 @@ var Specs = []transcript.Spec{{
 			Input:      "message.usage.input",
 			Output:     "message.usage.output",
 		},
-		When: []transcript.Match{{"message.role", "assistant"}, {"type", "message"}},
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
 	}},
 }}
 

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 // RefPrefix is where the checkpoint chains live.
@@ -65,8 +67,9 @@ type Checkpoint struct {
 type Repo struct {
 	Top    string // top of the working tree
 	GitDir string
-	// Exclude lists top-relative paths never snapshotted nor restored
-	// (sitter's own .sitter is always excluded).
+	// Exclude lists top-relative paths never snapshotted nor restored:
+	// the protected dirs of the atlas (Open sets them); sitter's own
+	// .sitter is always excluded.
 	Exclude []string
 }
 
@@ -83,7 +86,19 @@ func Open(dir string) (*Repo, error) {
 	if len(ls) != 2 || ls[0] == "" {
 		return nil, ErrNotRepo
 	}
-	return &Repo{Top: ls[0], GitDir: ls[1]}, nil
+	r := &Repo{Top: ls[0], GitDir: ls[1]}
+	// The harnesses' own directories (the atlas's protected dirs) are
+	// neither snapshotted nor restored.
+	seen := map[string]bool{}
+	for _, p := range transcript.Presences {
+		for _, d := range p.ProtectedDirs {
+			if !seen[d] {
+				seen[d] = true
+				r.Exclude = append(r.Exclude, d)
+			}
+		}
+	}
+	return r, nil
 }
 
 // ValidSession reports whether a session id can name a ref.

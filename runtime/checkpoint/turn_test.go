@@ -70,3 +70,29 @@ func TestPhaseMachine(t *testing.T) {
 		t.Error("user state changed")
 	}
 }
+
+// The harnesses' protected dirs (.claude, …) are not checkpointed, so a
+// restore leaves them alone.
+func TestProtectedDirs(t *testing.T) {
+	transcript.Presences = gen.Presences
+	defer func() { transcript.Presences = nil }()
+	dir := newRepo(t, true)
+	r, _ := Open(dir)
+	base, _, _ := r.Create(Meta{Kind: "base", Session: "p"})
+	writeFile(t, dir, ".claude/settings.json", "{}\n")
+	writeFile(t, dir, ".sitter/plugins/x/claude-code/bin/sitter-hook", "#!/bin/sh\n")
+	writeFile(t, dir, "work.txt", "w\n")
+	turn, _, err := r.Create(Meta{Kind: "turn", Session: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := r.Changes(turn); !reflect.DeepEqual(ch, []string{"A\twork.txt"}) {
+		t.Errorf("changes %q", ch)
+	}
+	if _, _, err := r.Restore(base, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, dir, "work.txt") != "<missing>" || read(t, dir, ".claude/settings.json") != "{}\n" || read(t, dir, ".sitter/plugins/x/claude-code/bin/sitter-hook") == "<missing>" {
+		t.Error("restore touched a protected dir or missed work.txt")
+	}
+}

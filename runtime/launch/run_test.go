@@ -219,7 +219,7 @@ func TestRunSignalReachesGroup(t *testing.T) {
 	// the child would never end. The child prints ready once its sleep
 	// has exec'd (a TERM before that would be lost in the fork).
 	harness := script(t, bin, "claude", `trap 'echo harness-term >> "$PWD/log"' TERM
-sh -c 'trap "echo child-term >> \"$PWD/log\"; exit 0" TERM; sleep 1000 & until [ \"$(cat /proc/$!/comm 2>/dev/null)\" = sleep ]; do :; done; echo ready; wait'
+sh -c 'trap "echo child-term >> \"$PWD/log\"; exit 0" TERM; sleep 1000 & until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done; echo ready; wait'
 exit 5
 `)
 	sigs := make(chan os.Signal, 1)

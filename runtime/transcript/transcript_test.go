@@ -305,3 +305,31 @@ func WriteSynthetic(t testing.TB, path string, size int64) int64 {
 	}
 	return lines
 }
+
+// LastAssistant reads a large transcript's tail first, and the whole file
+// when the tail has no assistant text.
+func TestLastAssistantTail(t *testing.T) {
+	sp := spec(t, "claude-code")
+	pad := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("p", 1000) + `"}}` + "\n"
+	dir := t.TempDir()
+	mk := func(name string, head, tail string) string {
+		p := filepath.Join(dir, name)
+		f, _ := os.Create(p)
+		f.WriteString(head)
+		for i := 0; i < 6000; i++ { // ~6 MB, past the 4 MB tail
+			f.WriteString(pad)
+		}
+		f.WriteString(tail)
+		f.Close()
+		return p
+	}
+	a := func(text string) string {
+		return `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + text + `"}]}}` + "\n"
+	}
+	if got, err := transcript.LastAssistant(sp, mk("tail.jsonl", a("early"), a("late"))); err != nil || got != "late" {
+		t.Errorf("tail: %q %v", got, err)
+	}
+	if got, err := transcript.LastAssistant(sp, mk("head.jsonl", a("early"), "")); err != nil || got != "early" {
+		t.Errorf("head only: %q %v", got, err)
+	}
+}
