@@ -302,3 +302,43 @@ func TestLaunchBridgeHooksCodexMaxIterations(t *testing.T) {
 		t.Errorf("hook calls = %q, want %q", got, want)
 	}
 }
+
+// TestLaunchPluginGuard: --plugin loads the guard bundle for one run
+// (Claude Code by --plugin-dir, Codex by sitter plugin install into the
+// workspace): a recursive delete outside the project is refused, and the
+// workspace holds no trace of the install afterwards.
+func TestLaunchPluginGuard(t *testing.T) {
+	for _, c := range []struct{ harness, provider, upstream string }{
+		{"claude-code", "anthropic", ""},
+		{"codex", "openai-responses", "/v1"},
+	} {
+		t.Run(c.harness, func(t *testing.T) {
+			bin := install(t, clis[c.harness])
+			tmp := t.TempDir()
+			project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+			os.MkdirAll(project, 0o755)
+			os.MkdirAll(outside, 0o755)
+			os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+			home := userHome(t)
+			before, beforeWS := snapshot(t, home), snapshot(t, project)
+			llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+			evs, r := runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk", "OPENAI_API_KEY=sk"},
+				c.harness, "--bin", bin, "--workspace", project, "--provider", c.provider, "--upstream", llm.URL+c.upstream,
+				"--plugin", filepath.Join(repo(t), "artifacts", "guard", c.harness), "--prompt", "clean up")
+			if r.err != nil {
+				t.Fatalf("sitter launch: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+			}
+			if !exists(filepath.Join(outside, "keep.txt")) {
+				t.Errorf("the guard did not stop rm -rf outside the project\n%s\n%s", r.stdout, r.stderr)
+			}
+			if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("guard: recursive-delete") }) {
+				t.Errorf("the guard's reason never reached the model")
+			}
+			if c.harness == "codex" && countEvents(evs, "plugin_installed") != 1 {
+				t.Errorf("no plugin_installed event\n%s", r.stdout)
+			}
+			sameTree(t, "workspace", beforeWS, snapshot(t, project))
+			sameTree(t, "user HOME", before, snapshot(t, home))
+		})
+	}
+}

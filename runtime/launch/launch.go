@@ -579,4 +579,3 @@ func exitCode(ee *exec.ExitError) int {
 	}
 	return ee.ExitCode()
 }
-

@@ -240,3 +240,70 @@ exit 5
 		t.Errorf("log = %q: the signal did not reach the group", b)
 	}
 }
+
+// TestRunHookDriven: hook-driven mode runs the interactive arguments with
+// the terminal (stdin) handed over, and the plugin by flag.
+func TestRunHookDriven(t *testing.T) {
+	bin := t.TempDir()
+	harness := script(t, bin, "claude", `echo "args: $*"; read line; echo "stdin: $line"`)
+	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+	var out bytes.Buffer
+	code, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
+		Mode: launch.HookDriven, Workspace: t.TempDir(), Bin: harness, Upstream: "http://127.0.0.1:3", Bundles: []string{"/b/guard"},
+		Env: []string{"PATH=" + os.Getenv("PATH")}, Stdin: strings.NewReader("typed\n"), Stdout: &out,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("Run: %d %v", code, err)
+	}
+	if want := "args: --plugin-dir /b/guard\nstdin: typed\n"; out.String() != want {
+		t.Errorf("harness saw %q, want %q", out.String(), want)
+	}
+}
+
+// TestRunBridgeHooks: bridge-hooks calls `sitter hook` for session start,
+// a stop after each run and session end; a block resumes the session with
+// the reason as the prompt, up to MaxIterations.
+func TestRunBridgeHooks(t *testing.T) {
+	bin := t.TempDir()
+	ws := t.TempDir()
+	harness := script(t, bin, "codex", `echo "$*" >> "$PWD/runs"`)
+	// A fake sitter: records each hook call; blocks the first two stops.
+	sitter := script(t, bin, "sitter", `payload=$(cat); echo "$3 $payload" >> "$PWD/hooks"
+if [ "$3" = Stop ] && [ "$(grep -c '^Stop' "$PWD/hooks")" -le 2 ]; then echo '{"decision":"block","reason":"again"}'; fi
+if [ "$3" = SessionStart ]; then echo '{"hookSpecificOutput":{"additionalContext":"CTX"}}'; fi
+`)
+	spec, _ := launch.Find(genlaunch.Specs, "codex")
+	for _, c := range []struct {
+		max, runs int
+	}{{5, 3}, {2, 2}} {
+		os.Remove(filepath.Join(ws, "runs"))
+		os.Remove(filepath.Join(ws, "hooks"))
+		code, err := launch.Run(launch.Options{
+			Spec: spec, Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "K", DefaultModel: "g"},
+			Mode: launch.BridgeHooks, MaxIterations: c.max, Prompt: "task", Workspace: ws, Bin: harness, SitterBin: sitter,
+			Upstream: "http://127.0.0.1:3/v1", Bundles: []string{"/b/stop"}, Env: []string{"PATH=" + os.Getenv("PATH")},
+		})
+		if err != nil || code != 0 {
+			t.Fatalf("Run: %d %v", code, err)
+		}
+		runs, _ := os.ReadFile(filepath.Join(ws, "runs"))
+		// The first prompt holds the session-start context: two lines more.
+		lines := strings.Split(strings.TrimSpace(strings.Replace(string(runs), "CTX\n\ntask", "CTX+task", 1)), "\n")
+		if len(lines) != c.runs {
+			t.Fatalf("max %d: %d runs, want %d:\n%s", c.max, len(lines), c.runs, runs)
+		}
+		if lines[0] != "exec --dangerously-bypass-hook-trust --skip-git-repo-check CTX+task" {
+			t.Errorf("first run: %q", lines[0])
+		}
+		if !strings.HasPrefix(lines[len(lines)-1], "exec resume --last") || !strings.HasSuffix(lines[len(lines)-1], " again") {
+			t.Errorf("resumed run: %q", lines[len(lines)-1])
+		}
+		hooks, _ := os.ReadFile(filepath.Join(ws, "hooks"))
+		h := string(hooks)
+		if !strings.HasPrefix(h, "SessionStart ") || !strings.Contains(h, `"stop_hook_active":false`) ||
+			!strings.Contains(h, `"stop_hook_active":true`) || !strings.Contains(h, "\nSessionEnd ") {
+			t.Errorf("hook calls:\n%s", h)
+		}
+	}
+}

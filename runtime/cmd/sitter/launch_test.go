@@ -48,9 +48,9 @@ func TestLaunchHelpAndErrors(t *testing.T) {
 		}
 	}
 	for args, want := range map[string]string{
-		"launch nope --prompt x":                   "unknown harness",
-		"launch cursor --prompt x":                 "no launch settings",
-		"launch codex --provider mars --prompt x":  "unknown provider",
+		"launch nope --prompt x":                  "unknown harness",
+		"launch cursor --prompt x":                "no launch settings",
+		"launch codex --provider mars --prompt x": "unknown provider",
 		"launch codex --mode bridge-interactive --prompt x --provider openai-responses --upstream http://127.0.0.1:1 --bin /bin/true": "not implemented",
 	} {
 		out.Reset()
