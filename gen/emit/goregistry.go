@@ -35,7 +35,7 @@ func RegistryGo(a *model.Atlas) []File {
 		})
 	}
 
-	var descs, lookup, ids []jen.Code
+	var descs, lookup, hookLookup, ids []jen.Code
 	var ctors []string
 	for _, h := range a.Harnesses {
 		pkg := Module + "/generated/harness/" + PkgName(h.ID)
@@ -67,20 +67,23 @@ func RegistryGo(a *model.Atlas) []File {
 		for _, t := range h.Prefixes {
 			prefixes[jen.Lit(t.Name)] = jen.Lit(t.Kind)
 		}
-		var events []jen.Code
+		var events, eventCases []jen.Code
 		for _, e := range h.Events {
 			var can []jen.Code
 			for _, c := range e.Can {
 				can = append(can, jen.Lit(c.Name))
 			}
-			events = append(events, jen.Values(jen.Dict{
+			spec := jen.Dict{
 				jen.Id("Name"):     jen.Lit(e.Name),
 				jen.Id("Phase"):    jen.Lit(e.Phase.Name),
 				jen.Id("Support"):  jen.Lit(e.Support),
 				jen.Id("Can"):      jen.Index().String().Values(can...),
 				jen.Id("Note"):     jen.Lit(e.Note),
 				jen.Id("Evidence"): evidenceLit(e.Evidence),
-			}))
+			}
+			events = append(events, jen.Values(spec))
+			eventCases = append(eventCases, jen.Case(jen.Lit(e.Name)).Block(
+				jen.Return(jen.Op("&").Qual(adapterPkg, "EventSpec").Values(spec), jen.True())))
 		}
 		fam, ok := famDict[h.Family.Name]
 		if !ok {
@@ -96,6 +99,24 @@ func RegistryGo(a *model.Atlas) []File {
 			names = append(names, jen.Lit(""))
 		}
 		lookup = append(lookup, jen.Case(names...).Block(jen.Return(jen.Id(ctor).Call())))
+		hookCtor := "hook" + GoName(h.ID)
+		eventFn := "event" + GoName(h.ID)
+		hookLookup = append(hookLookup, jen.Case(names...).Block(jen.Return(jen.Id(hookCtor).Call())))
+		f.Comment(eventFn + " builds the spec of one " + h.DisplayName + " event.")
+		f.Func().Id(eventFn).Params(jen.Id("name").String()).Params(jen.Op("*").Qual(adapterPkg, "EventSpec"), jen.Bool()).Block(
+			jen.Switch(jen.Id("name")).Block(eventCases...),
+			jen.Return(jen.Nil(), jen.False()),
+		)
+		f.Line()
+		f.Comment(hookCtor + " builds the part of the " + h.DisplayName + " descriptor a hook call uses.")
+		f.Func().Id(hookCtor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(jen.Dict{
+			jen.Id("ID"):        jen.Lit(h.ID),
+			jen.Id("Profile"):   jen.Lit(h.Profile.Name),
+			jen.Id("Normalize"): jen.Qual(Module+"/generated/harness/"+PkgName(h.ID), "Normalize"),
+			jen.Id("Rules"):     jen.Qual(Module+"/generated/harness/"+PkgName(h.ID), "Rules"),
+			jen.Id("FindEvent"): jen.Id(eventFn),
+		})))
+		f.Line()
 		ids = append(ids, jen.Lit(h.ID))
 		descs = append(descs, jen.Id(ctor).Call())
 		f.Comment(ctor + " builds the " + h.DisplayName + " descriptor.")
@@ -154,11 +175,18 @@ func RegistryGo(a *model.Atlas) []File {
 		),
 	)
 	f.Line()
-	f.Comment("Hooks is the registry of the hook path: it builds only the descriptor a")
-	f.Comment("call names, not all of them.")
+	f.Comment("lookupHook builds the hook-path part of the descriptor a name names, or nil.")
+	f.Func().Id("lookupHook").Params(jen.Id("name").String()).Op("*").Qual(adapterPkg, "Descriptor").Block(
+		jen.Switch(jen.Id("name")).Block(hookLookup...),
+		jen.Return(jen.Nil()),
+	)
+	f.Line()
+	f.Comment("Hooks is the registry of the hook path: it builds only what a call needs of")
+	f.Comment("the one descriptor it names (id, normalizer, render rules, the event's")
+	f.Comment("spec), not every descriptor with all its events and evidence.")
 	f.Func().Id("Hooks").Params().Op("*").Qual(adapterPkg, "Registry").Block(
 		jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
-			jen.Id("Find"):  jen.Id("Lookup"),
+			jen.Id("Find"):  jen.Id("lookupHook"),
 			jen.Id("Known"): jen.Id("IDs"),
 		})),
 	)

@@ -15,6 +15,510 @@ import (
 	"sync"
 )
 
+// eventClaudeCode builds the spec of one Claude Code event.
+func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeGuard, TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "run",
+				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PermissionRequest":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny", "rewriteInput", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PermissionRequest",
+			Note:    "",
+			Phase:   "permissionRequest",
+			Support: "native",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PostToolUse",
+			Note:    "The tool already ran: a deny is feedback to the model (decision:block), not a veto.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "PostToolUseFailure":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PostToolUseFailure",
+			Note:    "",
+			Phase:   "postToolUseFailure",
+			Support: "native",
+		}, true
+	case "PostToolBatch":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PostToolBatch",
+			Note:    "Carries tool_calls[]; no single tool is normalized.",
+			Phase:   "postToolBatch",
+			Support: "native",
+		}, true
+	case "PermissionDenied":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PermissionDenied",
+			Note:    "",
+			Phase:   "permissionDenied",
+			Support: "native",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "Notification",
+			Note:    "",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "A deny erases the prompt; the reason is shown to the user, not the model.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "UserPromptExpansion":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "UserPromptExpansion",
+			Note:    "",
+			Phase:   "promptExpansion",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "SessionStart",
+			Note:    "",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "SessionEnd",
+			Note:    "",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "run",
+				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "Stop",
+			Note:    "Claude itself ends the turn after CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "StopFailure":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "StopFailure",
+			Note:    "",
+			Phase:   "error",
+			Support: "native",
+		}, true
+	case "SubagentStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "SubagentStart",
+			Note:    "",
+			Phase:   "subagentStart",
+			Support: "native",
+		}, true
+	case "SubagentStop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "SubagentStop",
+			Note:    "",
+			Phase:   "subagentStop",
+			Support: "native",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PreCompact",
+			Note:    "Exit 2 blocks compaction; the reason goes to the user.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "PostCompact":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "PostCompact",
+			Note:    "",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "PreModelSwitch":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+			}},
+			Name:    "PreModelSwitch",
+			Note:    "",
+			Phase:   "modelSwitch",
+			Support: "native",
+		}, true
+	case "PostModelSwitch":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+			}},
+			Name:    "PostModelSwitch",
+			Note:    "",
+			Phase:   "afterModelSwitch",
+			Support: "native",
+		}, true
+	case "Setup":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "Setup",
+			Note:    "",
+			Phase:   "setup",
+			Support: "native",
+		}, true
+	case "TeammateIdle":
+		return &adapter.EventSpec{
+			Can: []string{"block", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "TeammateIdle",
+			Note:    "A teammate agent going idle; exit 2 keeps it working with stderr as its instruction.",
+			Phase:   "subagentStop",
+			Support: "lossy",
+		}, true
+	case "TaskCreated":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "TaskCreated",
+			Note:    "",
+			Phase:   "taskCreated",
+			Support: "native",
+		}, true
+	case "TaskCompleted":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "TaskCompleted",
+			Note:    "",
+			Phase:   "taskCompleted",
+			Support: "native",
+		}, true
+	case "Elicitation":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "Elicitation",
+			Note:    "",
+			Phase:   "elicitation",
+			Support: "native",
+		}, true
+	case "ElicitationResult":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "ElicitationResult",
+			Note:    "",
+			Phase:   "elicitationResult",
+			Support: "native",
+		}, true
+	case "ConfigChange":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "ConfigChange",
+			Note:    "",
+			Phase:   "configChange",
+			Support: "native",
+		}, true
+	case "InstructionsLoaded":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "InstructionsLoaded",
+			Note:    "",
+			Phase:   "instructionsLoaded",
+			Support: "native",
+		}, true
+	case "WorktreeCreate":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "WorktreeCreate",
+			Note:    "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say.",
+			Phase:   "worktreeCreate",
+			Support: "native",
+		}, true
+	case "WorktreeRemove":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "WorktreeRemove",
+			Note:    "",
+			Phase:   "worktreeRemove",
+			Support: "native",
+		}, true
+	case "CwdChanged":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "CwdChanged",
+			Note:    "",
+			Phase:   "cwdChanged",
+			Support: "native",
+		}, true
+	case "FileChanged":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "FileChanged",
+			Note:    "",
+			Phase:   "fileChanged",
+			Support: "native",
+		}, true
+	case "DirectoryAdded":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+			}},
+			Name:    "DirectoryAdded",
+			Note:    "",
+			Phase:   "directoryAdded",
+			Support: "native",
+		}, true
+	case "MessageDisplay":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Name:    "MessageDisplay",
+			Note:    "",
+			Phase:   "messageDisplay",
+			Support: "native",
+		}, true
+	case "PreSkillShellCommand":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+			}},
+			Name:    "PreSkillShellCommand",
+			Note:    "A shell command inside a skill or slash command; updatedInput is accepted but never applied.",
+			Phase:   "preToolUse",
+			Support: "lossy",
+		}, true
+	}
+	return nil, false
+}
+
+// hookClaudeCode builds the part of the Claude Code descriptor a hook call uses.
+func hookClaudeCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventClaudeCode,
+		ID:        "claude-code",
+		Normalize: claudecode.Normalize,
+		Profile:   "claude-code",
+		Rules:     claudecode.Rules,
+	}
+}
+
 // descriptorClaudeCode builds the Claude Code descriptor.
 func descriptorClaudeCode() *adapter.Descriptor {
 	return &adapter.Descriptor{
@@ -521,6 +1025,258 @@ func descriptorClaudeCode() *adapter.Descriptor {
 	}
 }
 
+// eventCodex builds the spec of one Codex CLI event.
+func eventCodex(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput", "addContext", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexGuard, TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}, {
+				Kind: "run",
+				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "No ask, and allow only together with updatedInput (a bare allow fails the hook); deny needs a non-empty reason; continue:false, stopReason and suppressOutput are rejected, so no halt. The last hook to finish wins a rewrite.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PermissionRequest":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "PermissionRequest",
+			Note:    "decision.updatedInput, updatedPermissions and interrupt:true fail closed, continue:false and stopReason are rejected: no rewrite, no halt.",
+			Phase:   "permissionRequest",
+			Support: "native",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "PostToolUse",
+			Note:    "The tool already ran: a deny is feedback to the model (decision:block), not a veto. suppressOutput is rejected.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "PreCompact",
+			Note:    "Universal fields only: compaction cannot be refused (exit 2 is a hook failure).",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "PostCompact":
+		return &adapter.EventSpec{
+			Can: []string{"halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "PostCompact",
+			Note:    "",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "SessionStart",
+			Note:    "",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "SessionEnd",
+			Note:    "0.171.0 has no session-end output schema: stdout and the exit code are ignored. The payload carries only session_id, transcript_path, cwd and reason (\"other\").",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "A deny (decision:block) stops the prompt; decision:block needs a non-empty reason.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "SubagentStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "SubagentStart",
+			Note:    "Context injection only: continue:false is accepted by the schema but ignored for SubagentStart.",
+			Phase:   "subagentStart",
+			Support: "native",
+		}, true
+	case "SubagentStop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "SubagentStop",
+			Note:    "decision:block needs a non-empty reason, which becomes the subagent's continuation prompt.",
+			Phase:   "subagentStop",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://developers.openai.com/codex/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}, {
+				Kind: "run",
+				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "Stop",
+			Note:    "decision:block needs a non-empty reason, which becomes the continuation prompt; the next Stop has stop_hook_active: true.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "Interrupt":
+		return &adapter.EventSpec{
+			Can: []string{"userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
+			}, {
+				Kind: "doc",
+				Note: "repository source; the stored snapshot may differ from 0.171.0 in detail",
+				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
+			}},
+			Name:    "Interrupt",
+			Note:    "Accepts only systemMessage; any other key (even continue:true) fails the hook.",
+			Phase:   "interrupt",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookCodex builds the part of the Codex CLI descriptor a hook call uses.
+func hookCodex() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventCodex,
+		ID:        "codex",
+		Normalize: codex.Normalize,
+		Profile:   "codex",
+		Rules:     codex.Rules,
+	}
+}
+
 // descriptorCodex builds the Codex CLI descriptor.
 func descriptorCodex() *adapter.Descriptor {
 	return &adapter.Descriptor{
@@ -804,6 +1560,273 @@ func descriptorCodex() *adapter.Descriptor {
 			"apply_patch": "edit",
 		},
 		Verified: []string{"0.171.0"},
+	}
+}
+
+// eventCopilot builds the spec of one GitHub Copilot CLI event.
+func eventCopilot(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "sessionStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "sessionStart",
+			Note:    "Command-hook output is ignored.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "sessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "sessionEnd",
+			Note:    "Command-hook output is ignored.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "userPromptSubmitted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "userPromptSubmitted",
+			Note:    "Command-hook output is ignored (only SDK hooks can block or rewrite the prompt).",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "preToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotGuard, TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "preToolUse",
+			Note:    "Any hook's deny blocks the tool and the reason reaches the model; deny needs a reason. allow runs the tool without a permission prompt. ask asks the user; with nobody to ask (-p) it denies. modifiedArgs replaces the arguments. additionalContext follows the tool result as a user message. ask, modifiedArgs and additionalContext are not in the older hooks-configuration page (\"only deny is processed\"); the changelog has modifiedArgs and additionalContext honoured since 1.0.24; all were verified on 1.0.102.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "postToolUse":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "postToolUse",
+			Note:    "Runs after successful tools only; command-hook output is ignored (modifiedResult is SDK-only).",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "postToolUseFailure":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "postToolUseFailure",
+			Note:    "Exit 2 returns stderr to the model as guidance after the failed result. The failure text (error, a string here) is not mapped: errorOccurred's error is an object.",
+			Phase:   "postToolUseFailure",
+			Support: "native",
+		}, true
+	case "permissionRequest":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny", "halt"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "permissionRequest",
+			Note:    "Fires before the permission service (not when preToolUse already allowed); allow or deny short-circuits it, {} falls through; the deny message reaches the model. interrupt:true with deny ends the run. The payload carries toolInput (an object), not toolArgs.",
+			Phase:   "permissionRequest",
+			Support: "native",
+		}, true
+	case "agentStop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}, {
+				Kind: "run",
+				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "agentStop",
+			Note:    "A block enqueues the reason as the next prompt; Copilot ends the turn after 8 consecutive blocks.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "subagentStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}},
+			Name:    "subagentStart",
+			Note:    "Context is prepended to the subagent's prompt; creation cannot be blocked.",
+			Phase:   "subagentStart",
+			Support: "native",
+		}, true
+	case "subagentStop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}},
+			Name:    "subagentStop",
+			Note:    "A block (with a non-empty reason) continues the subagent with the reason as its prompt.",
+			Phase:   "subagentStop",
+			Support: "native",
+		}, true
+	case "errorOccurred":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "package",
+				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
+			}},
+			Name:    "errorOccurred",
+			Note:    "Command-hook output is ignored.",
+			Phase:   "error",
+			Support: "native",
+		}, true
+	case "preCompact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}},
+			Name:    "preCompact",
+			Note:    "Notification only: compaction cannot be refused.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "notification":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
+			}, {
+				Kind: "run",
+				Note: "run while writing this file, 2026-11-30",
+				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
+			}},
+			Name:    "notification",
+			Note:    "Fire-and-forget. additionalContext is injected as a prepended user message, which can start agent work if the session is idle. The payload keys here are snake_case (hook_event_name, notification_type).",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookCopilot builds the part of the GitHub Copilot CLI descriptor a hook call uses.
+func hookCopilot() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventCopilot,
+		ID:        "copilot",
+		Normalize: copilot.Normalize,
+		Profile:   "copilot",
+		Rules:     copilot.Rules,
 	}
 }
 
@@ -1128,6 +2151,368 @@ func descriptorCopilot() *adapter.Descriptor {
 			"write_agent":                     "other",
 		},
 		Verified: []string{"1.0.102"},
+	}
+}
+
+// eventCursor builds the spec of one Cursor event.
+func eventCursor(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "sessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "sessionStart",
+			Note:    "additional_context is L; a public forum report says some Cursor builds reject sessionStart as an unknown hook type.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "sessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "sessionEnd",
+			Note:    "Output is ignored.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "preToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "preToolUse",
+			Note:    "permission/agent_message/user_message are M/L; updated_input (rewrite) is only L and left out.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "postToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "postToolUse",
+			Note:    "additional_context is L.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "postToolUseFailure":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}},
+			Name:    "postToolUseFailure",
+			Note:    "The error field name is L; output is ignored.",
+			Phase:   "postToolUseFailure",
+			Support: "native",
+		}, true
+	case "subagentStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "M: schemas/plugin.schema.json and hooks.json samples (matcher, loop_limit)",
+				Ref:  "https://github.com/cursor/plugins",
+			}},
+			Name:    "subagentStart",
+			Note:    "The docs say subagentStart can control subagent execution, but no output shape was found in the sources read.",
+			Phase:   "subagentStart",
+			Support: "native",
+		}, true
+	case "subagentStop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "M: schemas/plugin.schema.json and hooks.json samples (matcher, loop_limit)",
+				Ref:  "https://github.com/cursor/plugins",
+			}},
+			Name:    "subagentStop",
+			Note:    "followup_message is submitted as the next message, capped by the entry's loop_limit (default 5) (M/L).",
+			Phase:   "subagentStop",
+			Support: "native",
+		}, true
+	case "beforeShellExecution":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "beforeShellExecution",
+			Note:    "Carries the command as a top-level string (`command`) and no tool name: the event is about the Shell tool, its input is {command}.",
+			Phase:   "preToolUse",
+			Support: "lossy",
+		}, true
+	case "afterShellExecution":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "afterShellExecution",
+			Note:    "No tool name (the event is about the Shell tool; command is a top-level string); output is ignored.",
+			Phase:   "postToolUse",
+			Support: "lossy",
+		}, true
+	case "beforeMCPExecution":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "beforeMCPExecution",
+			Note:    "tool_name is the bare MCP tool name, so its kind is not recognised as mcp.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "afterMCPExecution":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "afterMCPExecution",
+			Note:    "Output is ignored.",
+			Phase:   "postToolUse",
+			Support: "lossy",
+		}, true
+	case "beforeReadFile":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}, {
+				Kind: "doc",
+				Note: "L: beforeReadFile and beforeTabFileRead are permission hooks ({permission})",
+				Ref:  "https://howtoharden.com/guides/cursor/#72-scan-for-secrets-in-code-before-ai-processing",
+			}},
+			Name:    "beforeReadFile",
+			Note:    "Permission only: no reason reaches the agent. The event is about the Read tool; the file is a top-level file_path (no input is normalized).",
+			Phase:   "preToolUse",
+			Support: "lossy",
+		}, true
+	case "afterFileEdit":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "afterFileEdit",
+			Note:    "The agent edited file_path (edits[] old/new strings); output is ignored.",
+			Phase:   "fileChanged",
+			Support: "native",
+		}, true
+	case "beforeSubmitPrompt":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "beforeSubmitPrompt",
+			Note:    "No context injection; a deny shows the reason to the user.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "preCompact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}},
+			Name:    "preCompact",
+			Note:    "Observation only.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "stop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party types for stop (status, loop_count, followup_message)",
+				Ref:  "https://github.com/CorridorSecurity/hookshot/blob/main/docs/reference-cursor.md",
+			}},
+			Name:    "stop",
+			Note:    "followup_message is auto-submitted as the next user message, capped by loop_limit (default 5). loop_count (an int) is not normalized to stopHookActive.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "afterAgentResponse":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "afterAgentResponse",
+			Note:    "Output is ignored.",
+			Phase:   "afterAgentResponse",
+			Support: "native",
+		}, true
+	case "afterAgentThought":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party mirror of the payload and output fields",
+				Ref:  "https://cupcake.eqtylab.io/reference/harnesses/cursor",
+			}},
+			Name:    "afterAgentThought",
+			Note:    "The thinking text is raw.text; output is ignored.",
+			Phase:   "afterAgentThought",
+			Support: "native",
+		}, true
+	case "beforeTabFileRead":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party types for stop (status, loop_count, followup_message)",
+				Ref:  "https://github.com/CorridorSecurity/hookshot/blob/main/docs/reference-cursor.md",
+			}, {
+				Kind: "doc",
+				Note: "L: beforeReadFile and beforeTabFileRead are permission hooks ({permission})",
+				Ref:  "https://howtoharden.com/guides/cursor/#72-scan-for-secrets-in-code-before-ai-processing",
+			}},
+			Name:    "beforeTabFileRead",
+			Note:    "Tab (inline completion) reading a file, not an agent tool call; permission only.",
+			Phase:   "preToolUse",
+			Support: "lossy",
+		}, true
+	case "afterTabFileEdit":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "M: event list and categories",
+				Ref:  "https://cursor.com/docs/agent/hooks",
+			}, {
+				Kind: "doc",
+				Note: "L: third-party types for stop (status, loop_count, followup_message)",
+				Ref:  "https://github.com/CorridorSecurity/hookshot/blob/main/docs/reference-cursor.md",
+			}},
+			Name:    "afterTabFileEdit",
+			Note:    "Tab (inline completion) edited a file; output is ignored.",
+			Phase:   "fileChanged",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookCursor builds the part of the Cursor descriptor a hook call uses.
+func hookCursor() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventCursor,
+		ID:        "cursor",
+		Normalize: cursor.Normalize,
+		Profile:   "cursor",
+		Rules:     cursor.Rules,
 	}
 }
 
@@ -1519,6 +2904,258 @@ func descriptorCursor() *adapter.Descriptor {
 	}
 }
 
+// eventGeminiCli builds the spec of one Gemini CLI event.
+func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "SessionStart",
+			Note:    "Advisory: continue and decision are ignored. Context is the first history turn (interactive) or prepended to the prompt (headless).",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{"userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "SessionEnd",
+			Note:    "Best effort: the CLI does not wait for the hook and ignores flow control.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "BeforeAgent":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "BeforeAgent",
+			Note:    "A deny discards the prompt (it does not reach history); continue:false ends the turn but keeps the prompt in history.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "AfterAgent":
+		return &adapter.EventSpec{
+			Can: []string{"block", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}, {
+				Kind: "run",
+				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "AfterAgent",
+			Note:    "A block (the docs say deny; the code treats block as its alias) retries the turn with the reason as the new prompt; the next AfterAgent has stop_hook_active: true.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "BeforeModel":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "BeforeModel",
+			Note:    "A deny blocks the request and aborts the turn. Request overrides and synthetic responses (hookSpecificOutput.llm_request / llm_response) have no canonical form.",
+			Phase:   "beforeModel",
+			Support: "native",
+		}, true
+	case "AfterModel":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "AfterModel",
+			Note:    "Fires for every streamed chunk; a deny discards the chunk and blocks the turn. Replacing the response (hookSpecificOutput.llm_response) has no canonical form.",
+			Phase:   "afterModel",
+			Support: "native",
+		}, true
+	case "BeforeToolSelection":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "BeforeToolSelection",
+			Note:    "Only hookSpecificOutput.toolConfig is read; the docs say decision, continue and systemMessage are unsupported.",
+			Phase:   "beforeToolSelection",
+			Support: "native",
+		}, true
+	case "BeforeTool":
+		return &adapter.EventSpec{
+			Can: []string{"ask", "deny", "rewriteInput", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiGuard, TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}, {
+				Kind: "run",
+				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "BeforeTool",
+			Note:    "Top-level decision:deny blocks the tool and sends the reason to the model as a tool error; the turn continues. hookSpecificOutput.tool_input is merged over the model's arguments (keys are added or replaced, never removed). decision:ask forces a confirmation prompt: implemented in 0.61.0 but undocumented. decision:allow does not bypass the policy engine, so there is no allow.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "AfterTool":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "AfterTool",
+			Note:    "The tool already ran: a deny replaces the result the model sees with the reason.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "PreCompress":
+		return &adapter.EventSpec{
+			Can: []string{"userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "PreCompress",
+			Note:    "Advisory and asynchronous: compression cannot be blocked or changed.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{"userMessage"},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Ref:  "https://geminicli.com/docs/hooks/",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md and index.md",
+			}, {
+				Kind: "package",
+				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
+			}},
+			Name:    "Notification",
+			Note:    "Observability only (notification_type ToolPermission): it cannot block alerts or grant permissions.",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookGeminiCli builds the part of the Gemini CLI descriptor a hook call uses.
+func hookGeminiCli() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventGeminiCli,
+		ID:        "gemini-cli",
+		Normalize: geminicli.Normalize,
+		Profile:   "gemini-cli",
+		Rules:     geminicli.Rules,
+	}
+}
+
 // descriptorGeminiCli builds the Gemini CLI descriptor.
 func descriptorGeminiCli() *adapter.Descriptor {
 	return &adapter.Descriptor{
@@ -1834,6 +3471,387 @@ func descriptorGeminiCli() *adapter.Descriptor {
 			"write_todos":            "other",
 		},
 		Verified: []string{"0.61.0"},
+	}
+}
+
+// eventOpencode builds the spec of one OpenCode event.
+func eventOpencode(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "tool.execute.before":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeGuard, TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "doc",
+				Ref:  "https://opencode.ai/docs/plugins",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 run against a fake OpenAI-compatible server on 127.0.0.1 with a probe plugin applying these replies",
+			}},
+			Name:    "tool.execute.before",
+			Note:    "No allow: returning normally does not bypass OpenCode's own permission rules.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "tool.execute.after":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 run against a fake OpenAI-compatible server on 127.0.0.1 with a probe plugin applying these replies",
+			}},
+			Name:    "tool.execute.after",
+			Note:    "The context is appended to the tool's output text, which the model reads.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "chat.message":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "doc",
+				Ref:  "https://opencode.ai/docs/plugins",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 run against a fake OpenAI-compatible server on 127.0.0.1 with a probe plugin applying these replies",
+			}},
+			Name:    "chat.message",
+			Note:    "The prompt is the text parts in output.parts (raw), which no payload path can read; it cannot be refused.",
+			Phase:   "userPromptSubmit",
+			Support: "lossy",
+		}, true
+	case "command.execute.before":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "command.execute.before",
+			Note:    "input.command and input.arguments are in raw; the context is added to the command's prompt parts.",
+			Phase:   "commandExecute",
+			Support: "native",
+		}, true
+	case "experimental.chat.system.transform":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 run against a fake OpenAI-compatible server on 127.0.0.1 with a probe plugin applying these replies",
+			}},
+			Name:    "experimental.chat.system.transform",
+			Note:    "Experimental. Runs before every model request (the session title request too, and some without a session), not once per prompt; the added system text is not stored.",
+			Phase:   "beforePromptBuild",
+			Support: "lossy",
+		}, true
+	case "experimental.chat.messages.transform":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "experimental.chat.messages.transform",
+			Note:    "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
+			Phase:   "beforeModel",
+			Support: "native",
+		}, true
+	case "chat.params":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "chat.params",
+			Note:    "Observation only: temperature and options are not canonical results.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "chat.headers":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "chat.headers",
+			Note:    "Observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "tool.definition":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "tool.definition",
+			Note:    "Once per tool definition sent to the model; observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "shell.env":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "shell.env",
+			Note:    "Observation only: the environment is not a canonical result.",
+			Phase:   "shellEnv",
+			Support: "native",
+		}, true
+	case "experimental.session.compacting":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "experimental.session.compacting",
+			Note:    "Experimental; the context is appended to the compaction prompt. Compaction cannot be refused.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "experimental.text.complete":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "experimental.text.complete",
+			Note:    "Experimental; once per finished text part of an assistant message, not once per response.",
+			Phase:   "afterAgentResponse",
+			Support: "lossy",
+		}, true
+	case "session.created":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "doc",
+				Ref:  "https://opencode.ai/docs/plugins",
+			}},
+			Name:    "session.created",
+			Note:    "Bus event; also fires for the child session of a task subagent (info.parentID set).",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "session.deleted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "doc",
+				Ref:  "https://opencode.ai/docs/plugins",
+			}},
+			Name:    "session.deleted",
+			Note:    "Bus event; fires when a session is deleted, not when the process exits.",
+			Phase:   "sessionEnd",
+			Support: "lossy",
+		}, true
+	case "session.idle":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe, TestOpenCodeStop (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "run",
+				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (shared/HARNESSES.md)",
+			}},
+			Name:    "session.idle",
+			Note:    "Bus event after the run ended: there is no veto. The bridge re-prompts the session instead; under `opencode run` the process exits on the first idle, so the re-prompt only reaches the model with `opencode serve` (or run --attach).",
+			Phase:   "stop",
+			Support: "emulated",
+		}, true
+	case "session.error":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "session.error",
+			Note:    "Bus event; observation only.",
+			Phase:   "error",
+			Support: "native",
+		}, true
+	case "session.compacted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "session.compacted",
+			Note:    "Bus event; observation only.",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "permission.asked":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "permission.asked",
+			Note:    "Bus event (v2 name; the v1 Event type says permission.updated, which 1.18.33 never emits). The bridge answers through the server API, racing the user's own answer; a reject carries no reason. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
+			Phase:   "permissionRequest",
+			Support: "lossy",
+		}, true
+	case "file.edited":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "file.edited",
+			Note:    "Bus event after a tool edited properties.file; observation only.",
+			Phase:   "fileChanged",
+			Support: "native",
+		}, true
+	case "message.updated":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeObserve (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
+			}, {
+				Kind: "package",
+				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}},
+			Name:    "message.updated",
+			Note:    "Bus event; properties.info is the message. Observation only.",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookOpencode builds the part of the OpenCode descriptor a hook call uses.
+func hookOpencode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventOpencode,
+		ID:        "opencode",
+		Normalize: opencode.Normalize,
+		Profile:   "opencode",
+		Rules:     opencode.Rules,
 	}
 }
 
@@ -2254,6 +4272,555 @@ func descriptorOpencode() *adapter.Descriptor {
 			"write":       "write",
 		},
 		Verified: []string{"1.18.33"},
+	}
+}
+
+// eventPi builds the spec of one Pi event.
+func eventPi(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "resources_discover":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "resources_discover",
+			Note:    "Skill, prompt and theme paths are not canonical results: observation only.",
+			Phase:   "resourcesDiscover",
+			Support: "native",
+		}, true
+	case "session_start":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "session_start",
+			Note:    "The context is queued as a hidden custom message delivered with the next user prompt.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "session_before_switch":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_before_switch",
+			Note:    "A deny cancels /new or /resume; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_before_fork":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_before_fork",
+			Note:    "A deny cancels /fork or /clone; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_before_tree":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_before_tree",
+			Note:    "A deny cancels /tree navigation; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_tree":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_tree",
+			Note:    "Fires after /tree navigation, so it can only observe.",
+			Phase:   "sessionSwitch",
+			Support: "lossy",
+		}, true
+	case "session_before_compact":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_before_compact",
+			Note:    "A deny cancels the compaction; the reason is not shown.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "session_compact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_compact",
+			Note:    "",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "session_shutdown":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "session_shutdown",
+			Note:    "",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "input":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "input",
+			Note:    "Raw input before skill and template expansion; also fires for messages extensions send (source \"extension\"), sitter's own follow-ups included. A deny ({action: \"handled\"}) drops the prompt silently: the reason is not shown.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "before_agent_start":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "before_agent_start",
+			Note:    "The context is stored in the session as a hidden custom message and sent to the model.",
+			Phase:   "beforePromptBuild",
+			Support: "native",
+		}, true
+	case "agent_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "agent_start",
+			Note:    "",
+			Phase:   "agentStart",
+			Support: "native",
+		}, true
+	case "agent_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-agent-core@0.73.1: dist/agent-loop.js (runLoop: follow-ups are read after the last turn_end)",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "agent_end",
+			Note:    "Observation only. It is not the stop phase: at agent_end the loop has already read its follow-up queue, so a follow-up queued here did not reach the model (probe, with a synchronous call); see turn_end.",
+			Phase:   "afterAgentResponse",
+			Support: "native",
+		}, true
+	case "turn_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "turn_start",
+			Note:    "",
+			Phase:   "turnStart",
+			Support: "native",
+		}, true
+	case "turn_end":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-agent-core@0.73.1: dist/agent-loop.js (runLoop: follow-ups are read after the last turn_end)",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "turn_end",
+			Note:    "Pi cannot veto stopping. The bridge forwards only the last turn of a run (no tool results, not errored or aborted) and calls sitter synchronously; a follow-up user message queued there is read by the agent loop before it ends, so the run continues with the reason (probe: it did with spawnSync, not with an awaited async spawn). Input handlers see the message too.",
+			Phase:   "stop",
+			Support: "emulated",
+		}, true
+	case "message_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "message_start",
+			Note:    "",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "message_update":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "message_update",
+			Note:    "Once per streamed assistant chunk.",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "message_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "message_end",
+			Note:    "Replacing the finalized message is not a canonical result: observation only.",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "context":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "context",
+			Note:    "Before each model call; replacing messages is not a canonical result: observation only.",
+			Phase:   "beforeModel",
+			Support: "native",
+		}, true
+	case "before_provider_request":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "before_provider_request",
+			Note:    "The provider payload is in raw; replacing it is not a canonical result: observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "after_provider_response":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "after_provider_response",
+			Note:    "HTTP status and headers, before the stream body is read.",
+			Phase:   "afterModel",
+			Support: "native",
+		}, true
+	case "tool_execution_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "tool_execution_start",
+			Note:    "",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_execution_update":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "tool_execution_update",
+			Note:    "",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_execution_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "tool_execution_end",
+			Note:    "",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_call":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiGuard, TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "tool_call",
+			Note:    "No allow or ask: Pi has no permission prompt to answer. A thrown handler error also blocks the tool.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "tool_result":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
+			}},
+			Name:    "tool_result",
+			Note:    "The context is appended to the tool result content the model reads.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "user_bash":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "user_bash",
+			Note:    "The user's own !/!! command (command is a top-level string, so no tool input is normalized). A deny replaces its execution with a cancelled result whose output is the reason.",
+			Phase:   "userShell",
+			Support: "native",
+		}, true
+	case "model_select":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "model_select",
+			Note:    "",
+			Phase:   "afterModelSwitch",
+			Support: "native",
+		}, true
+	case "thinking_level_select":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}},
+			Name:    "thinking_level_select",
+			Note:    "Notification only: return values are ignored.",
+			Phase:   "afterModelSwitch",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookPi builds the part of the Pi descriptor a hook call uses.
+func hookPi() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventPi,
+		ID:        "pi",
+		Normalize: pi.Normalize,
+		Profile:   "pi",
+		Rules:     pi.Rules,
 	}
 }
 
@@ -2841,11 +5408,33 @@ var Registry = sync.OnceValue(func() *adapter.Registry {
 	}
 })
 
-// Hooks is the registry of the hook path: it builds only the descriptor a
-// call names, not all of them.
+// lookupHook builds the hook-path part of the descriptor a name names, or nil.
+func lookupHook(name string) *adapter.Descriptor {
+	switch name {
+	case "claude-code", "claude", "cc", "":
+		return hookClaudeCode()
+	case "codex", "codex-cli":
+		return hookCodex()
+	case "copilot", "copilot-cli", "github-copilot":
+		return hookCopilot()
+	case "cursor", "cursor-agent":
+		return hookCursor()
+	case "gemini-cli", "gemini":
+		return hookGeminiCli()
+	case "opencode", "opencode-ai":
+		return hookOpencode()
+	case "pi", "pi-coding-agent":
+		return hookPi()
+	}
+	return nil
+}
+
+// Hooks is the registry of the hook path: it builds only what a call needs of
+// the one descriptor it names (id, normalizer, render rules, the event's
+// spec), not every descriptor with all its events and evidence.
 func Hooks() *adapter.Registry {
 	return &adapter.Registry{
-		Find:  Lookup,
+		Find:  lookupHook,
 		Known: IDs,
 	}
 }

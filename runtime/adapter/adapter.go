@@ -106,12 +106,18 @@ type Descriptor struct {
 	// Normalize turns a native payload into the canonical event. nativeEvent
 	// may be empty, then the payload's own event name field is used.
 	Normalize func(raw []byte, nativeEvent string) (hook.Event, error) `json:"-"`
+	// FindEvent, when set, builds one event's spec; a descriptor built for
+	// a hook call has it instead of Events.
+	FindEvent func(name string) (*EventSpec, bool) `json:"-"`
 	// Rules returns the render table of a native event, nil when unknown.
 	Rules func(nativeEvent string) *hook.Rules `json:"-"`
 }
 
 // Event returns the spec of a native event.
 func (d *Descriptor) Event(name string) (*EventSpec, bool) {
+	if d.Events == nil && d.FindEvent != nil {
+		return d.FindEvent(name)
+	}
 	for i := range d.Events {
 		if d.Events[i].Name == name {
 			return &d.Events[i], true
