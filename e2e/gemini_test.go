@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,42 @@ func TestGeminiProbe(t *testing.T) {
 		observer := observerBundle(t, "gemini-cli")
 		observeAll(t, "gemini-cli", func(project, home string) { pluginInstall(t, observer, "gemini-cli", project, home) }, geminiRun)
 	})
+}
+
+// The generated bundle is a Gemini extension: `gemini extensions install`
+// accepts it (with the user's consent and folder trust), and its hooks
+// (hooks/hooks.json with ${extensionPath}) then guard the session.
+func TestGeminiExtensionInstall(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside"), filepath.Join(tmp, "home")
+	for _, d := range []string{project, outside, home} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+	// geminiRun writes the settings; a first run with a text answer does that.
+	llm.SetScript(llmscript.Text("ready"))
+	if r := geminiRun(t, llm, project, home, nil, "hello"); r.err != nil {
+		t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	bin := install(t, clis["gemini-cli"])
+	cmd := exec.Command(bin, "extensions", "install", filepath.Join(repo(t), "artifacts", "guard", "gemini-cli"), "--consent")
+	cmd.Dir = project
+	cmd.Env = append(baseEnv(t, home), "GEMINI_CLI_TRUST_WORKSPACE=true")
+	cmd.Stdin = strings.NewReader("y\n") // trust the extension's folder
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `Extension "guard" installed successfully`) {
+		t.Fatalf("gemini extensions install: %v\n%s", err, out)
+	}
+	llm.SetScript(llmscript.ShellThenText("rm -rf "+outside, "done"))
+	r := geminiRun(t, llm, project, home, nil, "clean up")
+	if r.err != nil {
+		t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if !exists(filepath.Join(outside, "keep.txt")) {
+		t.Fatalf("the installed extension did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+	}
+	if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+		t.Errorf("the model never received the guard's reason")
+	}
 }
