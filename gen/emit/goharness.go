@@ -124,8 +124,25 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	var structs []jen.Code
 	var decl func(name string, n *node)
 	decl = func(name string, n *node) {
-		var fields []jen.Code
+		var fields, cases []jen.Code
 		for _, k := range n.kids {
+			target := jen.Id("p").Dot(k.goName)
+			var read jen.Code
+			switch k.typ {
+			case "string":
+				read = jen.List(target.Clone(), jen.Err()).Op("=").Id("s").Dot("String").Call(jen.Lit(k.key))
+			case "bool":
+				read = jen.List(target.Clone(), jen.Err()).Op("=").Id("s").Dot("Bool").Call(jen.Lit(k.key))
+			case "json":
+				read = jen.List(target.Clone(), jen.Err()).Op("=").Id("s").Dot("Raw").Call()
+			case "strings":
+				read = jen.List(target.Clone(), jen.Err()).Op("=").Id("s").Dot("Strings").Call(jen.Lit(k.key))
+			case "object":
+				read = jen.Err().Op("=").Id("s").Dot("Object").Call(jen.Func().Params(jen.Id("k").String()).Error().Block(
+					jen.Return(target.Clone().Dot("field").Call(jen.Id("s"), jen.Id("k"))),
+				))
+			}
+			cases = append(cases, jen.Case(jen.Lit(k.key)).Block(read))
 			st := jen.Id(k.goName)
 			switch k.typ {
 			case "string":
@@ -142,7 +159,13 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 			}
 			fields = append(fields, st.Tag(map[string]string{"json": k.key}))
 		}
-		structs = append([]jen.Code{jen.Type().Id(name).Struct(fields...)}, structs...)
+		cases = append(cases, jen.Default().Block(jen.Err().Op("=").Id("s").Dot("Skip").Call()))
+		method := jen.Comment("field decodes the value of one key; keys the atlas does not read are skipped.").Line().
+			Func().Params(jen.Id("p").Op("*").Id(name)).Id("field").Params(jen.Id("s").Op("*").Qual(hookPkg, "Scanner"), jen.Id("key").String()).Params(jen.Err().Error()).Block(
+			jen.Switch(jen.Id("key")).Block(cases...),
+			jen.Return(jen.Err()),
+		)
+		structs = append([]jen.Code{jen.Type().Id(name).Struct(fields...), jen.Line(), method}, structs...)
 	}
 	decl("Payload", root)
 	f.Comment("Payload is the union of every payload field the atlas reads for " + h.DisplayName + ".")
@@ -178,7 +201,10 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	f.Comment("falls back to the event name the payload carries.")
 	f.Func().Id("Normalize").Params(jen.Id("raw").Index().Byte(), jen.Id("nativeEvent").String()).Params(jen.Qual(hookPkg, "Event"), jen.Error()).Block(
 		jen.Var().Id("p").Id("Payload"),
-		jen.If(jen.Err().Op(":=").Qual(hookPkg, "DecodePayload").Call(jen.Id("raw"), jen.Op("&").Id("p")), jen.Err().Op("!=").Nil()).Block(
+		jen.Id("s").Op(":=").Qual(hookPkg, "NewScanner").Call(jen.Id("raw")),
+		jen.If(jen.Err().Op(":=").Id("s").Dot("Document").Call(jen.Func().Params(jen.Id("k").String()).Error().Block(
+			jen.Return(jen.Id("p").Dot("field").Call(jen.Id("s"), jen.Id("k"))),
+		)), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Qual(hookPkg, "Event").Values(), jen.Err()),
 		),
 		fallback,

@@ -31,11 +31,57 @@ type Payload struct {
 	TurnId               string          `json:"turn_id"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "agent_type":
+		p.AgentType, err = s.String("agent_type")
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "last_assistant_message":
+		p.LastAssistantMessage, err = s.String("last_assistant_message")
+	case "model":
+		p.Model, err = s.String("model")
+	case "permission_mode":
+		p.PermissionMode, err = s.String("permission_mode")
+	case "prompt":
+		p.Prompt, err = s.String("prompt")
+	case "reason":
+		p.Reason, err = s.String("reason")
+	case "session_id":
+		p.SessionId, err = s.String("session_id")
+	case "source":
+		p.Source, err = s.String("source")
+	case "stop_hook_active":
+		p.StopHookActive, err = s.Bool("stop_hook_active")
+	case "tool_input":
+		p.ToolInput, err = s.Raw()
+	case "tool_name":
+		p.ToolName, err = s.String("tool_name")
+	case "tool_response":
+		p.ToolResponse, err = s.Raw()
+	case "tool_use_id":
+		p.ToolUseId, err = s.String("tool_use_id")
+	case "transcript_path":
+		p.TranscriptPath, err = s.String("transcript_path")
+	case "trigger":
+		p.Trigger, err = s.String("trigger")
+	case "turn_id":
+		p.TurnId, err = s.String("turn_id")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{

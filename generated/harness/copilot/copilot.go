@@ -29,11 +29,55 @@ type Payload struct {
 	Trigger          string          `json:"trigger"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "agentName":
+		p.AgentName, err = s.String("agentName")
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "initialPrompt":
+		p.InitialPrompt, err = s.String("initialPrompt")
+	case "message":
+		p.Message, err = s.String("message")
+	case "notification_type":
+		p.NotificationType, err = s.String("notification_type")
+	case "prompt":
+		p.Prompt, err = s.String("prompt")
+	case "reason":
+		p.Reason, err = s.String("reason")
+	case "sessionId":
+		p.SessionId, err = s.String("sessionId")
+	case "source":
+		p.Source, err = s.String("source")
+	case "stop_hook_active":
+		p.StopHookActive, err = s.Bool("stop_hook_active")
+	case "toolArgs":
+		p.ToolArgs, err = s.Raw()
+	case "toolInput":
+		p.ToolInput, err = s.Raw()
+	case "toolName":
+		p.ToolName, err = s.String("toolName")
+	case "toolResult":
+		p.ToolResult, err = s.Raw()
+	case "transcriptPath":
+		p.TranscriptPath, err = s.String("transcriptPath")
+	case "trigger":
+		p.Trigger, err = s.String("trigger")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{

@@ -33,11 +33,61 @@ type Payload struct {
 	WorkspaceRoots []string        `json:"workspace_roots"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "command":
+		p.Command, err = s.String("command")
+	case "conversation_id":
+		p.ConversationId, err = s.String("conversation_id")
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "error":
+		p.Error, err = s.String("error")
+	case "generation_id":
+		p.GenerationId, err = s.String("generation_id")
+	case "model":
+		p.Model, err = s.String("model")
+	case "output":
+		p.Output, err = s.Raw()
+	case "prompt":
+		p.Prompt, err = s.String("prompt")
+	case "reason":
+		p.Reason, err = s.String("reason")
+	case "result_json":
+		p.ResultJson, err = s.Raw()
+	case "session_id":
+		p.SessionId, err = s.String("session_id")
+	case "status":
+		p.Status, err = s.String("status")
+	case "text":
+		p.Text, err = s.String("text")
+	case "tool_input":
+		p.ToolInput, err = s.Raw()
+	case "tool_name":
+		p.ToolName, err = s.String("tool_name")
+	case "tool_output":
+		p.ToolOutput, err = s.Raw()
+	case "tool_use_id":
+		p.ToolUseId, err = s.String("tool_use_id")
+	case "transcript_path":
+		p.TranscriptPath, err = s.String("transcript_path")
+	case "workspace_roots":
+		p.WorkspaceRoots, err = s.Strings("workspace_roots")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{

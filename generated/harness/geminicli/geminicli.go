@@ -29,15 +29,70 @@ type Payload struct {
 	Trigger          string            `json:"trigger"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "llm_request":
+		err = s.Object(func(k string) error {
+			return p.LlmRequest.field(s, k)
+		})
+	case "message":
+		p.Message, err = s.String("message")
+	case "notification_type":
+		p.NotificationType, err = s.String("notification_type")
+	case "prompt":
+		p.Prompt, err = s.String("prompt")
+	case "prompt_response":
+		p.PromptResponse, err = s.String("prompt_response")
+	case "reason":
+		p.Reason, err = s.String("reason")
+	case "session_id":
+		p.SessionId, err = s.String("session_id")
+	case "source":
+		p.Source, err = s.String("source")
+	case "stop_hook_active":
+		p.StopHookActive, err = s.Bool("stop_hook_active")
+	case "tool_input":
+		p.ToolInput, err = s.Raw()
+	case "tool_name":
+		p.ToolName, err = s.String("tool_name")
+	case "tool_response":
+		p.ToolResponse, err = s.Raw()
+	case "transcript_path":
+		p.TranscriptPath, err = s.String("transcript_path")
+	case "trigger":
+		p.Trigger, err = s.String("trigger")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadLlmRequest struct {
 	Model string `json:"model"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadLlmRequest) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "model":
+		p.Model, err = s.String("model")
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{

@@ -17,10 +17,48 @@ type Payload struct {
 	Output    PayloadOutput `json:"output"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "directory":
+		p.Directory, err = s.String("directory")
+	case "event":
+		err = s.Object(func(k string) error {
+			return p.Event.field(s, k)
+		})
+	case "input":
+		err = s.Object(func(k string) error {
+			return p.Input.field(s, k)
+		})
+	case "output":
+		err = s.Object(func(k string) error {
+			return p.Output.field(s, k)
+		})
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadOutput struct {
 	Args   json.RawMessage `json:"args"`
 	Output json.RawMessage `json:"output"`
 	Text   string          `json:"text"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadOutput) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "args":
+		p.Args, err = s.Raw()
+	case "output":
+		p.Output, err = s.Raw()
+	case "text":
+		p.Text, err = s.String("text")
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 type PayloadInput struct {
@@ -33,13 +71,64 @@ type PayloadInput struct {
 	ToolID    string            `json:"toolID"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadInput) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "args":
+		p.Args, err = s.Raw()
+	case "callID":
+		p.CallID, err = s.String("callID")
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "model":
+		err = s.Object(func(k string) error {
+			return p.Model.field(s, k)
+		})
+	case "sessionID":
+		p.SessionID, err = s.String("sessionID")
+	case "tool":
+		p.Tool, err = s.String("tool")
+	case "toolID":
+		p.ToolID, err = s.String("toolID")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadInputModel struct {
 	Id      string `json:"id"`
 	ModelID string `json:"modelID"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadInputModel) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "id":
+		p.Id, err = s.String("id")
+	case "modelID":
+		p.ModelID, err = s.String("modelID")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadEvent struct {
 	Properties PayloadEventProperties `json:"properties"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEvent) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "properties":
+		err = s.Object(func(k string) error {
+			return p.Properties.field(s, k)
+		})
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 type PayloadEventProperties struct {
@@ -50,8 +139,44 @@ type PayloadEventProperties struct {
 	Tool       PayloadEventPropertiesTool  `json:"tool"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEventProperties) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "error":
+		err = s.Object(func(k string) error {
+			return p.Error.field(s, k)
+		})
+	case "info":
+		err = s.Object(func(k string) error {
+			return p.Info.field(s, k)
+		})
+	case "permission":
+		p.Permission, err = s.String("permission")
+	case "sessionID":
+		p.SessionID, err = s.String("sessionID")
+	case "tool":
+		err = s.Object(func(k string) error {
+			return p.Tool.field(s, k)
+		})
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadEventPropertiesTool struct {
 	CallID string `json:"callID"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEventPropertiesTool) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "callID":
+		p.CallID, err = s.String("callID")
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 type PayloadEventPropertiesInfo struct {
@@ -60,20 +185,64 @@ type PayloadEventPropertiesInfo struct {
 	SessionID string `json:"sessionID"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEventPropertiesInfo) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "directory":
+		p.Directory, err = s.String("directory")
+	case "id":
+		p.Id, err = s.String("id")
+	case "sessionID":
+		p.SessionID, err = s.String("sessionID")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadEventPropertiesError struct {
 	Data PayloadEventPropertiesErrorData `json:"data"`
 	Name string                          `json:"name"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEventPropertiesError) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "data":
+		err = s.Object(func(k string) error {
+			return p.Data.field(s, k)
+		})
+	case "name":
+		p.Name, err = s.String("name")
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 type PayloadEventPropertiesErrorData struct {
 	Message string `json:"message"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadEventPropertiesErrorData) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "message":
+		p.Message, err = s.String("message")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{

@@ -27,8 +27,60 @@ type Payload struct {
 	ToolName      string          `json:"toolName"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *Payload) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "args":
+		p.Args, err = s.Raw()
+	case "content":
+		p.Content, err = s.Raw()
+	case "ctx":
+		err = s.Object(func(k string) error {
+			return p.Ctx.field(s, k)
+		})
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "input":
+		p.Input, err = s.Raw()
+	case "model":
+		err = s.Object(func(k string) error {
+			return p.Model.field(s, k)
+		})
+	case "partialResult":
+		p.PartialResult, err = s.Raw()
+	case "prompt":
+		p.Prompt, err = s.String("prompt")
+	case "reason":
+		p.Reason, err = s.String("reason")
+	case "result":
+		p.Result, err = s.Raw()
+	case "source":
+		p.Source, err = s.String("source")
+	case "text":
+		p.Text, err = s.String("text")
+	case "toolCallId":
+		p.ToolCallId, err = s.String("toolCallId")
+	case "toolName":
+		p.ToolName, err = s.String("toolName")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 type PayloadModel struct {
 	Id string `json:"id"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadModel) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "id":
+		p.Id, err = s.String("id")
+	default:
+		err = s.Skip()
+	}
+	return err
 }
 
 type PayloadCtx struct {
@@ -38,11 +90,31 @@ type PayloadCtx struct {
 	SessionId   string `json:"sessionId"`
 }
 
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadCtx) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "cwd":
+		p.Cwd, err = s.String("cwd")
+	case "model":
+		p.Model, err = s.String("model")
+	case "sessionFile":
+		p.SessionFile, err = s.String("sessionFile")
+	case "sessionId":
+		p.SessionId, err = s.String("sessionId")
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
 // Normalize turns a native payload into the canonical event. An empty nativeEvent
 // falls back to the event name the payload carries.
 func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var p Payload
-	if err := hook.DecodePayload(raw, &p); err != nil {
+	s := hook.NewScanner(raw)
+	if err := s.Document(func(k string) error {
+		return p.field(s, k)
+	}); err != nil {
 		return hook.Event{}, err
 	}
 	ev := hook.Event{
