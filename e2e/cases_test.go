@@ -126,3 +126,48 @@ func observeAll(t *testing.T, harness string, install func(project, home string)
 	}
 	t.Logf("%s events observed: %v", harness, seen)
 }
+
+// guardCase runs the guard plugin's deny and allow cases on a harness whose
+// bundle is installed into the project with sitter plugin install.
+func guardCase(t *testing.T, harness, event string, run func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	bundle := filepath.Join(repo(t), "artifacts", "guard", harness)
+	pluginInstall(t, bundle, harness, project, filepath.Join(tmp, "install-home"))
+
+	t.Run("deny", func(t *testing.T) {
+		verified(t, harness, "observe", event)
+		verified(t, harness, "deny", event)
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		r := run(t, llm, project, home, nil, "clean up")
+		if r.err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
+			t.Errorf("the model never received the guard's reason; requests: %d\n%s\n%s", len(llm.Requests()), r.stdout, r.stderr)
+			for _, q := range llm.Requests() {
+				t.Logf("%s", q.Body)
+			}
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		home := t.TempDir()
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := run(t, llm, project, home, nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
+		if err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}

@@ -33,48 +33,7 @@ func copilotRun(t *testing.T, llm *llmscript.Server, project, home string, more 
 	return runCLI(t, project, env, 3*time.Minute, bin, "-p", prompt, "--trust-folder", "--allow-all-tools")
 }
 
-func TestCopilotGuard(t *testing.T) {
-	tmp := t.TempDir()
-	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
-	for _, d := range []string{project, outside} {
-		os.MkdirAll(d, 0o755)
-	}
-	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
-	bundle := filepath.Join(repo(t), "artifacts", "guard", "copilot")
-	pluginInstall(t, bundle, "copilot", project, filepath.Join(tmp, "install-home"))
-
-	t.Run("deny", func(t *testing.T) {
-		verified(t, "copilot", "observe", "preToolUse")
-		verified(t, "copilot", "deny", "preToolUse")
-		home := t.TempDir()
-		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
-		r := copilotRun(t, llm, project, home, nil, "clean up")
-		if r.err != nil {
-			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-		}
-		if !exists(filepath.Join(outside, "keep.txt")) {
-			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
-		}
-		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
-			t.Errorf("the model never received the guard's reason; requests: %d", len(llm.Requests()))
-			for _, q := range llm.Requests() {
-				t.Logf("%s", q.Body)
-			}
-		}
-	})
-	t.Run("allow", func(t *testing.T) {
-		home := t.TempDir()
-		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
-		r := copilotRun(t, llm, project, home, nil, "write ok.txt")
-		if r.err != nil {
-			t.Fatalf("copilot: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-		}
-		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
-		if err != nil || strings.TrimSpace(string(b)) != "hi" {
-			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
-		}
-	})
-}
+func TestCopilotGuard(t *testing.T) { guardCase(t, "copilot", "preToolUse", copilotRun) }
 
 // Copilot's command hooks cannot add context at session start or prompt
 // submit (the atlas: output ignored there), so its probe case checks the

@@ -42,48 +42,7 @@ func geminiRun(t *testing.T, llm *llmscript.Server, project, home string, more [
 		"-m", geminiModel, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo")
 }
 
-func TestGeminiGuard(t *testing.T) {
-	tmp := t.TempDir()
-	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
-	for _, d := range []string{project, outside} {
-		os.MkdirAll(d, 0o755)
-	}
-	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
-	bundle := filepath.Join(repo(t), "artifacts", "guard", "gemini-cli")
-	pluginInstall(t, bundle, "gemini-cli", project, filepath.Join(tmp, "install-home"))
-
-	t.Run("deny", func(t *testing.T) {
-		verified(t, "gemini-cli", "observe", "BeforeTool")
-		verified(t, "gemini-cli", "deny", "BeforeTool")
-		home := t.TempDir()
-		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
-		r := geminiRun(t, llm, project, home, nil, "clean up")
-		if r.err != nil {
-			t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-		}
-		if !exists(filepath.Join(outside, "keep.txt")) {
-			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
-		}
-		if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
-			t.Errorf("the model never received the guard's reason; requests: %d", len(llm.Requests()))
-			for _, q := range llm.Requests() {
-				t.Logf("%s", q.Body)
-			}
-		}
-	})
-	t.Run("allow", func(t *testing.T) {
-		home := t.TempDir()
-		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
-		r := geminiRun(t, llm, project, home, nil, "write ok.txt")
-		if r.err != nil {
-			t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-		}
-		b, err := os.ReadFile(filepath.Join(project, "ok.txt"))
-		if err != nil || strings.TrimSpace(string(b)) != "hi" {
-			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
-		}
-	})
-}
+func TestGeminiGuard(t *testing.T) { guardCase(t, "gemini-cli", "BeforeTool", geminiRun) }
 
 func TestGeminiProbe(t *testing.T) {
 	bundle := probeBundle(t, "gemini-cli")
