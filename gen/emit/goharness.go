@@ -174,19 +174,60 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 		f.Line()
 	}
 
-	// Normalize.
+	// Normalize: the harness-wide sources are read once; each event's case
+	// sets its phase and support and only what it reads differently.
+	hasName := func(fss []model.FieldSources, tool string) bool {
+		if tool != "" {
+			return true
+		}
+		for _, fs := range fss {
+			if fs.Field == "toolName" {
+				return true
+			}
+		}
+		return false
+	}
+	defaultHasName := hasName(h.Fields, "")
+	common := []jen.Code{
+		jen.Var().Id("toolName").Op(",").Id("toolCallID").Op(",").Id("toolKind").String(),
+		jen.Var().Id("toolInput").Op(",").Id("toolResponse").Qual("encoding/json", "RawMessage"),
+		jen.Id("hasName").Op(":=").Lit(defaultHasName),
+	}
+	common = append(common, assignFields(root, h.Fields)...)
 	var cases []jen.Code
 	for _, e := range h.Events {
 		body := []jen.Code{
 			jen.Id("ev").Dot("Phase").Op("=").Lit(e.Phase.Name),
 			jen.Id("ev").Dot("Support").Op("=").Lit(e.Support),
 		}
-		body = append(body, fieldAssignments(root, h.EffectiveFields(e), e.Tool, e.ToolKind)...)
+		body = append(body, assignFields(root, e.Fields)...)
+		if e.Tool != "" {
+			body = append(body, jen.Id("toolName").Op("=").Qual(hookPkg, "First").Call(jen.Id("toolName"), jen.Lit(e.Tool)))
+		}
+		if e.ToolKind != "" {
+			body = append(body, jen.Id("toolKind").Op("=").Lit(e.ToolKind))
+		}
+		if has := hasName(h.EffectiveFields(e), e.Tool); has != defaultHasName {
+			body = append(body, jen.Id("hasName").Op("=").Lit(has))
+		}
 		cases = append(cases, jen.Case(jen.Lit(e.Name)).Block(body...))
 	}
 	cases = append(cases, jen.Default().Block(
 		jen.Return(jen.Id("ev"), jen.Qual(hookPkg, "UnknownEvent").Call(jen.Lit(h.ID), jen.Id("nativeEvent"))),
 	))
+	tail := []jen.Code{
+		jen.If(jen.Id("toolKind").Op("==").Lit("").Op("&&").Id("hasName")).Block(
+			jen.Id("toolKind").Op("=").Id("ToolKind").Call(jen.Id("toolName")),
+		),
+		jen.If(jen.Id("toolName").Op("!=").Lit("").Op("||").Id("toolCallID").Op("!=").Lit("").
+			Op("||").Len(jen.Id("toolInput")).Op(">").Lit(0).Op("||").Len(jen.Id("toolResponse")).Op(">").Lit(0)).Block(
+			jen.Id("ev").Dot("Tool").Op("=").Op("&").Qual(hookPkg, "Tool").Values(jen.Dict{
+				jen.Id("Name"): jen.Id("toolName"), jen.Id("Kind"): jen.Id("toolKind"),
+				jen.Id("Input"): jen.Id("toolInput"), jen.Id("Response"): jen.Id("toolResponse"),
+				jen.Id("CallID"): jen.Id("toolCallID"),
+			}),
+		),
+	}
 	nameExpr := []jen.Code{}
 	for _, p := range h.EventName {
 		nameExpr = append(nameExpr, accessor(root, p))
@@ -199,7 +240,7 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	}
 	f.Comment("Normalize turns a native payload into the canonical event. An empty nativeEvent")
 	f.Comment("falls back to the event name the payload carries.")
-	f.Func().Id("Normalize").Params(jen.Id("raw").Index().Byte(), jen.Id("nativeEvent").String()).Params(jen.Qual(hookPkg, "Event"), jen.Error()).Block(
+	stmts := []jen.Code{
 		jen.Var().Id("p").Id("Payload"),
 		jen.Id("s").Op(":=").Qual(hookPkg, "NewScanner").Call(jen.Id("raw")),
 		jen.If(jen.Err().Op(":=").Id("s").Dot("Document").Call(jen.Func().Params(jen.Id("k").String()).Error().Block(
@@ -214,9 +255,12 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 			jen.Id("NativeEvent"): jen.Id("nativeEvent"),
 			jen.Id("Raw"):         jen.Id("raw"),
 		}),
-		jen.Switch(jen.Id("nativeEvent")).Block(cases...),
-		jen.Return(jen.Id("ev"), jen.Nil()),
-	)
+	}
+	stmts = append(stmts, common...)
+	stmts = append(stmts, jen.Switch(jen.Id("nativeEvent")).Block(cases...))
+	stmts = append(stmts, tail...)
+	stmts = append(stmts, jen.Return(jen.Id("ev"), jen.Nil()))
+	f.Func().Id("Normalize").Params(jen.Id("raw").Index().Byte(), jen.Id("nativeEvent").String()).Params(jen.Qual(hookPkg, "Event"), jen.Error()).Block(stmts...)
 	f.Line()
 
 	// Tool kinds.
@@ -270,13 +314,61 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	return []File{{Path: "generated/harness/" + pkg + "/" + pkg + ".go", Bytes: buf.Bytes(), Mode: 0o644}}
 }
 
-func fieldAssignments(root *node, fss []model.FieldSources, fixedTool, fixedKind string) []jen.Code {
-	get := map[string]*jen.Statement{}
+// fieldTarget is where a canonical field goes in Normalize: the event, or a
+// tool variable the tool is built from after the switch.
+func fieldTarget(field string) *jen.Statement {
+	ev := func(path ...string) *jen.Statement {
+		st := jen.Id("ev")
+		for _, p := range path {
+			st = st.Dot(p)
+		}
+		return st
+	}
+	switch field {
+	case "sessionId":
+		return ev("Session", "ID")
+	case "cwd":
+		return ev("Session", "Cwd")
+	case "transcriptPath":
+		return ev("Session", "TranscriptPath")
+	case "turnId":
+		return ev("Session", "TurnID")
+	case "model":
+		return ev("Session", "Model")
+	case "permissionMode":
+		return ev("Session", "PermissionMode")
+	case "prompt":
+		return ev("Prompt")
+	case "source":
+		return ev("Source")
+	case "reason":
+		return ev("Reason")
+	case "stopHookActive":
+		return ev("StopHookActive")
+	case "lastAssistantMessage":
+		return ev("LastAssistantMessage")
+	case "toolName":
+		return jen.Id("toolName")
+	case "toolInput":
+		return jen.Id("toolInput")
+	case "toolResponse":
+		return jen.Id("toolResponse")
+	case "callId":
+		return jen.Id("toolCallID")
+	}
+	panic("unknown canonical field " + field) // gen/check rejects these first
+}
+
+// assignFields reads each field from its sources, tried in order. An
+// event's list replaces the harness-wide one, so it is assigned even when
+// it finds nothing.
+func assignFields(root *node, fss []model.FieldSources) []jen.Code {
+	var out []jen.Code
 	for _, fs := range fss {
 		var args []jen.Code
-		for _, s := range fs.Sources {
-			acc := accessor(root, s.Path)
-			switch s.As {
+		for _, src := range fs.Sources {
+			acc := accessor(root, src.Path)
+			switch src.As {
 			case "json-string":
 				acc = jen.Qual(hookPkg, "JSONString").Call(acc)
 			case "command-object":
@@ -285,66 +377,11 @@ func fieldAssignments(root *node, fss []model.FieldSources, fixedTool, fixedKind
 			args = append(args, acc)
 		}
 		fn := map[string]string{"string": "First", "json": "FirstJSON", "bool": "FirstBool"}[check.FieldType[fs.Field]]
+		var value jen.Code = jen.Qual(hookPkg, fn).Call(args...)
 		if len(args) == 1 && fn == "First" {
-			get[fs.Field] = args[0].(*jen.Statement)
-		} else {
-			get[fs.Field] = jen.Qual(hookPkg, fn).Call(args...)
+			value = args[0]
 		}
-	}
-	if fixedTool != "" {
-		if g, ok := get["toolName"]; ok {
-			get["toolName"] = jen.Qual(hookPkg, "First").Call(g, jen.Lit(fixedTool))
-		} else {
-			get["toolName"] = jen.Lit(fixedTool)
-		}
-	}
-	var out []jen.Code
-	set := func(target *jen.Statement, field string) {
-		if g, ok := get[field]; ok {
-			out = append(out, target.Op("=").Add(g))
-		}
-	}
-	set(jen.Id("ev").Dot("Session").Dot("ID"), "sessionId")
-	set(jen.Id("ev").Dot("Session").Dot("Cwd"), "cwd")
-	set(jen.Id("ev").Dot("Session").Dot("TranscriptPath"), "transcriptPath")
-	set(jen.Id("ev").Dot("Session").Dot("TurnID"), "turnId")
-	set(jen.Id("ev").Dot("Session").Dot("Model"), "model")
-	set(jen.Id("ev").Dot("Session").Dot("PermissionMode"), "permissionMode")
-	set(jen.Id("ev").Dot("Prompt"), "prompt")
-	set(jen.Id("ev").Dot("Source"), "source")
-	set(jen.Id("ev").Dot("Reason"), "reason")
-	set(jen.Id("ev").Dot("StopHookActive"), "stopHookActive")
-	set(jen.Id("ev").Dot("LastAssistantMessage"), "lastAssistantMessage")
-	tool := jen.Dict{}
-	toolFields := map[string]string{"toolName": "Name", "toolInput": "Input", "toolResponse": "Response", "callId": "CallID"}
-	var conds []jen.Code
-	for _, fld := range []string{"toolName", "toolInput", "toolResponse", "callId"} {
-		g, ok := get[fld]
-		if !ok {
-			continue
-		}
-		v := "tool" + toolFields[fld]
-		out = append(out, jen.Id(v).Op(":=").Add(g))
-		tool[jen.Id(toolFields[fld])] = jen.Id(v)
-		if check.FieldType[fld] == "json" {
-			conds = append(conds, jen.Len(jen.Id(v)).Op(">").Lit(0))
-		} else {
-			conds = append(conds, jen.Id(v).Op("!=").Lit(""))
-		}
-	}
-	if len(conds) > 0 {
-		cond := conds[0].(*jen.Statement)
-		for _, c := range conds[1:] {
-			cond = cond.Op("||").Add(c)
-		}
-		if fixedKind != "" {
-			tool[jen.Id("Kind")] = jen.Lit(fixedKind)
-		} else if _, ok := get["toolName"]; ok {
-			tool[jen.Id("Kind")] = jen.Id("ToolKind").Call(jen.Id("toolName"))
-		}
-		out = append(out, jen.If(cond).Block(
-			jen.Id("ev").Dot("Tool").Op("=").Op("&").Qual(hookPkg, "Tool").Values(tool),
-		))
+		out = append(out, fieldTarget(fs.Field).Op("=").Add(value))
 	}
 	return out
 }

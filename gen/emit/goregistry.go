@@ -81,7 +81,7 @@ func RegistryGo(a *model.Atlas) []File {
 				jen.Id("Note"):     jen.Lit(e.Note),
 				jen.Id("Evidence"): evidenceLit(e.Evidence),
 			}
-			events = append(events, jen.Values(spec))
+			events = append(events, jen.Lit(e.Name))
 			eventCases = append(eventCases, jen.Case(jen.Lit(e.Name)).Block(
 				jen.Return(jen.Op("&").Qual(adapterPkg, "EventSpec").Values(spec), jen.True())))
 		}
@@ -146,7 +146,7 @@ func RegistryGo(a *model.Atlas) []File {
 			}),
 			jen.Id("Tools"):        jen.Map(jen.String()).String().Values(tools),
 			jen.Id("ToolPrefixes"): jen.Map(jen.String()).String().Values(prefixes),
-			jen.Id("Events"):       jen.Index().Qual(adapterPkg, "EventSpec").Values(events...),
+			jen.Id("Events"):       jen.Id("specs").Call(append([]jen.Code{jen.Id("event" + GoName(h.ID))}, events...)...),
 			jen.Id("Evidence"):     evidenceLit(h.Evidence),
 			jen.Id("Source"):       jen.Lit(h.File),
 			jen.Id("Normalize"):    jen.Qual(pkg, "Normalize"),
@@ -173,6 +173,16 @@ func RegistryGo(a *model.Atlas) []File {
 				jen.Id("Known"):       jen.Id("IDs"),
 			})),
 		),
+	)
+	f.Line()
+	f.Comment("specs lists the specs of events in atlas order; each is written once, in its event function.")
+	f.Func().Id("specs").Params(jen.Id("find").Func().Params(jen.String()).Params(jen.Op("*").Qual(adapterPkg, "EventSpec"), jen.Bool()), jen.Id("names").Op("...").String()).Index().Qual(adapterPkg, "EventSpec").Block(
+		jen.Id("out").Op(":=").Make(jen.Index().Qual(adapterPkg, "EventSpec"), jen.Lit(0), jen.Len(jen.Id("names"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("n")).Op(":=").Range().Id("names")).Block(
+			jen.List(jen.Id("e"), jen.Id("_")).Op(":=").Id("find").Call(jen.Id("n")),
+			jen.Id("out").Op("=").Append(jen.Id("out"), jen.Op("*").Id("e")),
+		),
+		jen.Return(jen.Id("out")),
 	)
 	f.Line()
 	f.Comment("lookupHook builds the hook-path part of the descriptor a name names, or nil.")

@@ -111,927 +111,148 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	toolCallID = p.ToolUseId
+	ev.Session.Cwd = p.Cwd
+	ev.LastAssistantMessage = p.LastAssistantMessage
+	ev.Session.Model = p.Model
+	ev.Session.PermissionMode = p.PermissionMode
+	ev.Prompt = p.Prompt
+	ev.Reason = p.Reason
+	ev.Session.ID = p.SessionId
+	ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
+	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
+	toolInput = hook.FirstJSON(p.ToolInput)
+	toolName = p.ToolName
+	toolResponse = hook.FirstJSON(p.ToolResponse)
+	ev.Session.TranscriptPath = p.TranscriptPath
+	ev.Session.TurnID = p.TurnId
 	switch nativeEvent {
 	case "PreToolUse":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PermissionRequest":
 		ev.Phase = "permissionRequest"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PostToolUse":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PostToolUseFailure":
 		ev.Phase = "postToolUseFailure"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
 		ev.Reason = p.Error
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PostToolBatch":
 		ev.Phase = "postToolBatch"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PermissionDenied":
 		ev.Phase = "permissionDenied"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "Notification":
 		ev.Phase = "notification"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = p.NotificationType
 		ev.Reason = p.Message
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		ev.Source = p.NotificationType
 	case "UserPromptSubmit":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "UserPromptExpansion":
 		ev.Phase = "promptExpansion"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "SessionStart":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "SessionEnd":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "Stop":
 		ev.Phase = "stop"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "StopFailure":
 		ev.Phase = "error"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
 		ev.Reason = p.Error
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "SubagentStart":
 		ev.Phase = "subagentStart"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
 		ev.Source = p.AgentType
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "SubagentStop":
 		ev.Phase = "subagentStop"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
 		ev.Source = p.AgentType
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PreCompact":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PostCompact":
 		ev.Phase = "postCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PreModelSwitch":
 		ev.Phase = "modelSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PostModelSwitch":
 		ev.Phase = "afterModelSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "Setup":
 		ev.Phase = "setup"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "TeammateIdle":
 		ev.Phase = "subagentStop"
 		ev.Support = "lossy"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "TaskCreated":
 		ev.Phase = "taskCreated"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "TaskCompleted":
 		ev.Phase = "taskCompleted"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "Elicitation":
 		ev.Phase = "elicitation"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "ElicitationResult":
 		ev.Phase = "elicitationResult"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "ConfigChange":
 		ev.Phase = "configChange"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "InstructionsLoaded":
 		ev.Phase = "instructionsLoaded"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "WorktreeCreate":
 		ev.Phase = "worktreeCreate"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "WorktreeRemove":
 		ev.Phase = "worktreeRemove"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "CwdChanged":
 		ev.Phase = "cwdChanged"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
 		ev.Session.Cwd = hook.First(p.NewCwd, p.Cwd)
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "FileChanged":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "DirectoryAdded":
 		ev.Phase = "directoryAdded"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "MessageDisplay":
 		ev.Phase = "messageDisplay"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PreSkillShellCommand":
 		ev.Phase = "preToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.TurnId
-		ev.Session.Model = p.Model
-		ev.Session.PermissionMode = p.PermissionMode
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.LastAssistantMessage
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	default:
 		return ev, hook.UnknownEvent("claude-code", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }

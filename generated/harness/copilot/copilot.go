@@ -86,282 +86,79 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	ev.Session.Cwd = p.Cwd
+	ev.Prompt = p.Prompt
+	ev.Reason = p.Reason
+	ev.Session.ID = p.SessionId
+	ev.Source = hook.First(p.Source, p.Trigger)
+	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
+	toolInput = hook.FirstJSON(hook.JSONString(p.ToolArgs))
+	toolName = p.ToolName
+	toolResponse = hook.FirstJSON(p.ToolResult)
+	ev.Session.TranscriptPath = p.TranscriptPath
 	switch nativeEvent {
 	case "sessionStart":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
 		ev.Prompt = p.InitialPrompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "sessionEnd":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "userPromptSubmitted":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "preToolUse":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "postToolUse":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "postToolUseFailure":
 		ev.Phase = "postToolUseFailure"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "permissionRequest":
 		ev.Phase = "permissionRequest"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolInput = hook.FirstJSON(p.ToolInput)
 	case "agentStop":
 		ev.Phase = "stop"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "subagentStart":
 		ev.Phase = "subagentStart"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
 		ev.Source = p.AgentName
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "subagentStop":
 		ev.Phase = "subagentStop"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
 		ev.Source = p.AgentName
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "errorOccurred":
 		ev.Phase = "error"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "preCompact":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "notification":
 		ev.Phase = "notification"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = p.NotificationType
 		ev.Reason = p.Message
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolArgs))
-		toolResponse := hook.FirstJSON(p.ToolResult)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		ev.Source = p.NotificationType
 	default:
 		return ev, hook.UnknownEvent("copilot", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }

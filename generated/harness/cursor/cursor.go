@@ -96,470 +96,108 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	toolCallID = p.ToolUseId
+	ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
+	ev.Session.Model = p.Model
+	ev.Prompt = p.Prompt
+	ev.Reason = p.Reason
+	ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
+	toolInput = hook.FirstJSON(hook.JSONString(p.ToolInput))
+	toolName = p.ToolName
+	toolResponse = hook.FirstJSON(hook.JSONString(p.ToolOutput))
+	ev.Session.TranscriptPath = p.TranscriptPath
+	ev.Session.TurnID = p.GenerationId
 	switch nativeEvent {
 	case "sessionStart":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "sessionEnd":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "preToolUse":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "postToolUse":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "postToolUseFailure":
 		ev.Phase = "postToolUseFailure"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
 		ev.Reason = p.Error
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "subagentStart":
 		ev.Phase = "subagentStart"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "subagentStop":
 		ev.Phase = "subagentStop"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "beforeShellExecution":
 		ev.Phase = "preToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := hook.First(p.ToolName, "Shell")
-		toolInput := hook.FirstJSON(hook.CommandObject(p.Command))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolInput = hook.FirstJSON(hook.CommandObject(p.Command))
+		toolName = hook.First(toolName, "Shell")
 	case "afterShellExecution":
 		ev.Phase = "postToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := hook.First(p.ToolName, "Shell")
-		toolInput := hook.FirstJSON(hook.CommandObject(p.Command))
-		toolResponse := hook.FirstJSON(p.Output)
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolInput = hook.FirstJSON(hook.CommandObject(p.Command))
+		toolResponse = hook.FirstJSON(p.Output)
+		toolName = hook.First(toolName, "Shell")
 	case "beforeMCPExecution":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     "mcp",
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolKind = "mcp"
 	case "afterMCPExecution":
 		ev.Phase = "postToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ResultJson))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     "mcp",
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolResponse = hook.FirstJSON(hook.JSONString(p.ResultJson))
+		toolKind = "mcp"
 	case "beforeReadFile":
 		ev.Phase = "preToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := hook.First(p.ToolName, "Read")
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolName = hook.First(toolName, "Read")
 	case "afterFileEdit":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "beforeSubmitPrompt":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "preCompact":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "stop":
 		ev.Phase = "stop"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
 		ev.Reason = p.Status
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "afterAgentResponse":
 		ev.Phase = "afterAgentResponse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
 		ev.LastAssistantMessage = p.Text
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "afterAgentThought":
 		ev.Phase = "afterAgentThought"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "beforeTabFileRead":
 		ev.Phase = "preToolUse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := hook.First(p.ToolName, "Read")
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolName = hook.First(toolName, "Read")
 	case "afterTabFileEdit":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
-		ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Session.TurnID = p.GenerationId
-		ev.Session.Model = p.Model
-		ev.Prompt = p.Prompt
-		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(hook.JSONString(p.ToolInput))
-		toolResponse := hook.FirstJSON(hook.JSONString(p.ToolOutput))
-		toolCallID := p.ToolUseId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	default:
 		return ev, hook.UnknownEvent("cursor", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }

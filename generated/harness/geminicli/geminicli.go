@@ -101,254 +101,73 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	ev.Session.Cwd = p.Cwd
+	ev.LastAssistantMessage = p.PromptResponse
+	ev.Prompt = p.Prompt
+	ev.Reason = p.Reason
+	ev.Session.ID = p.SessionId
+	ev.Source = hook.First(p.Source, p.Trigger)
+	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
+	toolInput = hook.FirstJSON(p.ToolInput)
+	toolName = p.ToolName
+	toolResponse = hook.FirstJSON(p.ToolResponse)
+	ev.Session.TranscriptPath = p.TranscriptPath
 	switch nativeEvent {
 	case "SessionStart":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "SessionEnd":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "BeforeAgent":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "AfterAgent":
 		ev.Phase = "stop"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "BeforeModel":
 		ev.Phase = "beforeModel"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
 		ev.Session.Model = p.LlmRequest.Model
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "AfterModel":
 		ev.Phase = "afterModel"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
 		ev.Session.Model = p.LlmRequest.Model
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "BeforeToolSelection":
 		ev.Phase = "beforeToolSelection"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
 		ev.Session.Model = p.LlmRequest.Model
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "BeforeTool":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "AfterTool":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "PreCompress":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = hook.First(p.Source, p.Trigger)
-		ev.Reason = p.Reason
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
 	case "Notification":
 		ev.Phase = "notification"
 		ev.Support = "native"
-		ev.Session.ID = p.SessionId
-		ev.Session.Cwd = p.Cwd
-		ev.Session.TranscriptPath = p.TranscriptPath
-		ev.Prompt = p.Prompt
-		ev.Source = p.NotificationType
 		ev.Reason = p.Message
-		ev.StopHookActive = hook.FirstBool(p.StopHookActive)
-		ev.LastAssistantMessage = p.PromptResponse
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.ToolInput)
-		toolResponse := hook.FirstJSON(p.ToolResponse)
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
-			ev.Tool = &hook.Tool{
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		ev.Source = p.NotificationType
 	default:
 		return ev, hook.UnknownEvent("gemini-cli", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }

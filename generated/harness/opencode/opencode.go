@@ -251,353 +251,97 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	toolCallID = p.Input.CallID
+	ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
+	ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
+	ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
+	toolInput = hook.FirstJSON(p.Output.Args, p.Input.Args)
+	toolName = p.Input.Tool
 	switch nativeEvent {
 	case "tool.execute.before":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "tool.execute.after":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolResponse := hook.FirstJSON(p.Output.Output)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolResponse = hook.FirstJSON(p.Output.Output)
 	case "chat.message":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "command.execute.before":
 		ev.Phase = "commandExecute"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "experimental.chat.system.transform":
 		ev.Phase = "beforePromptBuild"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "experimental.chat.messages.transform":
 		ev.Phase = "beforeModel"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "chat.params":
 		ev.Phase = "chatParams"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "chat.headers":
 		ev.Phase = "chatParams"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "tool.definition":
 		ev.Phase = "chatParams"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.ToolID
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
+		toolName = p.Input.ToolID
 	case "shell.env":
 		ev.Phase = "shellEnv"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "experimental.session.compacting":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "experimental.text.complete":
 		ev.Phase = "afterAgentResponse"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
 		ev.LastAssistantMessage = p.Output.Text
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session.created":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session.deleted":
 		ev.Phase = "sessionEnd"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session.idle":
 		ev.Phase = "stop"
 		ev.Support = "emulated"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session.error":
 		ev.Phase = "error"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
 		ev.Reason = hook.First(p.Event.Properties.Error.Data.Message, p.Event.Properties.Error.Name)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session.compacted":
 		ev.Phase = "postCompact"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "permission.asked":
 		ev.Phase = "permissionRequest"
 		ev.Support = "lossy"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Event.Properties.Permission
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Event.Properties.Tool.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
+		toolCallID = p.Event.Properties.Tool.CallID
+		toolName = p.Event.Properties.Permission
 	case "file.edited":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
-		ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "message.updated":
 		ev.Phase = "messageUpdate"
 		ev.Support = "native"
 		ev.Session.ID = p.Event.Properties.Info.SessionID
-		ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-		ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-		toolName := p.Input.Tool
-		toolInput := hook.FirstJSON(p.Output.Args, p.Input.Args)
-		toolCallID := p.Input.CallID
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	default:
 		return ev, hook.UnknownEvent("opencode", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }

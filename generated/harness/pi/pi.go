@@ -123,596 +123,131 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 		Raw:         raw,
 		Version:     hook.Version,
 	}
+	var toolName, toolCallID, toolKind string
+	var toolInput, toolResponse json.RawMessage
+	hasName := true
+	toolCallID = p.ToolCallId
+	ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
+	ev.Session.Model = p.Ctx.Model
+	ev.Prompt = p.Prompt
+	ev.Session.ID = p.Ctx.SessionId
+	ev.Source = p.Source
+	toolInput = hook.FirstJSON(p.Input)
+	toolName = p.ToolName
+	ev.Session.TranscriptPath = p.Ctx.SessionFile
 	switch nativeEvent {
 	case "resources_discover":
 		ev.Phase = "resourcesDiscover"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
 		ev.Source = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_start":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
 		ev.Source = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_before_switch":
 		ev.Phase = "sessionSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
 		ev.Source = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_before_fork":
 		ev.Phase = "sessionSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_before_tree":
 		ev.Phase = "sessionSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_tree":
 		ev.Phase = "sessionSwitch"
 		ev.Support = "lossy"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_before_compact":
 		ev.Phase = "preCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_compact":
 		ev.Phase = "postCompact"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "session_shutdown":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
 		ev.Reason = p.Reason
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "input":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
 		ev.Prompt = p.Text
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "before_agent_start":
 		ev.Phase = "beforePromptBuild"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "agent_start":
 		ev.Phase = "agentStart"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "agent_end":
 		ev.Phase = "afterAgentResponse"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "turn_start":
 		ev.Phase = "turnStart"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "turn_end":
 		ev.Phase = "stop"
 		ev.Support = "emulated"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "message_start":
 		ev.Phase = "messageUpdate"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "message_update":
 		ev.Phase = "messageUpdate"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "message_end":
 		ev.Phase = "messageUpdate"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "context":
 		ev.Phase = "beforeModel"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "before_provider_request":
 		ev.Phase = "chatParams"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "after_provider_response":
 		ev.Phase = "afterModel"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "tool_execution_start":
 		ev.Phase = "toolExecution"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Args)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
+		toolInput = hook.FirstJSON(p.Args)
 	case "tool_execution_update":
 		ev.Phase = "toolExecution"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Args)
-		toolResponse := hook.FirstJSON(p.PartialResult)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolInput = hook.FirstJSON(p.Args)
+		toolResponse = hook.FirstJSON(p.PartialResult)
 	case "tool_execution_end":
 		ev.Phase = "toolExecution"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolResponse := hook.FirstJSON(p.Result)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolResponse = hook.FirstJSON(p.Result)
 	case "tool_call":
 		ev.Phase = "preToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "tool_result":
 		ev.Phase = "postToolUse"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolResponse := hook.FirstJSON(p.Content)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || len(toolResponse) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID:   toolCallID,
-				Input:    toolInput,
-				Kind:     ToolKind(toolName),
-				Name:     toolName,
-				Response: toolResponse,
-			}
-		}
+		toolResponse = hook.FirstJSON(p.Content)
 	case "user_bash":
 		ev.Phase = "userShell"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "model_select":
 		ev.Phase = "afterModelSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
 		ev.Session.Model = hook.First(p.Model.Id, p.Ctx.Model)
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	case "thinking_level_select":
 		ev.Phase = "afterModelSwitch"
 		ev.Support = "native"
-		ev.Session.ID = p.Ctx.SessionId
-		ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
-		ev.Session.TranscriptPath = p.Ctx.SessionFile
-		ev.Session.Model = p.Ctx.Model
-		ev.Prompt = p.Prompt
-		ev.Source = p.Source
-		toolName := p.ToolName
-		toolInput := hook.FirstJSON(p.Input)
-		toolCallID := p.ToolCallId
-		if toolName != "" || len(toolInput) > 0 || toolCallID != "" {
-			ev.Tool = &hook.Tool{
-				CallID: toolCallID,
-				Input:  toolInput,
-				Kind:   ToolKind(toolName),
-				Name:   toolName,
-			}
-		}
 	default:
 		return ev, hook.UnknownEvent("pi", nativeEvent)
+	}
+	if toolKind == "" && hasName {
+		toolKind = ToolKind(toolName)
+	}
+	if toolName != "" || toolCallID != "" || len(toolInput) > 0 || len(toolResponse) > 0 {
+		ev.Tool = &hook.Tool{
+			CallID:   toolCallID,
+			Input:    toolInput,
+			Kind:     toolKind,
+			Name:     toolName,
+			Response: toolResponse,
+		}
 	}
 	return ev, nil
 }
