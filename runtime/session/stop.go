@@ -1,11 +1,8 @@
 package session
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -123,12 +120,10 @@ func decide(st *State, ev hook.Event) Decision {
 	}
 	msg := ev.LastAssistantMessage
 	if msg == "" && ev.Session.TranscriptPath != "" {
-		// The atlas's record shapes for the harness (runtime/transcript),
-		// else the generic reader below.
+		// The atlas's record shapes for the harness (runtime/transcript);
+		// a harness the atlas cannot read gives no message.
 		if spec, ok := transcript.Lookup(ev.Harness); ok && spec.TranscriptAnalysis {
 			msg, _ = transcript.LastAssistant(spec, ev.Session.TranscriptPath)
-		} else {
-			msg = LastAssistantMessage(ev.Session.TranscriptPath)
 		}
 	}
 	if p := Promise(msg); p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof {
@@ -162,74 +157,3 @@ func decide(st *State, ev hook.Event) Decision {
 }
 
 const proofHint = " When iterate reports status completed, end your reply with <promise>COMPLETION_PROOF</promise> using the completionProof it prints."
-
-// LastAssistantMessage reads the last assistant text of a JSONL
-// transcript (Claude Code, Codex and similar shapes); "" when none.
-func LastAssistantMessage(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	last := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		if t := assistantText(sc.Bytes()); t != "" {
-			last = t
-		}
-	}
-	return last
-}
-
-// assistantText extracts the text of one transcript line when it is an
-// assistant message.
-func assistantText(line []byte) string {
-	var m struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-		Message *struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-		Payload *struct {
-			Type    string          `json:"type"`
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"payload"`
-	}
-	if json.Unmarshal(line, &m) != nil {
-		return ""
-	}
-	switch {
-	case m.Message != nil && (m.Message.Role == "assistant" || m.Type == "assistant"):
-		return contentText(m.Message.Content)
-	case m.Payload != nil && m.Payload.Role == "assistant":
-		return contentText(m.Payload.Content)
-	case m.Role == "assistant" || m.Type == "assistant":
-		return contentText(m.Content)
-	}
-	return ""
-}
-
-func contentText(c json.RawMessage) string {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(c, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Text != "" && (p.Type == "text" || p.Type == "output_text" || p.Type == "") {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}

@@ -13,12 +13,12 @@ import (
 
 // With the atlas's record shapes registered, the stop check reads the last
 // assistant message of a Gemini CLI transcript ({"type":"gemini","content":…}),
-// a shape the generic fallback reader does not know.
+// and without the shapes registered it reads nothing.
 func TestStopCheckReadsTranscriptThroughAtlasShapes(t *testing.T) {
 	gemini := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
 		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
 	for _, registered := range []bool{false, true} {
-		t.Run(map[bool]string{false: "fallback", true: "atlas"}[registered], func(t *testing.T) {
+		t.Run(map[bool]string{false: "unregistered", true: "atlas"}[registered], func(t *testing.T) {
 			old := transcript.Specs
 			t.Cleanup(func() { transcript.Specs = old })
 			transcript.Specs = nil
