@@ -36,7 +36,6 @@ func RegistryGo(a *model.Atlas) []File {
 	}
 
 	var descs, lookup, hookLookup, ids []jen.Code
-	var ctors []string
 	for _, h := range a.Harnesses {
 		pkg := Module + "/generated/harness/" + PkgName(h.ID)
 		f.ImportName(pkg, PkgName(h.ID))
@@ -90,7 +89,6 @@ func RegistryGo(a *model.Atlas) []File {
 			fam = jen.Qual(adapterPkg, "Family").Values()
 		}
 		ctor := "descriptor" + GoName(h.ID)
-		ctors = append(ctors, ctor)
 		var names []jen.Code
 		for _, n := range append([]string{h.ID}, aliasNames(h)...) {
 			names = append(names, jen.Lit(n))

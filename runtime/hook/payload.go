@@ -21,21 +21,6 @@ func UnknownEvent(harness, name string) error {
 	return fmt.Errorf("%w %q for %s", ErrUnknownEvent, name, harness)
 }
 
-// DecodePayload decodes a native payload, which must be one JSON object.
-func DecodePayload(raw []byte, v any) error {
-	b := trimSpace(raw)
-	if len(b) == 0 {
-		return errors.New("empty payload: want a JSON object on stdin")
-	}
-	if b[0] != '{' {
-		return errors.New("payload is not a JSON object")
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("payload: %w", err)
-	}
-	return nil
-}
-
 // First returns the first non-empty string.
 func First(ss ...string) string {
 	for _, s := range ss {
