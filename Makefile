@@ -17,9 +17,11 @@ generate:
 check:
 	$(GO) run ./gen/cmd/sitter-gen -check
 
-## build: build the sitter runtime binary and the generator into bin/
+## build: build sitter (the hook path), sitter-host (the other verbs, which sitter execs),
+## sitter-proxy (the LLM gateway) and the generator into bin/
 build:
 	$(GO) build $(RELEASE) -o $(BIN)/sitter ./runtime/cmd/sitter
+	$(GO) build $(RELEASE) -o $(BIN)/sitter-host ./runtime/cmd/sitter-host
 	$(GO) build $(RELEASE) -o $(BIN)/sitter-proxy ./runtime/cmd/sitter-proxy
 	$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 

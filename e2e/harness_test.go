@@ -90,8 +90,10 @@ func sitter(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		// The hook binary, the host verbs it execs, and the gateway, side
+		// by side as `make build` leaves them.
 		sitterBin = filepath.Join(dir, "sitter")
-		out, err := exec.Command("go", "build", "-o", sitterBin, "../runtime/cmd/sitter").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", dir+"/", "../runtime/cmd/sitter", "../runtime/cmd/sitter-host", "../runtime/cmd/sitter-proxy").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -12,34 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
 )
-
-var (
-	proxyBuildOnce sync.Once
-	proxyBuildErr  error
-)
-
-// launcher returns the sitter binary with sitter-proxy built next to it,
-// where `sitter launch` looks for the gateway.
-func launcher(t *testing.T) string {
-	t.Helper()
-	bin := sitter(t)
-	proxyBuildOnce.Do(func() {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(bin), "sitter-proxy"), "../runtime/cmd/sitter-proxy").CombinedOutput()
-		if err != nil {
-			proxyBuildErr = fmt.Errorf("go build sitter-proxy: %v\n%s", err, out)
-		}
-	})
-	if proxyBuildErr != nil {
-		t.Fatal(proxyBuildErr)
-	}
-	return bin
-}
 
 // userHome is a HOME with config files of every harness in it, which no
 // launch may change.
@@ -108,7 +85,7 @@ type launchEvent map[string]any
 func runLaunch(t *testing.T, home string, extraEnv []string, args ...string) ([]launchEvent, runResult) {
 	t.Helper()
 	env := append(baseEnv(t, home), extraEnv...)
-	r := runCLI(t, t.TempDir(), env, 3*time.Minute, launcher(t), append([]string{"launch"}, append(args, "--json")...)...)
+	r := runCLI(t, t.TempDir(), env, 3*time.Minute, sitter(t), append([]string{"launch"}, append(args, "--json")...)...)
 	var evs []launchEvent
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	for sc.Scan() {

@@ -176,6 +176,8 @@ func runOnce(argv []string, in string, stderr io.Writer) (time.Duration, error) 
 	defer f.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = f
+	// The audit log and stop counters go to the bench's own state dir.
+	cmd.Env = append(os.Environ(), "SITTER_STATE_DIR="+filepath.Join(filepath.Dir(in), "state"))
 	if stderr != nil {
 		cmd.Stderr = stderr
 	}

@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"syscall"
 
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/runtime/adapter"
@@ -64,15 +67,63 @@ can say one.
 `
 
 func main() {
+	os.Exit(sitterMain(os.Args[1:]))
+}
+
+// sitterMain is the process: the hook path runs here, every other verb
+// in the sitter-host binary, which replaces this process.
+func sitterMain(args []string) int {
+	if len(args) > 0 && hostVerbs[args[0]] {
+		return execHost(args, os.Stderr)
+	}
 	reg := registry.Registry
-	if len(os.Args) > 1 && os.Args[1] == "hook" {
+	if len(args) > 0 && args[0] == "hook" {
 		// A hook call builds only the descriptor it names.
 		reg = registry.Hooks
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, reg))
+	return run(args, os.Stdin, os.Stdout, os.Stderr, reg)
 }
 
-// run is the whole command; reg is called only by the verbs that need it.
+// hostVerbs are the verbs of the sitter-host binary (runtime/host.Run).
+// They live in a second binary because every package a binary links costs
+// each hook call start-up time (make bench: hookbench); the hook binary
+// holds the hook path, the guard handler, version and help.
+var hostVerbs = map[string]bool{
+	"atlas": true, "plugin": true, "run": true, "task": true, "session": true, "instructions": true,
+	"proxy": true, "launch": true, "agents": true, "doctor": true, "checkpoint": true, "audit": true,
+	"transcript": true,
+}
+
+// execHost replaces this process with sitter-host (next to this binary,
+// else on PATH), so signals, stdin and the exit code pass through as if
+// the verb ran here.
+func execHost(args []string, stderr io.Writer) int {
+	bin := ""
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), "sitter-host"); isExecutable(p) {
+			bin = p
+		}
+	}
+	if bin == "" {
+		p, err := exec.LookPath("sitter-host")
+		if err != nil {
+			fmt.Fprintf(stderr, "sitter %s: sitter-host not found next to sitter or on PATH: build it with `make build` (go build ./runtime/cmd/sitter-host)\n", args[0])
+			return 1
+		}
+		bin = p
+	}
+	err := syscall.Exec(bin, append([]string{"sitter-host"}, args...), os.Environ())
+	fmt.Fprintf(stderr, "sitter %s: exec %s: %v\n", args[0], bin, err)
+	return 1
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// run answers the verbs of this binary; reg is called only by the verbs
+// that need it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -81,32 +132,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 	switch args[0] {
 	case "hook":
 		return runHook(args[1:], stdin, stdout, stderr, reg)
-	case "atlas":
-		return runAtlas(args[1:], stdout, stderr, reg)
-	case "plugin":
-		return runPlugin(args[1:], stdout, stderr, reg)
-	case "run":
-		return runRun(args[1:], stdout, stderr)
-	case "task":
-		return runTask(args[1:], stdout, stderr)
-	case "session":
-		return runSession(args[1:], stdin, stdout, stderr)
-	case "instructions":
-		return runInstructions(args[1:], stdout, stderr, reg)
-	case "proxy":
-		return runProxy(args[1:], stdout, stderr)
-	case "launch":
-		return runLaunch(args[1:], stdin, stdout, stderr, reg)
-	case "agents":
-		return runAgents(args[1:], stdout, stderr, reg)
-	case "doctor":
-		return runDoctor(args[1:], stdout, stderr, reg)
-	case "checkpoint":
-		return runCheckpoint(args[1:], stdin, stdout, stderr)
-	case "audit":
-		return runAudit(args[1:], stdout, stderr)
-	case "transcript":
-		return runTranscript(args[1:], stdout, stderr, reg)
 	case "guard":
 		return runGuard(args[1:], stdin, stdout, stderr)
 	case "version", "--version", "-version":

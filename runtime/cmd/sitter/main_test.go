@@ -9,16 +9,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/host"
 )
 
+// TestMain puts both binaries on PATH: sitter (this package's main,
+// which execs sitter-host for the host verbs) and sitter-host.
 func TestMain(m *testing.M) {
-	// Tests that need the binary as a real process (kills, concurrency)
-	// run this test binary with SITTER_TEST_MAIN=1.
-	if os.Getenv("SITTER_TEST_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
-	}
 	testscript.Main(m, map[string]func(){
-		"sitter": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry)) },
+		"sitter":      func() { os.Exit(sitterMain(os.Args[1:])) },
+		"sitter-host": func() { os.Exit(host.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry)) },
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/host"
 	"sitter.dev/sitter/runtime/plugin"
 )
 
@@ -120,7 +121,7 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 		}
 		t.Run(d.ID, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			if code := run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
+			if code := host.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
 				t.Fatalf("install: exit %d: %s", code, errOut.String())
 			}
 			var rep plugin.Report

@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestParseLaunchArgs(t *testing.T) {
 
 func TestLaunchHelpAndErrors(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"launch", "--help"}, nil, &out, &errOut, registry.Registry); code != 0 {
+	if code := Run([]string{"launch", "--help"}, nil, &out, &errOut, registry.Registry); code != 0 {
 		t.Fatalf("launch --help: %d", code)
 	}
 	for _, s := range genlaunch.Specs {
@@ -55,7 +55,7 @@ func TestLaunchHelpAndErrors(t *testing.T) {
 	} {
 		out.Reset()
 		errOut.Reset()
-		code := run(strings.Fields(args), nil, &out, &errOut, registry.Registry)
+		code := Run(strings.Fields(args), nil, &out, &errOut, registry.Registry)
 		if code == 0 || !strings.Contains(errOut.String(), want) {
 			t.Errorf("%s: code %d, stderr %q, want %q", args, code, errOut.String(), want)
 		}

@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"fmt"
@@ -261,7 +261,6 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 	for _, pr := range p.Params {
 		params = append(params, launch.KV{Name: pr.Name, Value: pr.Env})
 	}
-	self, _ := os.Executable()
 	o := launch.Options{
 		Spec:          spec,
 		Provider:      launch.Provider{ID: p.ID, Protocol: p.Protocol, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, DefaultModel: p.DefaultModel, Params: params},
@@ -276,7 +275,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		Bundles:       bundles,
 		KeepState:     a.keepState,
 		Bin:           a.bin,
-		SitterBin:     self,
+		SitterBin:     siblingOrPath("sitter"), // the hook binary, next to sitter-host
 		Env:           os.Environ(),
 		Stdin:         stdin,
 		Stdout:        stdout,
