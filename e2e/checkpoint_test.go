@@ -15,7 +15,7 @@ import (
 )
 
 // One real Claude Code turn with the babysitter plugin, in a git project,
-// with SITTER_AUDIT=1: the turn leaves one turn checkpoint whose changes
+// with the audit log on (the default): the turn leaves one checkpoint whose changes
 // are the file it wrote, and one audit line per hook call; the user's
 // branch and index are untouched.
 func TestClaudeCheckpointAndAudit(t *testing.T) {
@@ -40,7 +40,7 @@ func TestClaudeCheckpointAndAudit(t *testing.T) {
 
 	bundle := filepath.Join(repo(t), "artifacts", "babysitter", "claude-code")
 	llm := startLLM(t, llmscript.ShellThenText("echo hi > note.txt", "done"))
-	r := claudeRunEnv(t, llm, project, home, []string{"SITTER_AUDIT=1"}, "write note.txt", "--plugin-dir", bundle)
+	r := claudeRunEnv(t, llm, project, home, nil, "write note.txt", "--plugin-dir", bundle)
 	if r.err != nil {
 		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
@@ -61,6 +61,9 @@ func TestClaudeCheckpointAndAudit(t *testing.T) {
 		Prompts                    []string
 	}
 	json.Unmarshal(out, &cps)
+	if len(cps) != 1 {
+		t.Errorf("%d checkpoints listed, want 1: %s", len(cps), out)
+	}
 	turns := 0
 	for _, c := range cps {
 		if c.Kind == "turn" {

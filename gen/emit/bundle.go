@@ -201,6 +201,7 @@ func (b *bundle) common(registered []string) {
 		Kinds   []string `json:"kinds,omitempty"`
 		Timeout string   `json:"timeout,omitempty"`
 		OnError string   `json:"onError,omitempty"`
+		Redact  bool     `json:"redact,omitempty"`
 	}
 	rows := []row{}
 	for _, h := range b.handlers() {

@@ -26,6 +26,7 @@ func PluginSchema(a *model.Atlas) File {
 				"items": map[string]any{"enum": []string{"shell", "read", "write", "edit", "search", "fetch", "task", "mcp", "other"}}},
 			"timeout": map[string]any{"type": "string", "pattern": "^[0-9]+(ms|s|m)$", "description": "How long the handler may run (default 30s)."},
 			"onError": map[string]any{"enum": []string{"open", "closed"}, "description": "A failing handler is ignored (open, default) or denies (closed)."},
+			"redact":  map[string]any{"type": "boolean", "description": "The handler gets the event with secrets (API keys, tokens, private keys, key=value credentials) masked in every string; it should not rewrite input."},
 		},
 	}
 	schema := map[string]any{

@@ -51,6 +51,7 @@ type Handler struct {
 	Kinds   []string `json:"kinds,omitempty" yaml:"kinds"`
 	Timeout string   `json:"timeout,omitempty" yaml:"timeout"`
 	OnError string   `json:"onError,omitempty" yaml:"onError"`
+	Redact  bool     `json:"redact,omitempty" yaml:"redact"`
 }
 
 // MCPServer is a stdio MCP server the plugin ships.

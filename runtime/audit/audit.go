@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"sitter.dev/sitter/runtime/redact"
 )
 
 // Policy verdicts of an entry.
@@ -52,6 +52,7 @@ type Entry struct {
 	Decision    string    `json:"decision"` // merged
 	Verdict     string    `json:"verdict"`
 	Reason      string    `json:"reason,omitempty"`
+	Error       string    `json:"error,omitempty"`    // why sitter answered without running handlers
 	Evidence    []string  `json:"evidence,omitempty"` // the atlas evidence of the event's render rules
 	LatencyMs   float64   `json:"latencyMs"`
 }
@@ -85,22 +86,22 @@ func (c Config) norm() Config {
 	return c
 }
 
-// Enabled reports whether hook calls are audited: opt-in, with
-// SITTER_AUDIT=1 (or on, true, yes). Appending costs a hook call about
-// 40–100 µs of file system calls (make bench: hookbench), which the
-// no-handler hook's latency budget does not have room for by default.
+// Enabled reports whether hook calls are audited: on unless SITTER_AUDIT
+// is 0 (or off, false, no). Appending is a stat, an open with O_APPEND, one
+// write and a close, inside the no-handler hook's latency target (make
+// bench: hookbench measures with the log on).
 func Enabled() bool {
 	switch strings.ToLower(os.Getenv("SITTER_AUDIT")) {
-	case "1", "on", "true", "yes":
-		return true
+	case "0", "off", "false", "no":
+		return false
 	}
-	return false
+	return true
 }
 
 // Finish redacts an entry's free text, sets its verdict and time.
 func (e *Entry) Finish(rewrote bool) {
 	red := false
-	for _, s := range []*string{&e.Command, &e.Reason} {
+	for _, s := range []*string{&e.Command, &e.Reason, &e.Error} {
 		var r bool
 		*s, r = Redact(*s)
 		red = red || r
@@ -222,59 +223,5 @@ func Query(c Config, f Filter, limit int) ([]Entry, error) {
 	return out, nil
 }
 
-// secretRE matches secrets; compiled on first use (the hook path links
-// this package, but compiles only when a call has text to redact).
-var secretRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(strings.Join([]string{
-		`sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}`, // Anthropic, OpenAI
-		`gh[pousr]_[A-Za-z0-9]{30,}`,            // GitHub tokens
-		`github_pat_[A-Za-z0-9_]{30,}`,
-		`AKIA[0-9A-Z]{16}`,              // AWS access key id
-		`AIza[0-9A-Za-z_\-]{35}`,        // Google API key
-		`xox[abprs]-[A-Za-z0-9\-]{10,}`, // Slack
-		`(?i)bearer\s+[A-Za-z0-9._\-~+/]{16,}=*`,
-		`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
-		`(?i)\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)\b\s*[:=]\s*["']?[^\s"']{6,}`,
-	}, "|"))
-})
-
-// quick holds substrings one of which every secret pattern contains
-// (case-folded); text with none is not run through the regexp.
-var quick = []string{"sk-", "gh", "github_pat_", "akia", "aiza", "xox", "bearer", "private key", "key", "token", "secret", "passw"}
-
 // Redact masks secrets in s; the bool says whether it masked any.
-func Redact(s string) (string, bool) {
-	if s == "" {
-		return s, false
-	}
-	l := strings.ToLower(s)
-	hit := false
-	for _, q := range quick {
-		if strings.Contains(l, q) {
-			hit = true
-			break
-		}
-	}
-	if !hit {
-		return s, false
-	}
-	red := false
-	out := secretRE().ReplaceAllStringFunc(s, func(m string) string {
-		red = true
-		// keep a key=value's name, mask the value
-		lm := strings.ToLower(m)
-		for _, k := range []string{"api", "access", "auth", "secret", "passw"} {
-			if strings.HasPrefix(lm, k) {
-				if i := strings.IndexAny(m, ":="); i > 0 {
-					j := i + 1
-					for j < len(m) && (m[j] == ' ' || m[j] == '\t' || m[j] == '"' || m[j] == '\'') {
-						j++
-					}
-					return m[:j] + "[REDACTED]"
-				}
-			}
-		}
-		return "[REDACTED]"
-	})
-	return out, red
-}
+func Redact(s string) (string, bool) { return redact.String(s) }

@@ -9,24 +9,6 @@ import (
 	"testing"
 )
 
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"curl -H 'x-api-key: sk-ant-abcdefghijklmnopqrstuv' x":                 "curl -H 'x-api-key: [REDACTED]' x",
-		"export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrst":                   "export OPENAI_API_KEY=[REDACTED]",
-		"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com": "git push https://[REDACTED]@github.com",
-		"Authorization: Bearer abcdefghijklmnop.qrstuv":                        "Authorization: [REDACTED]",
-		"aws AKIAABCDEFGHIJKLMNOP":                                             "aws [REDACTED]",
-		"password=hunter22 ok":                                                 "password=[REDACTED] ok",
-		"ls -la":                                                               "ls -la",
-		"the key is in the drawer":                                             "the key is in the drawer",
-	} {
-		got, red := Redact(in)
-		if got != want || red != (in != want) {
-			t.Errorf("Redact(%q) = %q, %v; want %q", in, got, red, want)
-		}
-	}
-}
-
 func TestVerdicts(t *testing.T) {
 	for _, c := range []struct {
 		e       Entry
@@ -103,7 +85,7 @@ func TestEncodeMatchesJSON(t *testing.T) {
 	for _, e := range []Entry{
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Session: "s", Tool: "Bash", ToolKind: "shell",
-			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r",
+			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r", Error: "sitter: bad",
 			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}},
 			Evidence: []string{"doc: u", "test: v"}, LatencyMs: 3.5},
 	} {

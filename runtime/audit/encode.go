@@ -39,6 +39,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = field(b, "decision", e.Decision, true)
 	b = field(b, "verdict", e.Verdict, true)
 	b = field(b, "reason", e.Reason, false)
+	b = field(b, "error", e.Error, false)
 	if len(e.Evidence) > 0 {
 		b = append(b, `,"evidence":[`...)
 		for i, x := range e.Evidence {

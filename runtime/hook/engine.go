@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/redact"
 )
 
 // Policy says what a handler error turns into.
@@ -58,6 +60,11 @@ type Handler struct {
 	// Kinds restricts the handler to tool events of these tool kinds;
 	// empty matches every event. Events without a tool always match.
 	Kinds []string
+	// Redact gives the handler the event with secrets (API keys, tokens,
+	// private keys, key=value credentials) masked in every string,
+	// the native payload included. Its updatedInput, written from masked
+	// input, would carry the masks: a redacting handler should not rewrite.
+	Redact bool
 }
 
 // ErrorKind classifies a handler error.
@@ -125,6 +132,24 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 		return outs
 	}
 	in := buf.Bytes()
+	var masked []byte // the redacted event, made once if a handler asks
+	for _, i := range run {
+		if hs[i].Redact {
+			var err error
+			if masked, _, err = redact.JSON(in); err != nil {
+				// Never hand such a handler the unmasked event.
+				masked = []byte("{}\n")
+			}
+			masked = append(bytes.TrimSuffix(masked, []byte("\n")), '\n')
+			break
+		}
+	}
+	input := func(h Handler) []byte {
+		if h.Redact {
+			return masked
+		}
+		return in
+	}
 	env := append(os.Environ(),
 		"SITTER_HARNESS="+ev.Harness,
 		"SITTER_PHASE="+ev.Phase,
@@ -138,12 +163,12 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 	}
 	if len(run) == 1 {
 		i := run[0]
-		outs[i] = runGuarded(ctx, hs[i], ev.Phase, in, env)
+		outs[i] = runGuarded(ctx, hs[i], ev.Phase, input(hs[i]), env)
 		return outs
 	}
 	var wg sync.WaitGroup
 	for _, i := range run {
-		wg.Go(func() { outs[i] = runGuarded(ctx, hs[i], ev.Phase, in, env) })
+		wg.Go(func() { outs[i] = runGuarded(ctx, hs[i], ev.Phase, input(hs[i]), env) })
 	}
 	wg.Wait()
 	return outs

@@ -11,7 +11,7 @@ import (
 	"sitter.dev/sitter/runtime/hook"
 )
 
-const checkpointUsage = `usage: sitter checkpoint list [--session S] [--dir D] [--json]
+const checkpointUsage = `usage: sitter checkpoint list [--session S] [--all] [--dir D] [--json]
        sitter checkpoint show <id> [--dir D] [--json]
        sitter checkpoint diff <id> [--paths P...] [--dir D]
        sitter checkpoint restore <id> [--paths P...] [--force] [--dir D]
@@ -21,7 +21,7 @@ const checkpointUsage = `usage: sitter checkpoint list [--session S] [--dir D] [
 func runCheckpoint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var pos, paths []string
 	dir, session := "", ""
-	asJSON, force := false, false
+	asJSON, force, withBases := false, false, false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch a {
@@ -29,6 +29,8 @@ func runCheckpoint(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 			asJSON = true
 		case "--force", "-force":
 			force = true
+		case "--all", "-all":
+			withBases = true
 		case "--dir", "-dir", "--session", "-session":
 			if i+1 >= len(args) {
 				fmt.Fprintf(stderr, "sitter: checkpoint: %s needs a value\n", a)
@@ -109,7 +111,14 @@ func runCheckpoint(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 			if err != nil {
 				return fail(err)
 			}
-			all = append(all, cps...)
+			// A turn's checkpoint is made at its end; the base snapshot
+			// taken at its start (the "before" its diff is against) is
+			// listed only with --all.
+			for _, cp := range cps {
+				if withBases || cp.Kind != "base" {
+					all = append(all, cp)
+				}
+			}
 		}
 		if asJSON {
 			return writeJSON(stdout, stderr, all)

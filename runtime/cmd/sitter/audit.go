@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 )
@@ -50,9 +49,11 @@ func runHandlersTimed(ctx context.Context, ev hook.Event, hs []hook.Handler) (ho
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// auditCall appends the hook call's merged decision to the audit log
-// (unless SITTER_AUDIT=0); a failure is a diagnostic, never a changed answer.
-func auditCall(d *adapter.Descriptor, ev hook.Event, res hook.Result, hs []audit.Handler, start time.Time, diags []string) []string {
+// audit appends the hook call's answer to the audit log (unless
+// SITTER_AUDIT=0): res is the merged result, or for a call that failed
+// before its handlers ran, the answer it got and why. A failure to append
+// is a diagnostic, never a changed answer.
+func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, diags []string) []string {
 	if !audit.Enabled() {
 		return diags
 	}
@@ -60,9 +61,13 @@ func auditCall(d *adapter.Descriptor, ev hook.Event, res hook.Result, hs []audit
 	if err != nil {
 		return append(diags, "sitter: audit: "+err.Error())
 	}
+	ev := c.ev
 	e := audit.Entry{
 		Harness: ev.Harness, NativeEvent: ev.NativeEvent, Phase: ev.Phase, Session: ev.Session.ID,
-		Handlers: hs, Decision: string(res.Decision), Reason: res.Reason, LatencyMs: ms(time.Since(start)),
+		Handlers: hs, Decision: string(res.Decision), Reason: res.Reason, Error: failure, LatencyMs: ms(time.Since(c.start)),
+	}
+	if e.Harness == "" {
+		e.Harness, e.NativeEvent = c.harness, c.event // as given: unresolved
 	}
 	if e.Decision == "" {
 		e.Decision = "noop"
@@ -84,9 +89,11 @@ func auditCall(d *adapter.Descriptor, ev hook.Event, res hook.Result, hs []audit
 			}
 		}
 	}
-	if spec, ok := d.Event(ev.NativeEvent); ok {
-		for _, x := range spec.Evidence {
-			e.Evidence = append(e.Evidence, x.Kind+": "+x.Ref)
+	if c.desc != nil {
+		if spec, ok := c.desc.Event(ev.NativeEvent); ok {
+			for _, x := range spec.Evidence {
+				e.Evidence = append(e.Evidence, x.Kind+": "+x.Ref)
+			}
 		}
 	}
 	e.Finish(len(res.UpdatedInput) > 0)

@@ -34,6 +34,7 @@ type hookArgs struct {
 	onError        hook.Policy
 	stopCap        string // "" = not given
 	plugin         string
+	redact         bool // --handler handlers get the event with secrets masked
 }
 
 // parseHookArgs reads flags before or after the positional arguments. It
@@ -55,6 +56,10 @@ func parseHookArgs(args []string) (hookArgs, error) {
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if name == "redact" && !hasVal {
+			a.redact = true
+			continue
+		}
 		switch name {
 		case "handler", "plugin", "timeout", "on-error", "stop-cap":
 		default:
@@ -120,6 +125,8 @@ func parseHookArgs(args []string) (hookArgs, error) {
 // answer or fail, once, at the end.
 type hookCall struct {
 	stdout, stderr io.Writer
+	start          time.Time
+	harness, event string // as given, for the audit of a call that did not resolve
 	onError        hook.Policy
 	desc           *adapter.Descriptor // set once harness and event resolved
 	ev             hook.Event          // phase etc., set with desc
@@ -128,8 +135,7 @@ type hookCall struct {
 // runHook answers one hook call. Whatever happens, the harness gets an
 // answer it accepts: the no-op, a fail-closed deny, or the merged result.
 func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) (code int) {
-	start := time.Now()
-	c := &hookCall{stdout: stdout, stderr: stderr, onError: hook.FailOpen}
+	c := &hookCall{stdout: stdout, stderr: stderr, start: time.Now(), onError: hook.FailOpen}
 	defer func() {
 		if p := recover(); p != nil {
 			code = c.fail(fmt.Sprintf("internal error: %v", p))
@@ -137,7 +143,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	}()
 
 	a, argErr := parseHookArgs(args)
-	c.onError = a.onError
+	c.onError, c.harness, c.event = a.onError, a.harness, a.event
 	payload, readErr := readPayload(stdin)
 	// Resolve even after an argument error: with the event known, a
 	// fail-closed answer can still be rendered.
@@ -184,7 +190,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags = guardStop(ev, res, a.stopCap, diags)
 	}
-	diags = auditCall(d, ev, res, audited, start, diags)
+	diags = c.audit(res, audited, "", diags)
 	return c.answer(d.Render(ev, res), diags)
 }
 
@@ -268,6 +274,7 @@ type pluginTable struct {
 		Kinds   []string `json:"kinds"`
 		Timeout string   `json:"timeout"`
 		OnError string   `json:"onError"`
+		Redact  bool     `json:"redact"`
 	} `json:"handlers"`
 }
 
@@ -313,12 +320,12 @@ func collectHandlers(a hookArgs, phase string) ([]hook.Handler, error) {
 						return nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
 					}
 				}
-				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds})
+				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact})
 			}
 		}
 	}
 	for _, cmd := range a.handlers {
-		hs = append(hs, hook.Handler{Command: cmd, Timeout: a.timeout, OnError: a.onError})
+		hs = append(hs, hook.Handler{Command: cmd, Timeout: a.timeout, OnError: a.onError, Redact: a.redact})
 	}
 	return hs, nil
 }
@@ -365,10 +372,12 @@ func (c *hookCall) fail(why string) (code int) {
 	if c.onError == hook.FailClosed && c.desc != nil {
 		out, ok := c.refuse(msg)
 		if ok {
-			return c.answer(out, []string{msg + " (refused: fail-closed)"})
+			diags := c.audit(hook.Result{Decision: hook.Deny, Reason: msg}, nil, msg, nil)
+			return c.answer(out, append([]string{msg + " (refused: fail-closed)"}, diags...))
 		}
 	}
-	fmt.Fprintln(c.stderr, msg)
+	diags := c.audit(hook.Result{Decision: hook.Noop}, nil, msg, nil)
+	fmt.Fprintln(c.stderr, strings.Join(append([]string{msg}, diags...), "\n"))
 	return 0
 }
 

@@ -54,6 +54,8 @@ Hook flags (before or after the arguments):
   --on-error open|closed
                         what a failing handler, or a hook call sitter cannot answer, becomes:
                         ignored (open, the default) or a deny/block (closed)
+  --redact              --handler handlers get the event with secrets (API keys, tokens,
+                        private keys, key=value credentials) masked
   --stop-cap N          stop blocks in a row before sitter lets a session stop
                         (default $SITTER_STOP_CAP, else 20; 0 = no cap)
 
