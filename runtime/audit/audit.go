@@ -139,18 +139,11 @@ func Append(c Config, e Entry) error {
 	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(b)) > c.MaxBytes {
 		rotate(path, c.Keep)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	err := appendFile(path, b)
 	if os.IsNotExist(err) {
 		if err = os.MkdirAll(c.Dir, 0o700); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			err = appendFile(path, b)
 		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	return err
 }

@@ -46,6 +46,7 @@ func main() { io.Copy(os.Stdout, os.Stdin) }
 type variant struct {
 	name  string
 	argv  []string
+	env   []string // added to the environment
 	times []time.Duration
 }
 
@@ -105,19 +106,20 @@ func bench(n, warm int, pkg string, out io.Writer) (miss bool, err error) {
 	vs := []*variant{
 		{name: "floor (copy stdin to stdout)", argv: []string{floor}},
 		{name: "sitter hook, no handler", argv: []string{sitter, "hook", "claude-code", "PreToolUse"}},
+		{name: "  the same, audit log off", argv: []string{sitter, "hook", "claude-code", "PreToolUse"}, env: []string{"SITTER_AUDIT=0"}},
 		{name: "sitter hook, --handler true", argv: []string{sitter, "hook", "claude-code", "PreToolUse", "--handler", "true"}},
 	}
 	// The warm-up also checks that each variant answers cleanly: timing an
 	// error path would measure the wrong thing.
 	for _, v := range vs {
 		var stderr strings.Builder
-		if _, err := runOnce(v.argv, in, &stderr); err != nil || stderr.Len() > 0 {
+		if _, err := runOnce(v, in, &stderr); err != nil || stderr.Len() > 0 {
 			return false, fmt.Errorf("%s: %v %s", v.name, err, strings.TrimSpace(stderr.String()))
 		}
 	}
 	for range warm {
 		for _, v := range vs {
-			if _, err := runOnce(v.argv, in, nil); err != nil {
+			if _, err := runOnce(v, in, nil); err != nil {
 				return false, fmt.Errorf("%s: %v", v.name, err)
 			}
 		}
@@ -125,7 +127,7 @@ func bench(n, warm int, pkg string, out io.Writer) (miss bool, err error) {
 	// Interleaved: A B C A B C ...
 	for range n {
 		for _, v := range vs {
-			d, err := runOnce(v.argv, in, nil)
+			d, err := runOnce(v, in, nil)
 			if err != nil {
 				return false, fmt.Errorf("%s: %v", v.name, err)
 			}
@@ -168,7 +170,8 @@ func gobuild(dir, out, pkg string) error {
 
 // runOnce runs argv with the payload file as stdin and times it from start
 // to exit. A file, not a pipe, so no copying goroutine adds noise.
-func runOnce(argv []string, in string, stderr io.Writer) (time.Duration, error) {
+func runOnce(v *variant, in string, stderr io.Writer) (time.Duration, error) {
+	argv := v.argv
 	f, err := os.Open(in)
 	if err != nil {
 		return 0, err
@@ -177,7 +180,7 @@ func runOnce(argv []string, in string, stderr io.Writer) (time.Duration, error) 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = f
 	// The audit log and stop counters go to the bench's own state dir.
-	cmd.Env = append(os.Environ(), "SITTER_STATE_DIR="+filepath.Join(filepath.Dir(in), "state"))
+	cmd.Env = append(append(os.Environ(), "SITTER_STATE_DIR="+filepath.Join(filepath.Dir(in), "state")), v.env...)
 	if stderr != nil {
 		cmd.Stderr = stderr
 	}

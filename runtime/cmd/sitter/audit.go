@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,15 +78,7 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, di
 	if ev.Tool != nil {
 		e.Tool, e.ToolKind = ev.Tool.Name, ev.Tool.Kind
 		if ev.Tool.Kind == "shell" {
-			var in map[string]any
-			if json.Unmarshal(ev.Tool.Input, &in) == nil {
-				switch c := in["command"].(type) {
-				case string:
-					e.Command = c
-				case []any:
-					e.Command = fmt.Sprint(c...)
-				}
-			}
+			e.Command = shellCommand(ev.Tool.Input)
 		}
 	}
 	if c.desc != nil {
@@ -101,4 +93,31 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, di
 		return append(diags, "sitter: audit: "+err.Error())
 	}
 	return diags
+}
+
+// shellCommand is a shell tool input's command: a string, or an argv
+// array joined with spaces; "" when there is none. Read with the payload
+// scanner: encoding/json's reflection costs a cold hook call more.
+func shellCommand(input json.RawMessage) string {
+	cmd := ""
+	s := hook.NewScanner(input)
+	s.Document(func(key string) error {
+		if key != "command" || cmd != "" {
+			return s.Skip()
+		}
+		raw, err := s.Raw()
+		if err != nil || len(raw) == 0 {
+			return err
+		}
+		v := hook.NewScanner(raw)
+		switch raw[0] {
+		case '"':
+			cmd, _ = v.String(key)
+		case '[':
+			argv, _ := v.Strings(key)
+			cmd = strings.Join(argv, " ")
+		}
+		return nil
+	})
+	return cmd
 }

@@ -164,3 +164,19 @@ func TestHookLargePayload(t *testing.T) {
 		t.Errorf("handler got kind %q, %d content bytes, %d raw bytes; want write, %d, %d", ev.Tool.Kind, len(input.Content), len(ev.Raw), len(content), len(in))
 	}
 }
+
+func TestShellCommand(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"command":"git push","timeout":5}`:         "git push",
+		`{"description":"x","command":["ls","-la"]}`: "ls -la",
+		`{"command":null}`:                           "",
+		`{"cmd":"ls"}`:                               "",
+		`{"command":"a\"b \u00e9"}`:                  `a"b é`,
+		`{"command":{"nested":"x"},"command2":"y"}`:  "",
+		`not json`: "",
+	} {
+		if got := shellCommand([]byte(in)); got != want {
+			t.Errorf("shellCommand(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
