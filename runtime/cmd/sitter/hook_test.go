@@ -180,3 +180,12 @@ func TestShellCommand(t *testing.T) {
 		}
 	}
 }
+
+// A host verb without sitter-host next to sitter or on PATH says how to get it.
+func TestExecHostMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var stderr strings.Builder
+	if code := execHost([]string{"run", "status"}, &stderr); code != 1 || !strings.Contains(stderr.String(), "sitter run: sitter-host not found") || !strings.Contains(stderr.String(), "make build") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}

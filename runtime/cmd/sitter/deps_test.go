@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The hook binary links only the hook path: every package it links costs
+// each hook call start-up time, and cue, jsonschema and net/http are far
+// too heavy for it (the host verbs live in sitter-host, the gateway in
+// sitter-proxy).
+func TestHookBinaryDeps(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	allowed := []string{
+		"sitter.dev/sitter/runtime/cmd/sitter", "sitter.dev/sitter/runtime/hook", "sitter.dev/sitter/runtime/adapter",
+		"sitter.dev/sitter/runtime/audit", "sitter.dev/sitter/runtime/redact", "sitter.dev/sitter/runtime/guard",
+		"sitter.dev/sitter/generated/registry", "sitter.dev/sitter/generated/harness/",
+	}
+	forbidden := []string{"net", "crypto/tls", "text/template", "html/template"}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+			ok := false
+			for _, a := range allowed {
+				if p == a || strings.HasSuffix(a, "/") && strings.HasPrefix(p, a) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("the hook binary links %s", p)
+			}
+			continue
+		}
+		for _, f := range forbidden {
+			if p == f || strings.HasPrefix(p, f+"/") {
+				t.Errorf("the hook binary links %s", p)
+			}
+		}
+	}
+}
