@@ -101,7 +101,7 @@ func runLaunch(t *testing.T, home string, extraEnv []string, args ...string) ([]
 func countEvents(evs []launchEvent, name string) int {
 	n := 0
 	for _, e := range evs {
-		if e["event"] == name {
+		if e["type"] == name {
 			n++
 		}
 	}
@@ -110,7 +110,7 @@ func countEvents(evs []launchEvent, name string) int {
 
 func eventOf(evs []launchEvent, name string) launchEvent {
 	for _, e := range evs {
-		if e["event"] == name {
+		if e["type"] == name {
 			return e
 		}
 	}
@@ -228,7 +228,7 @@ func bridgeCodex(t *testing.T, handler string, maxIter int) (*llmscript.Server, 
 func hookCalls(evs []launchEvent) []string {
 	var hooks []string
 	for _, e := range evs {
-		if e["event"] == "hook" {
+		if e["type"] == "hook" {
 			s := fmt.Sprint(e["native"])
 			if strings.Contains(fmt.Sprint(e["stdout"]), `"block"`) {
 				s += ":block"

@@ -12,7 +12,7 @@ import (
 var launchSlot = regexp.MustCompile(`\{([A-Za-z]+)\}`)
 
 // launchSlots are the template slots `sitter launch` fills.
-var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true, "key": true, "home": true,
+var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true, "key": true, "keyLast20": true, "home": true,
 	"workspace": true, "bundle": true, "session": true, "maxTurns": true}
 
 // Launches checks the launch settings of each harness: known slots, a
@@ -20,7 +20,9 @@ var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true
 // exactly the protocols the harness speaks (so the generated ProxyRequired
 // and the launch's pass-through agree), bridge events that exist with the
 // right phase, payloads that are JSON objects, and a plugin loading that
-// names the bundle or has a bundle format to install.
+// names the bundle or has a bundle format to install; onboarding prompts
+// with unique ids and regexps that compile, and a turn-end hook on an
+// event of phase stop whose files run {turnEndCommand}.
 func Launches(a *model.Atlas) model.Errors {
 	var errs model.Errors
 	add := func(p model.Pos, format string, args ...any) {
@@ -133,6 +135,45 @@ func Launches(a *model.Atlas) model.Errors {
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(b.Payload), &obj); err != nil {
 				add(b.Event.Pos, "harness %s: launch bridge %s: payload is not a JSON object: %v", h.ID, b.Role, err)
+			}
+		}
+		ids := map[string]bool{}
+		for _, p := range l.Onboarding {
+			if ids[p.ID] {
+				add(p.Pos, "harness %s: launch onboarding prompt %s declared twice", h.ID, p.ID)
+			}
+			ids[p.ID] = true
+			if _, err := regexp.Compile(p.Match); err != nil {
+				add(p.Pos, "harness %s: launch onboarding prompt %s: match is not a regexp: %v", h.ID, p.ID, err)
+			} else if regexp.MustCompile(p.Match).MatchString("") {
+				add(p.Pos, "harness %s: launch onboarding prompt %s: match matches an empty screen", h.ID, p.ID)
+			}
+			if p.Keys == "" {
+				add(p.Pos, "harness %s: launch onboarding prompt %s types no keys", h.ID, p.ID)
+			}
+			if len(p.Evidence) == 0 {
+				add(p.Pos, "harness %s: launch onboarding prompt %s has no evidence", h.ID, p.ID)
+			}
+		}
+		if te := l.TurnEnd; te != nil {
+			var ev *model.Event
+			for _, e := range h.Events {
+				if e.Name == te.Event.Name {
+					ev = e
+				}
+			}
+			if ev == nil {
+				add(te.Event.Pos, "harness %s: launch turnEnd: unknown event %q", h.ID, te.Event.Name)
+			} else if ev.Phase.Name != "stop" {
+				add(te.Event.Pos, "harness %s: launch turnEnd: event %s has phase %s, want stop", h.ID, te.Event.Name, ev.Phase.Name)
+			}
+			runs := false
+			for _, f := range te.Files {
+				slots("turnEnd file "+f.Path, map[string]bool{"turnEndCommand": true}, f.Path, f.Content)
+				runs = runs || strings.Contains(f.Content, "{turnEndCommand}")
+			}
+			if !runs {
+				add(te.Event.Pos, "harness %s: launch turnEnd files never run {turnEndCommand}", h.ID)
 			}
 		}
 		if len(l.Evidence) == 0 {

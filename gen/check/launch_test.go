@@ -33,6 +33,13 @@ func TestLaunches(t *testing.T) {
 				{Role: "stop", Event: model.Named{Name: "Tool", Pos: p(5)}, Payload: `{"a":"{stopHookActive}"}`},
 				{Role: "sessionEnd", Event: model.Named{Name: "End", Pos: p(6)}, Payload: `not json`},
 			},
+			Onboarding: []model.LaunchPrompt{
+				{ID: "trust", Match: "trust\\?", Keys: "\r", Pos: p(7), Evidence: []model.Evidence{{Kind: "doc", Ref: "x"}}},
+				{ID: "trust", Match: "(unclosed", Keys: "", Pos: p(8)},
+				{ID: "any", Match: "x*", Keys: "1", Pos: p(9), Evidence: []model.Evidence{{Kind: "doc", Ref: "x"}}},
+			},
+			TurnEnd: &model.LaunchTurnEnd{Event: model.Named{Name: "Tool", Pos: p(10)},
+				Files: []model.LaunchFile{{Path: "{home}/s.json", Content: `{"cmd":"{turnEnd}"}`}}},
 			Evidence: []model.Evidence{{Kind: "doc", Ref: "x"}},
 		}},
 	}
@@ -42,12 +49,20 @@ func TestLaunches(t *testing.T) {
 		{Pos: p(1), Msg: "harness mini: launch headless: unknown slot {promt}"},
 		{Pos: p(1), Msg: "harness mini: launch plugin kind flag needs args naming {bundle}"},
 		{Pos: p(1), Msg: "harness mini: launch resumeId args do not name {session}"},
+		{Pos: p(1), Msg: "harness mini: launch turnEnd file {home}/s.json: unknown slot {turnEnd}"},
 		{Pos: p(1), Msg: "harness mini: speaks gemini but launch has no connect entry for it: ProxyRequired would pass it through with no way to configure it"},
 		{Pos: p(3), Msg: "harness mini: launch connect openai-chat must pass {baseURL} and {key} in its env or files"},
 		{Pos: p(3), Msg: "harness mini: launch connects in openai-chat, which is not in its speaks (protocols.cue)"},
 		{Pos: p(5), Msg: "harness mini: launch bridge stop: event Tool has phase preToolUse"},
 		{Pos: p(6), Msg: "harness mini: launch bridge sessionEnd: payload is not a JSON object: invalid character 'o' in literal null (expecting 'u')"},
 		{Pos: p(6), Msg: `harness mini: launch bridge sessionEnd: unknown event "End"`},
+		{Pos: p(8), Msg: "harness mini: launch onboarding prompt trust declared twice"},
+		{Pos: p(8), Msg: "harness mini: launch onboarding prompt trust has no evidence"},
+		{Pos: p(8), Msg: "harness mini: launch onboarding prompt trust types no keys"},
+		{Pos: p(8), Msg: "harness mini: launch onboarding prompt trust: match is not a regexp: error parsing regexp: missing closing ): `(unclosed`"},
+		{Pos: p(9), Msg: "harness mini: launch onboarding prompt any: match matches an empty screen"},
+		{Pos: p(10), Msg: "harness mini: launch turnEnd files never run {turnEndCommand}"},
+		{Pos: p(10), Msg: "harness mini: launch turnEnd: event Tool has phase preToolUse, want stop"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

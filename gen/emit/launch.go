@@ -18,7 +18,7 @@ func LaunchGo(a *model.Atlas) []File {
 	f := jen.NewFilePathName(path, "launch")
 	f.ImportAlias(rt, "rl")
 	f.HeaderComment(Marker("atlas/launch.cue"))
-	f.PackageComment("Package launch holds how sitter launch runs each harness: binary, arguments, env and files, plugin loading and the emulated lifecycle.")
+	f.PackageComment("Package launch holds how sitter launch runs each harness: binary, arguments, env and files, plugin loading, the emulated lifecycle and the interactive onboarding prompts.")
 	strs := func(ss []string) jen.Code {
 		var v []jen.Code
 		for _, s := range ss {
@@ -65,6 +65,15 @@ func LaunchGo(a *model.Atlas) []File {
 		for _, e := range l.Evidence {
 			ev = append(ev, e.Ref)
 		}
+		var prompts []jen.Code
+		for _, p := range l.Onboarding {
+			prompts = append(prompts, jen.Values(jen.Dict{jen.Id("ID"): jen.Lit(p.ID), jen.Id("Match"): jen.Lit(p.Match), jen.Id("Keys"): jen.Lit(p.Keys)}))
+		}
+		turnEnd := jen.Dict{}
+		if te := l.TurnEnd; te != nil {
+			turnEnd[jen.Id("Event")] = jen.Lit(te.Event.Name)
+			turnEnd[jen.Id("Files")] = files(te.Files)
+		}
 		rows = append(rows, jen.Values(jen.Dict{
 			jen.Id("Harness"):          jen.Lit(l.Harness),
 			jen.Id("Names"):            strs(names),
@@ -76,6 +85,7 @@ func LaunchGo(a *model.Atlas) []File {
 			jen.Id("MaxTurns"):         strs(l.MaxTurns),
 			jen.Id("ModelArgs"):        strs(l.ModelArgs),
 			jen.Id("Interactive"):      strs(l.Interactive),
+			jen.Id("Unattended"):       strs(l.Unattended),
 			jen.Id("Env"):              kvs(l.Env),
 			jen.Id("Files"):            files(l.Files),
 			jen.Id("Connect"):          jen.Index().Qual(rt, "Connect").Values(conns...),
@@ -84,6 +94,8 @@ func LaunchGo(a *model.Atlas) []File {
 			jen.Id("Bridge"):           jen.Qual(rt, "Bridge").Values(bridge),
 			jen.Id("ExitsHeadless"):    jen.Lit(l.ExitsHeadless),
 			jen.Id("ExitsInteractive"): jen.Lit(l.ExitsInteractive),
+			jen.Id("Onboarding"):       jen.Index().Qual(rt, "Prompt").Values(prompts...),
+			jen.Id("TurnEnd"):          jen.Qual(rt, "TurnEnd").Values(turnEnd),
 			jen.Id("Evidence"):         strs(ev),
 		}))
 	}

@@ -26,6 +26,7 @@ func (l *loader) launches(v cue.Value, a *model.Atlas) {
 			MaxTurns:         l.strings(lv, "maxTurns"),
 			ModelArgs:        l.strings(lv, "modelArgs"),
 			Interactive:      l.strings(lv, "interactive"),
+			Unattended:       l.strings(lv, "unattended"),
 			Env:              l.kvs(lv.LookupPath(cue.ParsePath("env"))),
 			Files:            l.launchFiles(lv.LookupPath(cue.ParsePath("files"))),
 			PluginKind:       l.str(lv, "plugin.kind"),
@@ -43,6 +44,22 @@ func (l *loader) launches(v cue.Value, a *model.Atlas) {
 				Files:     l.launchFiles(cv.LookupPath(cue.ParsePath("files"))),
 			})
 		})
+		l.list(lv.LookupPath(cue.ParsePath("onboarding")), func(pv cue.Value) {
+			x.Onboarding = append(x.Onboarding, model.LaunchPrompt{
+				ID:       l.str(pv, "id"),
+				Match:    l.str(pv, "match"),
+				Keys:     l.str(pv, "keys"),
+				Pos:      l.vpos(pv.LookupPath(cue.ParsePath("match"))),
+				Evidence: l.evidence(pv.LookupPath(cue.ParsePath("evidence"))),
+			})
+		})
+		if tv := lv.LookupPath(cue.ParsePath("turnEnd")); tv.Exists() {
+			x.TurnEnd = &model.LaunchTurnEnd{
+				Event:    l.named(tv, "event"),
+				Files:    l.launchFiles(tv.LookupPath(cue.ParsePath("files"))),
+				Evidence: l.evidence(tv.LookupPath(cue.ParsePath("evidence"))),
+			}
+		}
 		for _, role := range []string{"sessionStart", "stop", "sessionEnd"} {
 			bv := lv.LookupPath(cue.MakePath(cue.Str("bridge"), cue.Str(role)))
 			if !bv.Exists() {

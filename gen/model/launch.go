@@ -12,7 +12,8 @@ type Launch struct {
 	MaxTurns    []string
 	ModelArgs   []string
 	Interactive []string
-	Env         []KV // sorted by name
+	Unattended  []string // added to Interactive in bridge-interactive mode
+	Env         []KV     // sorted by name
 	Files       []LaunchFile
 	Connect     []Connect // atlas order; the first is used behind the proxy
 	PluginKind  string    // flag | install
@@ -21,8 +22,28 @@ type Launch struct {
 	// ExitsHeadless and ExitsInteractive say whether the harness exits
 	// after one task in each way of running it.
 	ExitsHeadless, ExitsInteractive bool
-	Evidence                        []Evidence
-	Note                            string
+	// Onboarding lists the prompts bridge-interactive mode answers.
+	Onboarding []LaunchPrompt
+	// TurnEnd is how bridge-interactive mode learns a turn ended (nil:
+	// by the idle timeout).
+	TurnEnd  *LaunchTurnEnd
+	Evidence []Evidence
+	Note     string
+}
+
+// LaunchPrompt is one prompt of an interactive terminal UI and its answer.
+type LaunchPrompt struct {
+	ID, Match, Keys string
+	Pos             Pos
+	Evidence        []Evidence
+}
+
+// LaunchTurnEnd registers a hook on the harness's stop event that runs
+// {turnEndCommand} (bridge-interactive mode only).
+type LaunchTurnEnd struct {
+	Event    Named
+	Files    []LaunchFile
+	Evidence []Evidence
 }
 
 // KV is one environment variable template.

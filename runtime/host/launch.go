@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
@@ -19,8 +20,8 @@ import (
 const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [--upstream URL]
                      [--plugin NAME|DIR]... [--prompt TEXT | --prompt-file F]
                      [--mode agent-driven|hook-driven|bridge-hooks|bridge-interactive]
-                     [--max-iterations N] [--max-turns N] [--workspace DIR] [--bin PATH]
-                     [--keep-state] [--json]
+                     [--max-iterations N] [--max-turns N] [--idle-timeout D]
+                     [--workspace DIR] [--bin PATH] [--keep-state] [--json]
 
 Runs a harness on a provider in one command. When the harness cannot speak the
 provider's wire protocol, sitter-proxy is started on 127.0.0.1 with a fresh token
@@ -38,7 +39,17 @@ Modes:
                       session start before the first run, a stop decision after
                       each exit (while it says continue, resume the session with
                       the reason as the prompt, up to --max-iterations), session end
-  bridge-interactive  not implemented yet
+  bridge-interactive  run the interactive harness in a pseudo-terminal with the
+                      prompt, answer the onboarding prompts the atlas declares,
+                      and print NDJSON events on stdout (always, as with --json):
+                      output (terminal text, control sequences stripped),
+                      onboarding, turn_end (from the harness's own stop hook, or
+                      output quiet for --idle-timeout where it has none), exit.
+                      Once the output settles after a turn (or after
+                      --max-iterations turns), sitter ends the harness (SIGTERM
+                      to its process group, then SIGKILL) and exits 0; quiet for
+                      --idle-timeout before any turn ended: exit 124, and the
+                      idle event carries the screen
 
 Flags:
   --provider P        atlas provider (anthropic, openai, openai-responses, gemini,
@@ -49,8 +60,11 @@ Flags:
                       with --plugin-dir, other harnesses through sitter plugin
                       install into the workspace, removed afterwards
   --prompt TEXT, --prompt-file F   the task
-  --max-iterations N  bridge-hooks: harness runs at most (default 10)
+  --max-iterations N  bridge-hooks: harness runs at most; bridge-interactive:
+                      turns at most (default 10)
   --max-turns N       turn limit, where the harness has one
+  --idle-timeout D    bridge-interactive: end the harness after output quiet
+                      this long (Go duration, default 30s)
   --workspace DIR     where the harness runs (default: the current directory)
   --bin PATH          the harness binary (default: its name on PATH)
   --keep-state        keep the overlay for inspection
@@ -64,6 +78,7 @@ Examples:
   sitter launch opencode --provider anthropic --prompt "rename foo to bar"
   sitter launch pi --provider openai --prompt "write the changelog"
   sitter launch codex --plugin babysitter --mode bridge-hooks --max-iterations 5 --prompt "…"
+  sitter launch claude-code --mode bridge-interactive --prompt "fix the failing test" | jq -c 'select(.type != "output")'
 `
 
 // launchArgs are the parsed arguments of `sitter launch`.
@@ -72,6 +87,7 @@ type launchArgs struct {
 	plugins                            []string
 	prompt, promptFile, mode           string
 	maxIterations, maxTurns            int
+	idleTimeout                        time.Duration
 	workspace, bin                     string
 	keepState, json, help              bool
 }
@@ -104,7 +120,7 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 				a.keepState = true
 			}
 			continue
-		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "workspace", "bin":
+		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "workspace", "bin":
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)
 		}
@@ -145,6 +161,12 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 			} else {
 				a.maxIterations = n
 			}
+		case "idle-timeout":
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return a, fmt.Errorf("--idle-timeout %q: want a positive duration (30s, 2m)", val)
+			}
+			a.idleTimeout = d
 		case "workspace":
 			a.workspace = val
 		case "bin":
@@ -281,6 +303,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		Stdout:        stdout,
 		Stderr:        stderr,
 		JSON:          a.json,
+		IdleTimeout:   a.idleTimeout,
 		Install: func(bundle, home, workspace string) (func() error, error) {
 			b := byDir[bundle]
 			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}

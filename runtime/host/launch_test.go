@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/registry"
@@ -24,11 +25,16 @@ func TestParseLaunchArgs(t *testing.T) {
 		a.maxTurns != 4 || a.workspace != "/w" || a.bin != "/b/claude" || !a.keepState || !a.json {
 		t.Errorf("parsed %+v", a)
 	}
-	if a, _ := parseLaunchArgs([]string{"codex", "--prompt-file", "p.md"}); a.mode != launch.AgentDriven || a.promptFile != "p.md" {
+	if a, _ := parseLaunchArgs([]string{"codex", "--prompt-file", "p.md"}); a.mode != launch.AgentDriven || a.promptFile != "p.md" || a.idleTimeout != 0 {
 		t.Errorf("defaults: %+v", a)
+	}
+	if a, err := parseLaunchArgs([]string{"claude", "--mode", "bridge-interactive", "--idle-timeout", "1m30s", "--prompt", "x"}); err != nil ||
+		a.mode != launch.BridgeInteractive || a.idleTimeout != 90*time.Second {
+		t.Errorf("bridge-interactive: %+v %v", a, err)
 	}
 	for _, bad := range [][]string{
 		{}, {"a", "b"}, {"codex", "--mode", "autopilot"}, {"codex", "--max-iterations", "0"}, {"codex", "--prompt"},
+		{"codex", "--idle-timeout", "30"}, {"codex", "--idle-timeout", "-1s"},
 		{"codex", "--prompt", "x", "--prompt-file", "y"}, {"codex", "--json=1"}, {"codex", "--nope"},
 	} {
 		if _, err := parseLaunchArgs(bad); err == nil {
@@ -51,7 +57,7 @@ func TestLaunchHelpAndErrors(t *testing.T) {
 		"launch nope --prompt x":                  "unknown harness",
 		"launch cursor --prompt x":                "no launch settings",
 		"launch codex --provider mars --prompt x": "unknown provider",
-		"launch codex --mode bridge-interactive --prompt x --provider openai-responses --upstream http://127.0.0.1:1 --bin /bin/true": "not implemented",
+		"launch codex --mode bridge-interactive --provider openai-responses --upstream http://127.0.0.1:1 --bin /bin/true": "needs --prompt",
 	} {
 		out.Reset()
 		errOut.Reset()

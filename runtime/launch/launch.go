@@ -71,6 +71,14 @@ type Options struct {
 	// Signals, when set, replaces the process's SIGINT/SIGTERM/SIGHUP
 	// subscription (tests).
 	Signals <-chan os.Signal
+	// IdleTimeout (bridge-interactive, default 30s): output quiet this long
+	// ends the run (and, for a harness without a turn-end hook, the turn).
+	IdleTimeout time.Duration
+	// Settle (bridge-interactive, default 1s): how long output must be
+	// quiet before an onboarding answer is typed, and after a turn ended
+	// before sitter ends the harness (a stop hook that blocks makes it
+	// carry on instead).
+	Settle time.Duration
 }
 
 // launcher is one running launch.
@@ -103,6 +111,16 @@ func Run(o Options) (code int, err error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = time.Second
+	}
+	if o.Mode == BridgeInteractive {
+		// The harness's terminal is sitter's: stdout is the event stream.
+		o.JSON = true
+	}
 	l := &launcher{o: o, harness: o.Stdout}
 	if o.JSON {
 		l.events = json.NewEncoder(o.Stdout)
@@ -112,11 +130,16 @@ func Run(o Options) (code int, err error) {
 	switch o.Mode {
 	case AgentDriven, HookDriven, BridgeHooks:
 	case BridgeInteractive:
-		return 2, errors.New("mode bridge-interactive is not implemented yet (it needs a pseudo-terminal); use agent-driven, bridge-hooks or hook-driven")
+		if err := ptySupported(); err != nil {
+			return 2, err
+		}
+		if err := checkPrompts(o.Spec.Onboarding); err != nil {
+			return 2, err
+		}
 	default:
 		return 2, fmt.Errorf("unknown mode %q (agent-driven, hook-driven, bridge-hooks, bridge-interactive)", o.Mode)
 	}
-	if (o.Mode == AgentDriven || o.Mode == BridgeHooks) && o.Prompt == "" {
+	if o.Mode != HookDriven && o.Prompt == "" {
 		return 2, fmt.Errorf("mode %s needs --prompt or --prompt-file", o.Mode)
 	}
 	defer func() {
@@ -141,6 +164,8 @@ func Run(o Options) (code int, err error) {
 	switch o.Mode {
 	case BridgeHooks:
 		return l.bridge()
+	case BridgeInteractive:
+		return l.interactive()
 	case HookDriven:
 		return l.spawn(Interactive, 1)
 	}
@@ -151,7 +176,7 @@ func (l *launcher) emit(event string, kv ...any) {
 	if l.events == nil {
 		return
 	}
-	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "event": event, "harness": l.o.Spec.Harness}
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "type": event, "harness": l.o.Spec.Harness}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i].(string)] = kv[i+1]
 	}
@@ -244,6 +269,9 @@ func (l *launcher) prepare() error {
 	}
 	if o.Spec.PluginKind == "flag" {
 		l.vals.Bundles = o.Bundles
+	}
+	if o.Mode == BridgeInteractive && len(o.Spec.TurnEnd.Files) > 0 {
+		l.vals.TurnEndCommand = turnEndCommand
 	}
 	plan, err := Prepare(o.Spec, l.conn, l.vals, Headless)
 	if err != nil {

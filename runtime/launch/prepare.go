@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,12 +20,22 @@ type Values struct {
 	ExplicitModel bool
 	// Bundles are plugin bundle dirs loaded by flag (PluginKind "flag").
 	Bundles []string
+	// TurnEndCommand, when set (bridge-interactive mode), fills
+	// {turnEndCommand} and adds the spec's TurnEnd files.
+	TurnEndCommand string
 }
 
 func (v Values) slots() map[string]string {
+	last20 := v.Key
+	if n := len(last20); n > 20 {
+		last20 = last20[n-20:]
+	}
 	m := map[string]string{
-		"prompt": v.Prompt, "model": v.Model, "baseURL": v.BaseURL, "key": v.Key,
+		"prompt": v.Prompt, "model": v.Model, "baseURL": v.BaseURL, "key": v.Key, "keyLast20": last20,
 		"home": v.Home, "workspace": v.Workspace, "session": v.Session, "maxTurns": "",
+	}
+	if v.TurnEndCommand != "" {
+		m["turnEndCommand"] = v.TurnEndCommand
 	}
 	if v.MaxTurns > 0 {
 		m["maxTurns"] = strconv.Itoa(v.MaxTurns)
@@ -56,8 +67,12 @@ func Expand(s string, slots map[string]string, escape bool) string {
 		}
 		b.WriteString(s[:i])
 		if escape {
-			q, _ := json.Marshal(val)
-			val = string(q[1 : len(q)-1])
+			var q strings.Builder
+			enc := json.NewEncoder(&q)
+			enc.SetEscapeHTML(false) // <, > and & as written: valid in JSON and TOML
+			enc.Encode(val)
+			val = strings.TrimSuffix(q.String(), "\n")
+			val = val[1 : len(val)-1]
 		}
 		b.WriteString(val)
 		s = s[i+j+1:]
@@ -98,18 +113,20 @@ const (
 	Headless Args = iota
 	Resume
 	Interactive
+	Unattended // Interactive plus Spec.Unattended (bridge-interactive)
 )
 
 // Prepare computes the plan for one spawn: pure, no I/O.
 func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
 	slots := v.slots()
 	var p Plan
-	tmpl := map[Args][]string{Headless: s.Headless, Resume: s.Resume, Interactive: s.Interactive}[which]
+	tmpl := map[Args][]string{Headless: s.Headless, Resume: s.Resume, Interactive: s.Interactive,
+		Unattended: append(slices.Clip(s.Interactive), s.Unattended...)}[which]
 	p.Args = ExpandArgs(tmpl, slots)
 	if v.ExplicitModel {
 		p.Args = append(p.Args, ExpandArgs(s.ModelArgs, slots)...)
 	}
-	if v.MaxTurns > 0 && which != Interactive {
+	if v.MaxTurns > 0 && which != Interactive && which != Unattended {
 		p.Args = append(p.Args, ExpandArgs(s.MaxTurns, slots)...)
 	}
 	if s.PluginKind == "flag" {
@@ -133,7 +150,11 @@ func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
 	}
 	sort.Strings(p.Env)
 	files := map[string]string{}
-	for _, f := range append(append([]File{}, s.Files...), c.Files...) {
+	all := append(append([]File{}, s.Files...), c.Files...)
+	if v.TurnEndCommand != "" {
+		all = append(all, s.TurnEnd.Files...)
+	}
+	for _, f := range all {
 		path := Expand(f.Path, slots, false)
 		if !filepath.IsAbs(path) {
 			return Plan{}, fmt.Errorf("%s: file path %q is not absolute", s.Harness, path)

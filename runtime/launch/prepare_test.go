@@ -37,7 +37,7 @@ func TestPrepareGolden(t *testing.T) {
 						t.Fatal(err)
 					}
 					v.BaseURL = "http://127.0.0.1:9" + got.ProxyPath
-					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive} {
+					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive, launch.Unattended} {
 						p, err := launch.Prepare(s, got, v, which)
 						if err != nil {
 							t.Fatal(err)
@@ -106,6 +106,9 @@ func TestExpand(t *testing.T) {
 	if got := launch.Expand(`{"k":"{key}","j":{"n":1}}`, slots, true); got != `{"k":"a\"b","j":{"n":1}}` {
 		t.Errorf("Expand escaped = %s", got)
 	}
+	if got := launch.Expand(`{"c":"{cmd}"}`, map[string]string{"cmd": "cat >> \"$F\" && x\n"}, true); got != `{"c":"cat >> \"$F\" && x\n"}` {
+		t.Errorf("Expand escaped = %s", got)
+	}
 }
 
 func TestStopDecision(t *testing.T) {
@@ -137,5 +140,39 @@ func TestPayload(t *testing.T) {
 	}
 	if string(b) != `{"cwd":"/w","hook_event_name":"Stop","session_id":"s1","stop_hook_active":true}` {
 		t.Errorf("payload = %s", b)
+	}
+}
+
+// TestPrepareBridgeInteractive: Claude's overlay approves the launch's
+// key by its last 20 characters, and only a bridge-interactive launch
+// (TurnEndCommand set) gets the turn-end hook in its user settings.
+func TestPrepareBridgeInteractive(t *testing.T) {
+	s, _ := launch.Find(genlaunch.Specs, "claude-code")
+	v := launch.Values{Prompt: "p", Key: "sk-0123456789abcdefghijKLMN", Home: "/h", Workspace: "/w"}
+	files := func(v launch.Values) map[string]string {
+		p, err := launch.Prepare(s, s.Connect[0], v, launch.Interactive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, f := range p.Files {
+			m[f.Path] = f.Content
+		}
+		return m
+	}
+	plain := files(v)
+	if !strings.Contains(plain["/h/.claude.json"], `"approved":["456789abcdefghijKLMN"]`) {
+		t.Errorf(".claude.json = %s", plain["/h/.claude.json"])
+	}
+	if _, ok := plain["/h/.claude/settings.json"]; ok {
+		t.Errorf("turn-end hook written without bridge-interactive")
+	}
+	v.TurnEndCommand = `cat >> "$F"`
+	hooked := files(v)
+	if got := hooked["/h/.claude/settings.json"]; got != `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"cat >> \"$F\""}]}]}}`+"\n" {
+		t.Errorf("settings.json = %s", got)
+	}
+	if s.TurnEnd.Event != "Stop" || len(s.Onboarding) == 0 {
+		t.Errorf("claude-code spec: turn end %q, %d onboarding prompts", s.TurnEnd.Event, len(s.Onboarding))
 	}
 }

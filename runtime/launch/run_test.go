@@ -58,7 +58,7 @@ func parse(t *testing.T, out string) events {
 
 func (evs events) find(name string) map[string]any {
 	for _, e := range evs {
-		if e["event"] == name {
+		if e["type"] == name {
 			return e
 		}
 	}

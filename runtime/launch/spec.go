@@ -15,8 +15,11 @@ type Spec struct {
 	// MaxTurns and ModelArgs are added when a turn limit or --model is given.
 	MaxTurns, ModelArgs []string
 	Interactive         []string
-	Env                 []KV
-	Files               []File
+	// Unattended is added to Interactive in bridge-interactive mode, where
+	// nobody is at the terminal to approve a tool.
+	Unattended []string
+	Env        []KV
+	Files      []File
 	// Connect lists, per wire protocol the harness speaks, how it is
 	// pointed at a base URL and key; the first is used behind the proxy.
 	Connect []Connect
@@ -27,7 +30,26 @@ type Spec struct {
 	// ExitsHeadless and ExitsInteractive say whether the harness exits
 	// after one task when run each way.
 	ExitsHeadless, ExitsInteractive bool
-	Evidence                        []string
+	// Onboarding lists the prompts of the interactive terminal UI that
+	// bridge-interactive mode answers.
+	Onboarding []Prompt
+	// TurnEnd registers a hook on the harness's stop event that runs
+	// {turnEndCommand} (bridge-interactive mode); without files, the idle
+	// timeout ends a turn.
+	TurnEnd  TurnEnd
+	Evidence []string
+}
+
+// Prompt is one prompt of an interactive terminal UI: Match is an RE2
+// regexp searched in the screen's text with every run of blanks and
+// newlines read as one space; Keys are typed to answer it.
+type Prompt struct{ ID, Match, Keys string }
+
+// TurnEnd is the hook that reports the end of a turn: Files register
+// {turnEndCommand} on the harness's native Event.
+type TurnEnd struct {
+	Event string
+	Files []File
 }
 
 // KV is one environment variable (template value).

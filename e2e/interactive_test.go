@@ -1,0 +1,239 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+	genlaunch "sitter.dev/sitter/generated/launch"
+	"sitter.dev/sitter/runtime/launch"
+)
+
+// interactiveKey is the upstream key: longer than the 20 characters by
+// which Claude Code remembers an approved key.
+const interactiveKey = "sk-upstream-e2e-0123456789-abcdefghij"
+
+// screenOf is the last screen a bridge-interactive run reported (idle or
+// terminate event), for failure messages.
+func screenOf(evs []launchEvent) string {
+	s := ""
+	for _, e := range evs {
+		if v, ok := e["screen"].(string); ok {
+			s = v
+		}
+	}
+	return s
+}
+
+func outputOf(evs []launchEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e["type"] == "output" {
+			b.WriteString(fmt.Sprint(e["text"]))
+		}
+	}
+	return b.String()
+}
+
+func withoutOutput(evs []launchEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if e["type"] != "output" {
+			j, _ := json.Marshal(e)
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// checkInteractiveTurn asserts one completed tool-call turn of a
+// bridge-interactive run: every stdout line an event with a time and a
+// type, the tool call ran, the model's text in the output, one turn_end
+// from Claude's own Stop hook, and the exit after sitter ended Claude.
+func checkInteractiveTurn(t *testing.T, evs []launchEvent, project, answer, protocol string, llm *llmscript.Server) {
+	t.Helper()
+	diag := func() string {
+		return fmt.Sprintf("events:\n%s\nlast screen:\n%s", withoutOutput(evs), screenOf(evs))
+	}
+	for _, e := range evs {
+		ts, _ := e["time"].(string)
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || e["type"] == nil {
+			t.Errorf("not an event with a time and a type: %v", e)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(project, "turn.txt")); err != nil || string(b) != "interactive\n" {
+		t.Errorf("the shell tool call did not run: %q %v\n%s", b, err, diag())
+	}
+	if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Protocol == protocol }) {
+		t.Errorf("the fake LLM never got the tool result in %s\n%s", protocol, diag())
+	}
+	out := outputOf(evs)
+	if !strings.Contains(out, answer) {
+		t.Errorf("output events lack the model's text %q\n%s", answer, diag())
+	}
+	if strings.ContainsRune(out, 0x1b) {
+		t.Errorf("output events hold escape sequences")
+	}
+	if n := countEvents(evs, "turn_end"); n != 1 {
+		t.Fatalf("%d turn_end events, want 1\n%s", n, diag())
+	}
+	te := eventOf(evs, "turn_end")
+	p, _ := te["payload"].(map[string]any)
+	if te["source"] != "hook" || te["native"] != "Stop" || !strings.Contains(fmt.Sprint(p["last_assistant_message"]), answer) {
+		t.Errorf("turn_end %v: want Claude's Stop payload with the model's last message", te)
+	}
+	if countEvents(evs, "idle") != 0 {
+		t.Errorf("the run went idle\n%s", diag())
+	}
+	ex := eventOf(evs, "exit")
+	if ex == nil || ex["code"] != float64(0) || ex["endedBy"] != "sitter" {
+		t.Errorf("exit event %v: want code 0, ended by sitter after the turn\n%s", ex, diag())
+	}
+	ov := eventOf(evs, "overlay")
+	if ov == nil || exists(fmt.Sprint(ov["dir"])) {
+		t.Errorf("overlay %v not removed", ov)
+	}
+}
+
+// TestInteractiveClaude: `sitter launch claude-code --mode
+// bridge-interactive` runs the real Claude Code TUI in a pseudo-terminal
+// against the fake LLM to the end of one turn (a shell tool call, then
+// text), on an Anthropic upstream directly and on an OpenAI one through
+// sitter-proxy (whose token is then the key Claude must accept). The
+// overlay's pre-seeded state leaves no onboarding prompt to answer; the
+// user's HOME is unchanged.
+func TestInteractiveClaude(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	for _, c := range []struct {
+		name, provider, path, keyEnv, protocol string
+		proxied                                bool
+	}{
+		{"anthropic", "anthropic", "", "ANTHROPIC_API_KEY", "anthropic", false},
+		{"openai-proxy", "openai", "/v1", "OPENAI_API_KEY", "chat", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, project := userHome(t), t.TempDir()
+			before := snapshot(t, home)
+			const answer = "INTERACTIVE-TURN-DONE: the file is written"
+			llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+			evs, r := runLaunch(t, home, []string{c.keyEnv + "=" + interactiveKey},
+				"claude-code", "--mode", "bridge-interactive", "--bin", bin, "--workspace", project,
+				"--provider", c.provider, "--upstream", llm.URL+c.path, "--prompt", "write turn.txt", "--idle-timeout", "60s")
+			if r.err != nil {
+				t.Errorf("sitter launch: %v\nstderr: %s\nlast screen:\n%s", r.err, r.stderr, screenOf(evs))
+			}
+			checkInteractiveTurn(t, evs, project, answer, c.protocol, llm)
+			if got := countEvents(evs, "proxy_started") == 1; got != c.proxied {
+				t.Errorf("proxy started = %v, want %v", got, c.proxied)
+			}
+			if n := countEvents(evs, "onboarding"); n != 0 {
+				t.Errorf("%d onboarding prompts answered: the overlay's state should leave none\n%s", n, withoutOutput(evs))
+			}
+			sameTree(t, "user HOME", before, snapshot(t, home))
+		})
+	}
+}
+
+// TestInteractiveClaudeOnboarding: without the overlay's pre-seeded state,
+// the real Claude Code shows its onboarding prompts, and the answers the
+// atlas declares (generated/launch) get it to the end of the turn.
+func TestInteractiveClaudeOnboarding(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+	for _, c := range []struct {
+		name, claudeJSON string
+		want             []string
+	}{
+		// A first run with the key approved (an unapproved key on a first
+		// run means a connectivity check of api.anthropic.com: offline, Claude exits).
+		{"first-run", `{"customApiKeyResponses":{"approved":["{keyLast20}"],"rejected":[]}}`, []string{"security-notes", "theme", "trust-folder"}},
+		{"unapproved-key", `{"hasCompletedOnboarding":true}`, []string{"custom-api-key", "trust-folder"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := spec
+			s.Files = []launch.File{{Path: "{home}/.claude.json", Content: c.claudeJSON}}
+			home, project := userHome(t), t.TempDir()
+			before := snapshot(t, home)
+			const answer = "ONBOARDED-TURN-DONE"
+			llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+			var out, errOut bytes.Buffer
+			code, err := launch.Run(launch.Options{
+				Spec:     s,
+				Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", DefaultModel: "claude-sonnet-4-5"},
+				Mode:     launch.BridgeInteractive, Prompt: "write turn.txt", Upstream: llm.URL,
+				Workspace: project, Bin: bin, StateDir: t.TempDir(), IdleTimeout: time.Minute,
+				Env:    append(baseEnv(t, home), "ANTHROPIC_API_KEY="+interactiveKey),
+				Stdout: &out, Stderr: &errOut,
+			})
+			var evs []launchEvent
+			sc := bufio.NewScanner(&out)
+			sc.Buffer(nil, 4<<20)
+			for sc.Scan() {
+				var e launchEvent
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatalf("stdout is not NDJSON: %q", sc.Text())
+				}
+				evs = append(evs, e)
+			}
+			if err != nil || code != 0 {
+				t.Errorf("launch: %d %v\nstderr: %s", code, err, errOut.String())
+			}
+			var got []string
+			for _, e := range evs {
+				if e["type"] == "onboarding" {
+					got = append(got, fmt.Sprint(e["id"]))
+				}
+			}
+			sort.Strings(got)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("answered %q, want %q\nevents:\n%s\nlast screen:\n%s", got, c.want, withoutOutput(evs), screenOf(evs))
+			}
+			checkInteractiveTurn(t, evs, project, answer, "anthropic", llm)
+			sameTree(t, "user HOME", before, snapshot(t, home))
+		})
+	}
+}
+
+// TestInteractiveClaudePlugin: --plugin loads the guard bundle into the
+// interactive session (--plugin-dir) without a prompt: its PreToolUse
+// hook refuses a recursive delete outside the project, the reason reaches
+// the model, and the turn still ends through the turn-end hook.
+func TestInteractiveClaudePlugin(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	home := userHome(t)
+	before := snapshot(t, home)
+	llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "GUARDED-TURN-DONE"))
+	evs, r := runLaunch(t, home, []string{"ANTHROPIC_API_KEY=" + interactiveKey},
+		"claude-code", "--mode", "bridge-interactive", "--bin", bin, "--workspace", project, "--upstream", llm.URL,
+		"--plugin", filepath.Join(repo(t), "artifacts", "guard", "claude-code"), "--prompt", "clean up", "--idle-timeout", "60s")
+	diag := fmt.Sprintf("events:\n%s\nlast screen:\n%s", withoutOutput(evs), screenOf(evs))
+	if r.err != nil {
+		t.Errorf("sitter launch: %v\nstderr: %s\n%s", r.err, r.stderr, diag)
+	}
+	if !exists(filepath.Join(outside, "keep.txt")) {
+		t.Errorf("the guard did not stop rm -rf outside the project\n%s", diag)
+	}
+	if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("guard: recursive-delete") }) {
+		t.Errorf("the guard's reason never reached the model\n%s", diag)
+	}
+	if countEvents(evs, "turn_end") != 1 || countEvents(evs, "onboarding") != 0 || !strings.Contains(outputOf(evs), "GUARDED-TURN-DONE") {
+		t.Errorf("want one turn ended by the hook, no prompt, the model's text in the output\n%s", diag)
+	}
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
