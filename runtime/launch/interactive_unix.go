@@ -149,13 +149,9 @@ loop:
 		}
 	}
 	r.flush()
-	harnessCode := 0
-	if werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) {
-			return 1, werr
-		}
-		harnessCode = exitCode(ee)
+	harnessCode, err := waitCode(werr)
+	if err != nil {
+		return 1, err
 	}
 	code, by := harnessCode, "harness"
 	switch r.ending {

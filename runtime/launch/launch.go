@@ -453,13 +453,9 @@ wait:
 			signalGroup(cmd, s, !interactive)
 		}
 	}
-	code := 0
-	if werr != nil {
-		var ee *exec.ExitError
-		if !errors.As(werr, &ee) {
-			return 1, werr
-		}
-		code = exitCode(ee)
+	code, err := waitCode(werr)
+	if err != nil {
+		return 1, err
 	}
 	l.emit("exit", "iteration", iteration, "code", code)
 	return code, nil
@@ -601,6 +597,19 @@ func lookPath(name, path string) (string, error) {
 }
 
 // exitCode is the harness's exit code, 128+N when a signal ended it.
+// waitCode is the exit code a cmd.Wait error stands for; an error that is
+// no exit status (the harness could not be waited for) is returned.
+func waitCode(werr error) (int, error) {
+	if werr == nil {
+		return 0, nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) {
+		return 0, werr
+	}
+	return exitCode(ee), nil
+}
+
 func exitCode(ee *exec.ExitError) int {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
