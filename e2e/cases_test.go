@@ -171,3 +171,93 @@ func guardCase(t *testing.T, harness, event string, run func(t *testing.T, llm *
 		}
 	})
 }
+
+// promptMarker is in the prompt of the prompt-deny case and nowhere else.
+const promptMarker = "PROMPT-MARKER-5e1d"
+
+// promptDeny is the probe case for a deny on the prompt-submit event: the
+// userPromptSubmit handler answers a deny, so the prompt must never reach
+// the model (no model request carries it). shows is what the CLI must then
+// print on stdout or stderr: the reason where the harness shows it to the
+// user, what it prints instead where it does not, "" when it drops the
+// prompt silently. The CLI may exit non-zero when its only prompt is
+// refused; it must not hang, and the hook must have seen the prompt (so the
+// refusal is the handler's, not a failure before the prompt was read).
+func promptDeny(t *testing.T, harness, nativeEvent, shows string, install func(project, home string), run runner) {
+	verified(t, harness, "deny", nativeEvent)
+	project, home, rec := probeCase(t, "")
+	os.WriteFile(filepath.Join(rec, "prompt-reply"), []byte(`{"decision":"deny","reason":"REASON-PROMPT-BLOCKED"}`), 0o644)
+	if install != nil {
+		install(project, home)
+	}
+	llm := startLLM(t, llmscript.ShellThenText("echo leaked > leaked.txt", "done"))
+	r := run(t, llm, project, home, []string{"E2E_DIR=" + rec}, promptMarker+": write a file")
+	if r.err != nil && strings.Contains(r.err.Error(), "timed out") {
+		t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	if r.err != nil {
+		t.Logf("%s exited with %v after the refused prompt", harness, r.err)
+	}
+	var saw bool
+	for _, e := range events(t, rec) {
+		if e.Phase == "userPromptSubmit" && e.NativeEvent == nativeEvent && strings.Contains(string(e.Raw), promptMarker) {
+			saw = true
+		}
+	}
+	if !saw {
+		t.Fatalf("no %s event carrying the prompt reached the probe\n%s\n%s", nativeEvent, r.stdout, r.stderr)
+	}
+	if llm.Any(func(q *llmscript.Request) bool { return q.Contains(promptMarker) }) {
+		t.Errorf("the denied prompt reached the model (%d requests)\n%s\n%s", len(llm.Requests()), r.stdout, r.stderr)
+		for _, q := range llm.Requests() {
+			t.Logf("%s", q.Body)
+		}
+	}
+	if exists(filepath.Join(project, "leaked.txt")) {
+		t.Errorf("the model acted on the denied prompt: leaked.txt exists")
+	}
+	if shows != "" && !strings.Contains(r.stdout+r.stderr, shows) {
+		t.Errorf("the CLI does not show %q after the deny\n-- stdout --\n%s\n-- stderr --\n%s", shows, r.stdout, r.stderr)
+	}
+}
+
+// postToolDeny is the probe case for a deny (block) on the post-tool event:
+// the tool has already run, and the handler's reason must reach the model
+// with the tool result in the next request. replaces says the harness
+// replaces the tool result with the reason: the tool's own output must then
+// never reach the model.
+func postToolDeny(t *testing.T, harness, nativeEvent string, replaces bool, install func(project, home string), run runner) {
+	verified(t, harness, "deny", nativeEvent)
+	project, home, rec := probeCase(t, "")
+	os.WriteFile(filepath.Join(rec, "post-tool-reply"), []byte(`{"decision":"deny","reason":"REASON-POST-BLOCK"}`), 0o644)
+	if install != nil {
+		install(project, home)
+	}
+	// The tool prints TOOL-OUTPUT-41c7, which its command does not spell out
+	// (the command is in the conversation as the model's call).
+	llm := startLLM(t, llmscript.ShellThenText("printf 'TOOL-%s\\n' OUTPUT-41c7; echo ran > ran.txt", "done"))
+	r := run(t, llm, project, home, []string{"E2E_DIR=" + rec}, "write a file")
+	if r.err != nil {
+		t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(project, "ran.txt")); err != nil || strings.TrimSpace(string(b)) != "ran" {
+		t.Errorf("the tool did not run: ran.txt = %q, %v\n%s\n%s", b, err, r.stdout, r.stderr)
+	}
+	var next *llmscript.Request
+	for _, q := range llm.Requests() {
+		if q.HasToolResult() {
+			next = q
+			break
+		}
+	}
+	switch {
+	case next == nil:
+		t.Errorf("no model request carries the tool result (%d requests)\n%s\n%s", len(llm.Requests()), r.stdout, r.stderr)
+	case !next.Contains("REASON-POST-BLOCK"):
+		t.Errorf("the post-tool block reason is not in the request after the tool ran\n%s\n%s\n%s", next.Body, r.stdout, r.stderr)
+	}
+	if replaces && llm.Any(func(q *llmscript.Request) bool { return q.Contains("TOOL-OUTPUT-41c7") }) {
+		t.Errorf("the tool's own output reached the model; the reason should have replaced it")
+	}
+	checkEvents(t, harness, project, events(t, rec), "preToolUse", "postToolUse")
+}

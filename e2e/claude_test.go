@@ -143,6 +143,18 @@ func TestClaudeProbe(t *testing.T) {
 				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
 			})
 	})
+	t.Run("prompt-deny", func(t *testing.T) {
+		promptDeny(t, "claude-code", "UserPromptSubmit", "REASON-PROMPT-BLOCKED", nil,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
+			})
+	})
+	t.Run("post-tool-deny", func(t *testing.T) {
+		postToolDeny(t, "claude-code", "PostToolUse", false, nil,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
+			})
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "claude-code")
 		observeAll(t, "claude-code", nil,

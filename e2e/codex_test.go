@@ -98,6 +98,20 @@ func TestCodexProbe(t *testing.T) {
 		rewriteAndToolContext(t, "codex", "PreToolUse", "PostToolUse",
 			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
 	})
+	t.Run("prompt-deny", func(t *testing.T) {
+		// codex exec prints a hook run's status but none of its entries:
+		// the reason (decision:block, exit 2, systemMessage or stopReason
+		// alike) never reaches its stdout or stderr.
+		promptDeny(t, "codex", "UserPromptSubmit", "hook: UserPromptSubmit Blocked",
+			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
+		if !t.Failed() {
+			fidelityNote("codex", "`UserPromptSubmit` deny: `codex exec` prints only `hook: UserPromptSubmit Blocked`, not the reason (TestCodexProbe/prompt-deny); the reason is the hook run's feedback entry, which exec does not print.")
+		}
+	})
+	t.Run("post-tool-deny", func(t *testing.T) {
+		postToolDeny(t, "codex", "PostToolUse", false,
+			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "codex")
 		observeAll(t, "codex", func(project, home string) { pluginInstall(t, observer, "codex", project, home) }, codexRun)

@@ -98,6 +98,14 @@ func TestGeminiProbe(t *testing.T) {
 		rewriteAndToolContext(t, "gemini-cli", "BeforeTool", "AfterTool",
 			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
 	})
+	t.Run("prompt-deny", func(t *testing.T) {
+		promptDeny(t, "gemini-cli", "BeforeAgent", "REASON-PROMPT-BLOCKED",
+			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
+	})
+	t.Run("post-tool-deny", func(t *testing.T) {
+		postToolDeny(t, "gemini-cli", "AfterTool", true,
+			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "gemini-cli")
 		observeAll(t, "gemini-cli", func(project, home string) { pluginInstall(t, observer, "gemini-cli", project, home) }, geminiRun)

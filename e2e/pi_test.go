@@ -98,6 +98,10 @@ func TestPiProbe(t *testing.T) {
 		rewriteAndToolContext(t, "pi", "tool_call", "tool_result",
 			func(project, home string) { pluginInstall(t, bundle, "pi", project, home) }, piRun)
 	})
+	t.Run("prompt-deny", func(t *testing.T) {
+		promptDeny(t, "pi", "input", "",
+			func(project, home string) { pluginInstall(t, bundle, "pi", project, home) }, piRun)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "pi")
 		observeAll(t, "pi", func(project, home string) { pluginInstall(t, observer, "pi", project, home) }, piRun)

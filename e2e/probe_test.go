@@ -21,8 +21,10 @@ import (
 // The probe plugin records every canonical event it sees, adds context at
 // session start and prompt submit, and answers stop with a block driven by
 // a mode file: "once" blocks the first stop only, "always" every stop. Its
-// tool handlers answer what the files pre-tool-reply and post-tool-reply
-// hold (a canonical result), nothing when they are absent.
+// prompt-submit handler answers what the file prompt-reply holds (a
+// canonical result) when it exists, the context otherwise; its tool
+// handlers answer what the files pre-tool-reply and post-tool-reply hold,
+// nothing when they are absent.
 const probePlugin = `name: probe
 version: 0.0.1
 description: e2e probe
@@ -30,7 +32,7 @@ handlers:
   - phase: sessionStart
     command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-SESSION-START\"}"'
   - phase: userPromptSubmit
-    command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
+    command: 'cat >> "$E2E_DIR/events.jsonl"; cat "$E2E_DIR/prompt-reply" 2>/dev/null || echo "{\"additionalContext\":\"CTX-PROMPT-SUBMIT\"}"'
   - phase: beforePromptBuild
     command: 'cat >> "$E2E_DIR/events.jsonl"; echo "{\"additionalContext\":\"CTX-PROMPT-BUILD\"}"'
   - phase: preToolUse

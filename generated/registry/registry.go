@@ -143,7 +143,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "UserPromptSubmit",
-			Note:    "A deny erases the prompt; the reason is shown to the user, not the model.",
+			Note:    "A deny erases the prompt; the reason is shown to the user, not the model (claude -p: the result reads \"UserPromptSubmit operation blocked by hook: <reason>\").",
 			Phase:   "userPromptSubmit",
 			Support: "native",
 		}, true
@@ -767,7 +767,7 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}},
 			Name:    "UserPromptSubmit",
-			Note:    "A deny (decision:block) stops the prompt; decision:block needs a non-empty reason.",
+			Note:    "A deny (decision:block) stops the prompt; decision:block needs a non-empty reason. The reason is the hook run's feedback entry: codex exec prints only \"hook: UserPromptSubmit Blocked\", not the reason (make e2e: TestCodexProbe/prompt-deny).",
 			Phase:   "userPromptSubmit",
 			Support: "native",
 		}, true
@@ -1811,7 +1811,7 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 			}},
 			Name:    "BeforeAgent",
-			Note:    "A deny discards the prompt (it does not reach history); continue:false ends the turn but keeps the prompt in history.",
+			Note:    "A deny discards the prompt (it does not reach history) and shows the reason (headless JSON output: warnings \"Agent execution blocked: <reason>\"); continue:false ends the turn but keeps the prompt in history.",
 			Phase:   "userPromptSubmit",
 			Support: "native",
 		}, true
