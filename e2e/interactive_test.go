@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -57,11 +58,22 @@ func withoutOutput(evs []launchEvent) string {
 	return b.String()
 }
 
+// turnEndHook is the native stop event a harness's turn-end hook runs on,
+// and the field of its payload that holds the model's last message.
+type turnEndHook struct{ native, lastMessage string }
+
+var (
+	claudeStop  = turnEndHook{"Stop", "last_assistant_message"}
+	codexStop   = turnEndHook{"Stop", "last_assistant_message"}
+	geminiAfter = turnEndHook{"AfterAgent", "prompt_response"}
+)
+
 // checkInteractiveTurn asserts one completed tool-call turn of a
 // bridge-interactive run: every stdout line an event with a time and a
 // type, the tool call ran, the model's text in the output, one turn_end
-// from Claude's own Stop hook, and the exit after sitter ended Claude.
-func checkInteractiveTurn(t *testing.T, evs []launchEvent, project, answer, protocol string, llm *llmscript.Server) {
+// from the harness's own stop hook, and the exit after sitter ended the
+// harness.
+func checkInteractiveTurn(t *testing.T, evs []launchEvent, project, answer, protocol string, llm *llmscript.Server, hook turnEndHook) {
 	t.Helper()
 	diag := func() string {
 		return fmt.Sprintf("events:\n%s\nlast screen:\n%s", withoutOutput(evs), screenOf(evs))
@@ -90,8 +102,8 @@ func checkInteractiveTurn(t *testing.T, evs []launchEvent, project, answer, prot
 	}
 	te := eventOf(evs, "turn_end")
 	p, _ := te["payload"].(map[string]any)
-	if te["source"] != "hook" || te["native"] != "Stop" || !strings.Contains(fmt.Sprint(p["last_assistant_message"]), answer) {
-		t.Errorf("turn_end %v: want Claude's Stop payload with the model's last message", te)
+	if te["source"] != "hook" || te["native"] != hook.native || !strings.Contains(fmt.Sprint(p[hook.lastMessage]), answer) {
+		t.Errorf("turn_end %v: want the %s payload with the model's last message in %s", te, hook.native, hook.lastMessage)
 	}
 	if countEvents(evs, "idle") != 0 {
 		t.Errorf("the run went idle\n%s", diag())
@@ -133,7 +145,7 @@ func TestInteractiveClaude(t *testing.T) {
 			if r.err != nil {
 				t.Errorf("sitter launch: %v\nstderr: %s\nlast screen:\n%s", r.err, r.stderr, screenOf(evs))
 			}
-			checkInteractiveTurn(t, evs, project, answer, c.protocol, llm)
+			checkInteractiveTurn(t, evs, project, answer, c.protocol, llm, claudeStop)
 			if got := countEvents(evs, "proxy_started") == 1; got != c.proxied {
 				t.Errorf("proxy started = %v, want %v", got, c.proxied)
 			}
@@ -143,6 +155,58 @@ func TestInteractiveClaude(t *testing.T) {
 			sameTree(t, "user HOME", before, snapshot(t, home))
 		})
 	}
+}
+
+// runSpec runs a bridge-interactive launch of a modified spec in process
+// (prompt "write turn.txt", idle timeout one minute) and returns its
+// events; it must exit 0.
+func runSpec(t *testing.T, o launch.Options) []launchEvent {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	o.Mode, o.Prompt, o.StateDir, o.IdleTimeout = launch.BridgeInteractive, "write turn.txt", t.TempDir(), time.Minute
+	o.Stdout, o.Stderr = &out, &errOut
+	code, err := launch.Run(o)
+	var evs []launchEvent
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		var e launchEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("stdout is not NDJSON: %q", sc.Text())
+		}
+		evs = append(evs, e)
+	}
+	if err != nil || code != 0 {
+		t.Errorf("launch: %d %v\nstderr: %s", code, err, errOut.String())
+	}
+	return evs
+}
+
+// checkOnboarding asserts which onboarding prompts a run answered.
+func checkOnboarding(t *testing.T, evs []launchEvent, want ...string) {
+	t.Helper()
+	var got []string
+	for _, e := range evs {
+		if e["type"] == "onboarding" {
+			got = append(got, fmt.Sprint(e["id"]))
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answered %q, want %q\nevents:\n%s\nlast screen:\n%s", got, want, withoutOutput(evs), screenOf(evs))
+	}
+}
+
+// gitProject is an empty git repository: Codex asks whether to trust a
+// repository unless the config does.
+func gitProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
 }
 
 // TestInteractiveClaudeOnboarding: without the overlay's pre-seeded state,
@@ -167,39 +231,14 @@ func TestInteractiveClaudeOnboarding(t *testing.T) {
 			before := snapshot(t, home)
 			const answer = "ONBOARDED-TURN-DONE"
 			llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
-			var out, errOut bytes.Buffer
-			code, err := launch.Run(launch.Options{
+			evs := runSpec(t, launch.Options{
 				Spec:     s,
 				Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", DefaultModel: "claude-sonnet-4-5"},
-				Mode:     launch.BridgeInteractive, Prompt: "write turn.txt", Upstream: llm.URL,
-				Workspace: project, Bin: bin, StateDir: t.TempDir(), IdleTimeout: time.Minute,
-				Env:    append(baseEnv(t, home), "ANTHROPIC_API_KEY="+interactiveKey),
-				Stdout: &out, Stderr: &errOut,
+				Upstream: llm.URL, Workspace: project, Bin: bin,
+				Env: append(baseEnv(t, home), "ANTHROPIC_API_KEY="+interactiveKey),
 			})
-			var evs []launchEvent
-			sc := bufio.NewScanner(&out)
-			sc.Buffer(nil, 4<<20)
-			for sc.Scan() {
-				var e launchEvent
-				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-					t.Fatalf("stdout is not NDJSON: %q", sc.Text())
-				}
-				evs = append(evs, e)
-			}
-			if err != nil || code != 0 {
-				t.Errorf("launch: %d %v\nstderr: %s", code, err, errOut.String())
-			}
-			var got []string
-			for _, e := range evs {
-				if e["type"] == "onboarding" {
-					got = append(got, fmt.Sprint(e["id"]))
-				}
-			}
-			sort.Strings(got)
-			if fmt.Sprint(got) != fmt.Sprint(c.want) {
-				t.Errorf("answered %q, want %q\nevents:\n%s\nlast screen:\n%s", got, c.want, withoutOutput(evs), screenOf(evs))
-			}
-			checkInteractiveTurn(t, evs, project, answer, "anthropic", llm)
+			checkOnboarding(t, evs, c.want...)
+			checkInteractiveTurn(t, evs, project, answer, "anthropic", llm, claudeStop)
 			sameTree(t, "user HOME", before, snapshot(t, home))
 		})
 	}
@@ -236,4 +275,97 @@ func TestInteractiveClaudePlugin(t *testing.T) {
 		t.Errorf("want one turn ended by the hook, no prompt, the model's text in the output\n%s", diag)
 	}
 	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// interactiveCase is one bridge-interactive launch of a harness on a
+// provider: the fake LLM's protocol, and whether sitter-proxy sits between.
+type interactiveCase struct {
+	name, provider, path, keyEnv, protocol string
+	proxied                                bool
+}
+
+// runInteractive runs `sitter launch <harness> --mode bridge-interactive`
+// to the end of one tool-call turn against the fake LLM and checks the
+// turn, the proxy, that no onboarding prompt was answered and that the
+// user's HOME is unchanged.
+func runInteractive(t *testing.T, harness string, c interactiveCase, project string, hook turnEndHook, extra ...string) {
+	t.Helper()
+	bin := install(t, clis[harness])
+	home := userHome(t)
+	before := snapshot(t, home)
+	const answer = "INTERACTIVE-TURN-DONE: the file is written"
+	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+	start := time.Now()
+	evs, r := runLaunch(t, home, []string{c.keyEnv + "=" + interactiveKey},
+		append([]string{harness, "--mode", "bridge-interactive", "--bin", bin, "--workspace", project,
+			"--provider", c.provider, "--upstream", llm.URL + c.path, "--prompt", "write turn.txt", "--idle-timeout", "60s"}, extra...)...)
+	t.Logf("%s %s: %s", harness, c.name, time.Since(start).Round(time.Millisecond))
+	if r.err != nil {
+		t.Errorf("sitter launch: %v\nstderr: %s\nlast screen:\n%s", r.err, r.stderr, screenOf(evs))
+	}
+	checkInteractiveTurn(t, evs, project, answer, c.protocol, llm, hook)
+	if got := countEvents(evs, "proxy_started") == 1; got != c.proxied {
+		t.Errorf("proxy started = %v, want %v", got, c.proxied)
+	}
+	checkOnboarding(t, evs)
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// TestInteractiveCodex: `sitter launch codex --mode bridge-interactive`
+// runs the real Codex TUI in a pseudo-terminal to the end of one turn (a
+// shell tool call, then text) on an OpenAI Responses upstream directly and
+// on an Anthropic one through sitter-proxy. The turn ends through the Stop
+// hook in the overlay's hooks.json; the overlay's config trusts the git
+// workspace, so no prompt is answered.
+func TestInteractiveCodex(t *testing.T) {
+	for _, c := range []interactiveCase{
+		{"openai-responses", "openai-responses", "/v1", "OPENAI_API_KEY", "responses", false},
+		{"anthropic-proxy", "anthropic", "", "ANTHROPIC_API_KEY", "anthropic", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runInteractive(t, "codex", c, gitProject(t), codexStop)
+		})
+	}
+}
+
+// TestInteractiveCodexOnboarding: without the workspace's trust in the
+// overlay's config.toml, the real Codex asks whether to trust the git
+// repository, and the answer the atlas declares gets it to the end of
+// the turn.
+func TestInteractiveCodexOnboarding(t *testing.T) {
+	bin := install(t, clis["codex"])
+	spec, _ := launch.Find(genlaunch.Specs, "codex")
+	s := spec
+	s.Connect = []launch.Connect{spec.Connect[0]}
+	s.Connect[0].Files = []launch.File{{Path: "{home}/.codex/config.toml", Content: "model = \"{model}\"\nmodel_provider = \"sitter\"\n\n" +
+		"[model_providers.sitter]\nname = \"sitter launch\"\nbase_url = \"{baseURL}\"\nenv_key = \"SITTER_LAUNCH_KEY\"\nwire_api = \"responses\"\n"}}
+	home, project := userHome(t), gitProject(t)
+	before := snapshot(t, home)
+	const answer = "ONBOARDED-TURN-DONE"
+	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+	evs := runSpec(t, launch.Options{
+		Spec:     s,
+		Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-5"},
+		Upstream: llm.URL + "/v1", Workspace: project, Bin: bin,
+		Env: append(baseEnv(t, home), "OPENAI_API_KEY="+interactiveKey),
+	})
+	checkOnboarding(t, evs, "trust-folder")
+	checkInteractiveTurn(t, evs, project, answer, "responses", llm, codexStop)
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// TestInteractiveGemini: `sitter launch gemini-cli --mode
+// bridge-interactive` runs the real Gemini CLI TUI in a pseudo-terminal
+// to the end of one turn on a Gemini upstream directly and on an OpenAI
+// one through sitter-proxy. The turn ends through the AfterAgent hook
+// merged into the overlay's settings.json; no prompt is answered.
+func TestInteractiveGemini(t *testing.T) {
+	for _, c := range []interactiveCase{
+		{"gemini", "gemini", "", "GEMINI_API_KEY", "gemini", false},
+		{"openai-proxy", "openai", "/v1", "OPENAI_API_KEY", "chat", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runInteractive(t, "gemini-cli", c, t.TempDir(), geminiAfter, "--model", geminiModel)
+		})
+	}
 }

@@ -21,8 +21,10 @@ var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true
 // and the launch's pass-through agree), bridge events that exist with the
 // right phase, payloads that are JSON objects, and a plugin loading that
 // names the bundle or has a bundle format to install; onboarding prompts
-// with unique ids and regexps that compile, and a turn-end hook on an
-// event of phase stop whose files run {turnEndCommand}.
+// with unique ids and regexps that compile, a turn-end hook on an event
+// of phase stop whose files run {turnEndCommand}, and files one run writes
+// to the same path (regular, connect and turn-end files, which sitter
+// launch merges) that are all JSON objects.
 func Launches(a *model.Atlas) model.Errors {
 	var errs model.Errors
 	add := func(p model.Pos, format string, args ...any) {
@@ -174,6 +176,29 @@ func Launches(a *model.Atlas) model.Errors {
 			}
 			if !runs {
 				add(te.Event.Pos, "harness %s: launch turnEnd files never run {turnEndCommand}", h.ID)
+			}
+		}
+		// Files of one run that share a path are merged by sitter launch,
+		// which only JSON objects can be.
+		merged := map[model.Pos]bool{}
+		for _, c := range l.Connect {
+			run := append(append([]model.LaunchFile{}, l.Files...), c.Files...)
+			if l.TurnEnd != nil {
+				run = append(run, l.TurnEnd.Files...)
+			}
+			byPath := map[string]int{}
+			for _, f := range run {
+				byPath[f.Path]++
+			}
+			for _, f := range run {
+				if byPath[f.Path] < 2 || merged[f.Pos] {
+					continue
+				}
+				merged[f.Pos] = true
+				var obj map[string]any
+				if err := json.Unmarshal([]byte(launchSlot.ReplaceAllString(f.Content, "x")), &obj); err != nil || obj == nil {
+					add(f.Pos, "harness %s: launch writes %s more than once (files, connect %s, turnEnd): each must be a JSON object to be merged", h.ID, f.Path, c.Protocol.Name)
+				}
 			}
 		}
 		if len(l.Evidence) == 0 {

@@ -38,8 +38,15 @@ func TestLaunches(t *testing.T) {
 				{ID: "trust", Match: "(unclosed", Keys: "", Pos: p(8)},
 				{ID: "any", Match: "x*", Keys: "1", Pos: p(9), Evidence: []model.Evidence{{Kind: "doc", Ref: "x"}}},
 			},
+			Files: []model.LaunchFile{
+				{Path: "{home}/s.json", Content: `{"a":"{home}"}`, Pos: p(11)},
+				{Path: "{home}/c.toml", Content: `a = "{home}"`, Pos: p(12)},
+			},
 			TurnEnd: &model.LaunchTurnEnd{Event: model.Named{Name: "Tool", Pos: p(10)},
-				Files: []model.LaunchFile{{Path: "{home}/s.json", Content: `{"cmd":"{turnEnd}"}`}}},
+				Files: []model.LaunchFile{
+					{Path: "{home}/s.json", Content: `{"cmd":"{turnEnd}"}`, Pos: p(13)},
+					{Path: "{home}/c.toml", Content: `{"hooks":{}}`, Pos: p(14)},
+				}},
 			Evidence: []model.Evidence{{Kind: "doc", Ref: "x"}},
 		}},
 	}
@@ -63,6 +70,7 @@ func TestLaunches(t *testing.T) {
 		{Pos: p(9), Msg: "harness mini: launch onboarding prompt any: match matches an empty screen"},
 		{Pos: p(10), Msg: "harness mini: launch turnEnd files never run {turnEndCommand}"},
 		{Pos: p(10), Msg: "harness mini: launch turnEnd: event Tool has phase preToolUse, want stop"},
+		{Pos: p(12), Msg: "harness mini: launch writes {home}/c.toml more than once (files, connect anthropic, turnEnd): each must be a JSON object to be merged"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

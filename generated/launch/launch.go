@@ -126,7 +126,7 @@ var Specs = []rl.Spec{{
 		Name:  "CODEX_HOME",
 		Value: "{home}/.codex",
 	}},
-	Evidence:         []string{"e2e/launch_test.go:TestLaunchCodexOnAnthropic", "e2e/launch_test.go:TestLaunchBridgeHooksCodex", "@openai/codex@0.171.0"},
+	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveCodex", "e2e/launch_test.go:TestLaunchCodexOnAnthropic", "e2e/launch_test.go:TestLaunchBridgeHooksCodex", "@openai/codex@0.171.0"},
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files:            []rl.File{},
@@ -137,13 +137,23 @@ var Specs = []rl.Spec{{
 	ModelArgs:        []string{},
 	Names:            []string{"codex", "codex-cli"},
 	NpmBin:           "node_modules/.bin/codex",
-	Onboarding:       []rl.Prompt{},
-	PluginArgs:       []string{},
-	PluginKind:       "install",
-	Resume:           []string{"exec", "resume", "--last", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "{prompt}"},
-	ResumeID:         []string{"exec", "resume", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "{session}", "{prompt}"},
-	TurnEnd:          rl.TurnEnd{},
-	Unattended:       []string{},
+	Onboarding: []rl.Prompt{{
+		ID:    "trust-folder",
+		Keys:  "\r",
+		Match: "Trust this folder\\? Codex can read, edit, and run files here",
+	}},
+	PluginArgs: []string{},
+	PluginKind: "install",
+	Resume:     []string{"exec", "resume", "--last", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "{prompt}"},
+	ResumeID:   []string{"exec", "resume", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "{session}", "{prompt}"},
+	TurnEnd: rl.TurnEnd{
+		Event: "Stop",
+		Files: []rl.File{{
+			Content: "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"{turnEndCommand}\"}]}]}}\n",
+			Path:    "{home}/.codex/hooks.json",
+		}},
+	},
+	Unattended: []string{"--ask-for-approval", "never", "--sandbox", "danger-full-access"},
 }, {
 	Binary: "copilot",
 	Bridge: rl.Bridge{
@@ -249,7 +259,7 @@ var Specs = []rl.Spec{{
 		Name:  "GEMINI_CLI_TRUST_WORKSPACE",
 		Value: "true",
 	}},
-	Evidence:         []string{"e2e/launch_test.go:TestLaunchGeminiPassThrough", "e2e/proxy_test.go:TestProxyGeminiCLI"},
+	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveGemini", "e2e/launch_test.go:TestLaunchGeminiPassThrough", "e2e/proxy_test.go:TestProxyGeminiCLI"},
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files: []rl.File{{
@@ -258,7 +268,7 @@ var Specs = []rl.Spec{{
 	}},
 	Harness:     "gemini-cli",
 	Headless:    []string{"-m", "{model}", "-p", "{prompt}", "--output-format", "json", "--approval-mode", "yolo"},
-	Interactive: []string{"-m", "{model}", "--approval-mode", "yolo"},
+	Interactive: []string{"-m", "{model}", "--prompt-interactive={prompt}"},
 	MaxTurns:    []string{},
 	ModelArgs:   []string{},
 	Names:       []string{"gemini-cli", "gemini"},
@@ -268,8 +278,14 @@ var Specs = []rl.Spec{{
 	PluginKind:  "install",
 	Resume:      []string{"--resume", "latest", "-m", "{model}", "-p", "{prompt}", "--output-format", "json", "--approval-mode", "yolo"},
 	ResumeID:    []string{"--resume", "{session}", "-m", "{model}", "-p", "{prompt}", "--output-format", "json", "--approval-mode", "yolo"},
-	TurnEnd:     rl.TurnEnd{},
-	Unattended:  []string{},
+	TurnEnd: rl.TurnEnd{
+		Event: "AfterAgent",
+		Files: []rl.File{{
+			Content: "{\"hooks\":{\"AfterAgent\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"{turnEndCommand}\"}]}]}}\n",
+			Path:    "{home}/.gemini/settings.json",
+		}},
+	},
+	Unattended: []string{"--approval-mode", "yolo"},
 }, {
 	Binary: "opencode",
 	Bridge: rl.Bridge{

@@ -123,15 +123,21 @@ func (p *vt) escape(c byte, s vtSink) {
 // C, or CSI n G / CSI n ` to a later column) becomes that many spaces, a
 // move back within the line one space, and a move to another line (CSI A,
 // B, E, F, H, f, d) or a carriage return before more text one newline,
-// unless one was just written. A sequence split across writes is kept for
-// the next Strip.
+// unless one was just written. A cursor position (CSI H, f) on the row the
+// last one named, with no line move since, is a move within the line:
+// renderers that redraw only changed cells (Codex's) place each word of a
+// line that way. A sequence split across writes is kept for the next Strip.
 type Stripper struct {
 	vt   vt
 	cr   bool   // a carriage return is pending
 	prev byte   // the last byte returned (0 before any)
 	col  int    // the column text has reached since the last newline
+	row  int    // the row the last cursor position named; 0: not known
 	out  []byte // the text of the current Strip call
 }
+
+// maxRow bounds the row numbers kept.
+const maxRow = 1 << 16
 
 // maxMove bounds the spaces one cursor move becomes.
 const maxMove = 512
@@ -172,33 +178,55 @@ func (s *Stripper) control(c byte) {
 	case '\n':
 		s.cr = false
 		s.out = append(s.out, '\n')
-		s.col = 0
+		s.col, s.row = 0, 0
 	case '\t':
 		s.put(c)
 	}
 	// other controls (BEL, BS, SO/SI…) carry no text
 }
 
-func (s *Stripper) esc(byte) {}
+func (s *Stripper) esc(f byte) {
+	switch f {
+	case '8', 'D', 'E', 'M', 'c': // cursor restored, index, next line, reverse index, reset
+		s.row = 0
+	}
+}
 
 func (s *Stripper) csi(f byte, params []byte) {
 	switch f {
 	case 'C': // cursor forward
 		s.put(spaces(csiArg(params, 0, 1, maxMove))...)
 	case 'G', '`': // cursor to column n
-		to := csiArg(params, 0, 1, maxMove) - 1
-		switch {
-		case to > s.col:
-			s.put(spaces(to - s.col)...)
-		case to < s.col:
-			if l := s.last(); l != ' ' && l != '\n' {
-				s.put(' ')
-			}
-			s.col = to
+		s.toColumn(csiArg(params, 0, 1, maxMove) - 1)
+	case 'H', 'f': // cursor to row;column
+		row, col := csiArg(params, 0, 1, maxRow), csiArg(params, 1, 1, maxMove)-1
+		if row == s.row && !s.cr {
+			s.toColumn(col)
+			return
 		}
-	case 'A', 'B', 'E', 'F', 'H', 'f', 'd': // to another line
 		s.cr = false
 		s.newline()
+		s.row, s.col = row, col
+	case 'A', 'B', 'E', 'F', 'd': // to another line
+		s.cr = false
+		s.newline()
+		s.row = 0
+	case 'r', 'u': // scroll region (cursor home), cursor restored
+		s.row = 0
+	}
+}
+
+// toColumn moves within the line: spaces up to a later column, one
+// space (unless just written) for an earlier one.
+func (s *Stripper) toColumn(to int) {
+	switch {
+	case to > s.col:
+		s.put(spaces(to - s.col)...)
+	case to < s.col:
+		if l := s.last(); l != ' ' && l != '\n' {
+			s.put(' ')
+		}
+		s.col = to
 	}
 }
 

@@ -24,6 +24,10 @@ func TestStripANSI(t *testing.T) {
 		{"column moves", "\x1b[3GDo\x1b[6Gyou\x1b[10Gwant", "  Do you want"},
 		{"column back", "abc\x1b[1Gxyz", "abc xyz"},
 		{"line moves", "one\x1b[1Atwo\x1b[2;5Hthree\n\x1b[Bfour", "one\ntwo\nthree\nfour"},
+		{"positions on one row", "\x1b[13;1H• DONE:\x1b[13;10Hthe\x1b[13;14Hfile\x1b[14;1Hnext\x1b[14;3Hx", "• DONE:  the file\nnext x"},
+		{"position on the row after a line move", "\x1b[3;1Ha\x1b[1B\x1b[3;5Hb\n\x1b[3;7Hc\x1b8\x1b[3;9Hd", "a\nb\nc\nd"},
+		{"position on the row after a carriage return", "\x1b[2;1Habc\r\x1b[2;6Hd", "abc\nd"},
+		{"position back on the row", "\x1b[5;4Habc\x1b[5;1Hx", "abc x"},
 		{"erase", "x\x1b[2K\x1b[Jy", "xy"},
 		{"controls", "a\x07b\x08c\x0ed\x0f\x7fe\tf", "abcde\tf"},
 		{"utf8 kept", "❯ 1. Yes ✔ — ░▓", "❯ 1. Yes ✔ — ░▓"},
@@ -41,7 +45,7 @@ func TestStripANSI(t *testing.T) {
 // TestStripperSplit: a sequence split across writes at any byte is
 // stripped as if written at once.
 func TestStripperSplit(t *testing.T) {
-	in := "\x1b[1mDetected\x1b[12Ga\x1b]0;title\x07 key\r\r\n\x1b]8;;u\x1b\\❯ 1. Yes\x1b(B\x1b[2C!"
+	in := "\x1b[1mDetected\x1b[12Ga\x1b]0;title\x07 key\r\r\n\x1b]8;;u\x1b\\❯ 1. Yes\x1b(B\x1b[2C!\x1b[7;1Hthe\x1b[7;5Hend"
 	want := StripANSI(in)
 	for i := 0; i <= len(in); i++ {
 		for j := i; j <= len(in); j++ {

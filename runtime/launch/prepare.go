@@ -116,7 +116,9 @@ const (
 	Unattended // Interactive plus Spec.Unattended (bridge-interactive)
 )
 
-// Prepare computes the plan for one spawn: pure, no I/O.
+// Prepare computes the plan for one spawn: pure, no I/O. Files written to
+// one path (the spec's, the connect entry's, the turn-end hook's, in that
+// order) are merged as JSON objects; any other content cannot be written twice.
 func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
 	slots := v.slots()
 	var p Plan
@@ -159,13 +161,74 @@ func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
 		if !filepath.IsAbs(path) {
 			return Plan{}, fmt.Errorf("%s: file path %q is not absolute", s.Harness, path)
 		}
-		files[filepath.Clean(path)] = Expand(f.Content, slots, true)
+		path = filepath.Clean(path)
+		content := Expand(f.Content, slots, true)
+		if prev, ok := files[path]; ok {
+			merged, err := MergeJSON(prev, content)
+			if err != nil {
+				return Plan{}, fmt.Errorf("%s: %s is written twice: %v", s.Harness, path, err)
+			}
+			content = merged
+		}
+		files[path] = content
 	}
 	for path, content := range files {
 		p.Files = append(p.Files, PlannedFile{path, content})
 	}
 	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
 	return p, nil
+}
+
+// MergeJSON merges two JSON objects written to one file (the regular
+// files, the connect entry's and the turn-end hook's, in that order):
+// objects are merged key by key, arrays are concatenated, and any other
+// value of b replaces a's. The result is compact JSON and a newline.
+func MergeJSON(a, b string) (string, error) {
+	var x, y map[string]any
+	for _, d := range []struct {
+		s string
+		v *map[string]any
+	}{{a, &x}, {b, &y}} {
+		dec := json.NewDecoder(strings.NewReader(d.s))
+		dec.UseNumber()
+		if err := dec.Decode(d.v); err != nil || *d.v == nil || dec.More() {
+			return "", fmt.Errorf("only JSON objects can be merged")
+		}
+	}
+	var out strings.Builder
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(mergeValue(x, y)); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+func mergeValue(a, b any) any {
+	switch bv := b.(type) {
+	case map[string]any:
+		av, ok := a.(map[string]any)
+		if !ok {
+			return b
+		}
+		m := make(map[string]any, len(av)+len(bv))
+		for k, x := range av {
+			m[k] = x
+		}
+		for k, y := range bv {
+			if x, ok := m[k]; ok {
+				m[k] = mergeValue(x, y)
+			} else {
+				m[k] = y
+			}
+		}
+		return m
+	case []any:
+		if av, ok := a.([]any); ok {
+			return append(slices.Clip(av), bv...)
+		}
+	}
+	return b
 }
 
 // ChooseConnect picks how the harness is pointed at its endpoint: behind

@@ -1,6 +1,7 @@
 package launch_test
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -16,8 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestPrepareGolden: per harness, the arguments, environment and overlay
-// files of a headless, resumed and interactive run, behind the proxy and
-// passed through, against testdata/<harness>.golden.
+// files of a headless, resumed, interactive and bridge-interactive run
+// (with the turn-end hook), behind the proxy and passed through, against
+// testdata/<harness>.golden.
 func TestPrepareGolden(t *testing.T) {
 	if len(genlaunch.Specs) < 6 {
 		t.Fatalf("only %d launch specs generated", len(genlaunch.Specs))
@@ -38,6 +40,10 @@ func TestPrepareGolden(t *testing.T) {
 					}
 					v.BaseURL = "http://127.0.0.1:9" + got.ProxyPath
 					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive, launch.Unattended} {
+						v := v
+						if which == launch.Unattended && len(s.TurnEnd.Files) > 0 {
+							v.TurnEndCommand = `cat >> "$TURN_END"` // as bridge-interactive sets it
+						}
 						p, err := launch.Prepare(s, got, v, which)
 						if err != nil {
 							t.Fatal(err)
@@ -174,5 +180,75 @@ func TestPrepareBridgeInteractive(t *testing.T) {
 	}
 	if s.TurnEnd.Event != "Stop" || len(s.Onboarding) == 0 {
 		t.Errorf("claude-code spec: turn end %q, %d onboarding prompts", s.TurnEnd.Event, len(s.Onboarding))
+	}
+}
+
+// TestPrepareTurnEndMerged: for every harness with a turn-end hook, the
+// bridge-interactive overlay runs the command from each turn-end file's
+// path, and a regular file written to the same path keeps its settings.
+func TestPrepareTurnEndMerged(t *testing.T) {
+	n := 0
+	for _, s := range genlaunch.Specs {
+		if len(s.TurnEnd.Files) == 0 {
+			continue
+		}
+		n++
+		v := launch.Values{Prompt: "p", Model: "m", Key: "k", BaseURL: "http://127.0.0.1:9", Home: "/h", Workspace: "/w", TurnEndCommand: `cat >> "$F"`}
+		p, err := launch.Prepare(s, s.Connect[0], v, launch.Unattended)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Harness, err)
+		}
+		planned := map[string]string{}
+		for _, f := range p.Files {
+			planned[f.Path] = f.Content
+		}
+		slots := map[string]string{"home": "/h", "workspace": "/w"}
+		for _, f := range s.TurnEnd.Files {
+			got := planned[launch.Expand(f.Path, slots, false)]
+			if !strings.Contains(got, `cat >> \"$F\"`) {
+				t.Errorf("%s: %s does not run the turn-end command:\n%s", s.Harness, f.Path, got)
+			}
+			for _, r := range append(append([]launch.File{}, s.Files...), s.Connect[0].Files...) {
+				if r.Path != f.Path {
+					continue
+				}
+				var want, have map[string]any
+				if err := json.Unmarshal([]byte(launch.Expand(r.Content, slots, true)), &want); err != nil {
+					t.Fatalf("%s: %s: %v", s.Harness, r.Path, err)
+				}
+				json.Unmarshal([]byte(got), &have)
+				for k := range want {
+					if _, ok := have[k]; !ok {
+						t.Errorf("%s: %s lost %q of the regular file:\n%s", s.Harness, r.Path, k, got)
+					}
+				}
+			}
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d harnesses with a turn-end hook, want claude-code, codex and gemini-cli at least", n)
+	}
+}
+
+// TestMergeJSON: two writes of one file merge as JSON objects (objects key
+// by key, arrays concatenated, other values replaced, numbers as written);
+// anything else cannot be written twice.
+func TestMergeJSON(t *testing.T) {
+	got, err := launch.MergeJSON(`{"a":{"x":1,"l":[1]},"s":"old","n":12345678901234567890}`, `{"a":{"y":"<&>","l":[{"k":2}]},"s":"new"}`+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":{"l":[1,{"k":2}],"x":1,"y":"<&>"},"n":12345678901234567890,"s":"new"}` + "\n"; got != want {
+		t.Errorf("MergeJSON = %s, want %s", got, want)
+	}
+	for _, c := range [][2]string{{"a = 1\n", `{"b":2}`}, {`{"a":1}`, "[1]"}, {`{"a":1}`, "null"}, {`{"a":1} {"b":2}`, `{}`}} {
+		if _, err := launch.MergeJSON(c[0], c[1]); err == nil {
+			t.Errorf("MergeJSON(%q, %q) merged", c[0], c[1])
+		}
+	}
+	s := launch.Spec{Harness: "x", Files: []launch.File{{Path: "{home}/c.toml", Content: "a = 1\n"}},
+		TurnEnd: launch.TurnEnd{Event: "Stop", Files: []launch.File{{Path: "{home}/c.toml", Content: "b = \"{turnEndCommand}\"\n"}}}}
+	if _, err := launch.Prepare(s, launch.Connect{}, launch.Values{Home: "/h", TurnEndCommand: "c"}, launch.Unattended); err == nil || !strings.Contains(err.Error(), "/h/c.toml is written twice") {
+		t.Errorf("two TOML writes of one file: %v", err)
 	}
 }

@@ -35,7 +35,8 @@ type Spec struct {
 	Onboarding []Prompt
 	// TurnEnd registers a hook on the harness's stop event that runs
 	// {turnEndCommand} (bridge-interactive mode); without files, the idle
-	// timeout ends a turn.
+	// timeout ends a turn. A turn-end file may share its path with a
+	// regular or connect file: Prepare merges them (MergeJSON).
 	TurnEnd  TurnEnd
 	Evidence []string
 }
