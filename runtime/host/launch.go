@@ -20,7 +20,7 @@ import (
 const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [--upstream URL]
                      [--plugin NAME|DIR]... [--prompt TEXT | --prompt-file F]
                      [--mode agent-driven|hook-driven|bridge-hooks|bridge-interactive]
-                     [--max-iterations N] [--max-turns N] [--idle-timeout D]
+                     [--max-iterations N] [--max-turns N] [--idle-timeout D] [--timeout D]
                      [--workspace DIR] [--bin PATH] [--keep-state] [--json]
 
 Runs a harness on a provider in one command. When the harness cannot speak the
@@ -65,6 +65,8 @@ Flags:
   --max-turns N       turn limit, where the harness has one
   --idle-timeout D    bridge-interactive: end the harness after output quiet
                       this long (Go duration, default 30s)
+  --timeout D         bridge-interactive: end the harness after this long in all,
+                      even while it writes output (exit 124; default: no limit)
   --workspace DIR     where the harness runs (default: the current directory)
   --bin PATH          the harness binary (default: its name on PATH)
   --keep-state        keep the overlay for inspection
@@ -87,7 +89,7 @@ type launchArgs struct {
 	plugins                            []string
 	prompt, promptFile, mode           string
 	maxIterations, maxTurns            int
-	idleTimeout                        time.Duration
+	idleTimeout, timeout               time.Duration
 	workspace, bin                     string
 	keepState, json, help              bool
 }
@@ -120,7 +122,7 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 				a.keepState = true
 			}
 			continue
-		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "workspace", "bin":
+		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "timeout", "workspace", "bin":
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)
 		}
@@ -161,12 +163,16 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 			} else {
 				a.maxIterations = n
 			}
-		case "idle-timeout":
+		case "idle-timeout", "timeout":
 			d, err := time.ParseDuration(val)
 			if err != nil || d <= 0 {
-				return a, fmt.Errorf("--idle-timeout %q: want a positive duration (30s, 2m)", val)
+				return a, fmt.Errorf("--%s %q: want a positive duration (30s, 2m)", name, val)
 			}
-			a.idleTimeout = d
+			if name == "timeout" {
+				a.timeout = d
+			} else {
+				a.idleTimeout = d
+			}
 		case "workspace":
 			a.workspace = val
 		case "bin":
@@ -304,6 +310,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		Stderr:        stderr,
 		JSON:          a.json,
 		IdleTimeout:   a.idleTimeout,
+		Timeout:       a.timeout,
 		Install: func(bundle, home, workspace string) (func() error, error) {
 			b := byDir[bundle]
 			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}

@@ -48,7 +48,7 @@ const turnEndCommand = `cat >> "$` + turnEndEnv + `"`
 const termRows, termCols = 50, 160
 
 // exitIdle is the exit code of a run ended by the idle timeout before any
-// turn ended.
+// turn ended, or by the overall timeout (as timeout(1) exits).
 const exitIdle = 124
 
 // prompt is a compiled onboarding prompt.

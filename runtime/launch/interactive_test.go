@@ -41,6 +41,7 @@ while [ "$i" -lt "${FAKE_STOPS:-0}" ]; do
 done
 [ -n "$FAKE_TRAP" ] && trap "$FAKE_TRAP" TERM
 printf 'waiting\r\n'
+[ -n "$FAKE_BUSY" ] && while :; do printf '\033[1G.'; sleep 0.1; done
 while :; do sleep 1; done
 `
 
@@ -284,6 +285,25 @@ func TestInteractiveIdleKill(t *testing.T) {
 	evs.one(t, "kill")
 	ex := evs.one(t, "exit")
 	if ex["harnessCode"] != float64(128+int(syscall.SIGKILL)) || ex["endedBy"] != "sitter" {
+		t.Errorf("exit event %v", ex)
+	}
+}
+
+// TestInteractiveTimeout: a harness whose output never goes quiet and
+// that never ends a turn is ended at --timeout (exit 124), not left to
+// run forever under the idle timeout.
+func TestInteractiveTimeout(t *testing.T) {
+	code, evs, _ := runFake(t, fakeSpec(true), Options{Timeout: 2 * time.Second}, "FAKE_BUSY=1")
+	if code != exitIdle {
+		t.Errorf("exit code %d, want %d\n%s", code, exitIdle, evs)
+	}
+	if len(evs.all("idle")) != 0 || len(evs.all("turn_end")) != 0 {
+		t.Errorf("idle or turn_end events from a busy harness\n%s", evs)
+	}
+	if to := evs.one(t, "timeout"); to["after"] != "2s" {
+		t.Errorf("timeout event %v", to)
+	}
+	if ex := evs.one(t, "exit"); ex["endedBy"] != "sitter" {
 		t.Errorf("exit event %v", ex)
 	}
 }

@@ -93,7 +93,7 @@ func (l *launcher) interactive() (int, error) {
 	go func() { done <- cmd.Wait() }()
 
 	r := &ptyRun{l: l, tty: tty, pid: pid, prompts: prompts, answered: map[string]bool{},
-		screen: NewScreen(termRows, termCols), hooked: turns != nil, last: time.Now()}
+		screen: NewScreen(termRows, termCols), hooked: turns != nil, last: time.Now(), start: time.Now()}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var werr error
@@ -157,7 +157,7 @@ loop:
 	switch r.ending {
 	case "turn_end", "max_iterations":
 		code, by = 0, "sitter"
-	case "idle":
+	case "idle", "timeout":
 		code, by = exitIdle, "sitter"
 	case "signal":
 		by = "signal"
@@ -206,7 +206,8 @@ type ptyRun struct {
 	last     time.Time // the last output (or answer)
 	turns    int
 	lastTurn time.Time
-	ending   string // why sitter is ending the harness ("" = it is not)
+	start    time.Time // the spawn, for Options.Timeout
+	ending   string    // why sitter is ending the harness ("" = it is not)
 	endedAt  time.Time
 	killed   bool
 }
@@ -280,6 +281,9 @@ func (r *ptyRun) tick(now time.Time) {
 	}
 	quiet := now.Sub(r.last)
 	switch {
+	case o.Timeout > 0 && now.Sub(r.start) >= o.Timeout:
+		r.l.emit("timeout", "after", o.Timeout.String(), "turns", r.turns)
+		r.end("timeout")
 	case r.pending != nil && (quiet >= o.Settle || now.Sub(r.matched) >= answerWithin*o.Settle):
 		p := r.pending
 		r.pending = nil

@@ -74,6 +74,10 @@ type Options struct {
 	// IdleTimeout (bridge-interactive, default 30s): output quiet this long
 	// ends the run (and, for a harness without a turn-end hook, the turn).
 	IdleTimeout time.Duration
+	// Timeout (bridge-interactive, 0 = none): the whole run's limit, for
+	// a harness whose output never goes quiet; reaching it ends the
+	// harness and exits 124.
+	Timeout time.Duration
 	// Settle (bridge-interactive, default 1s): how long output must be
 	// quiet before an onboarding answer is typed, and after a turn ended
 	// before sitter ends the harness (a stop hook that blocks makes it
