@@ -587,6 +587,30 @@ func removeOwned(items []any, shape, commandKey string, ours func(string) bool) 
 	return out, pos, n, removed
 }
 
+// dropOwned removes our entries from one event's list in target (the
+// event goes when nothing is left) and returns them as changes.
+func dropOwned(target *object, event, shape, commandKey string, ours func(string) bool) []EntryChange {
+	v, _ := target.get(event)
+	cur, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	rest, _, n, _ := removeOwned(cur, shape, commandKey, ours)
+	if n == 0 {
+		return nil
+	}
+	var entries []EntryChange
+	for _, c := range commandsIn(cur, shape, commandKey, ours) {
+		entries = append(entries, EntryChange{Event: event, Action: "removed", Command: c})
+	}
+	if len(rest) == 0 {
+		target.del(event)
+	} else {
+		target.set(event, rest)
+	}
+	return entries
+}
+
 func commandsIn(items []any, shape, commandKey string, ours func(string) bool) []string {
 	var out []string
 	eachCommand(items, shape, commandKey, func(_ *object, cmd string) {
@@ -667,24 +691,10 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher string
 			if _, ok := hooks.get(event); ok {
 				continue
 			}
-			v, _ := target.get(event)
-			cur, ok := v.([]any)
-			if !ok {
-				continue
+			if removed := dropOwned(target, event, shape, commandKey, ours); len(removed) > 0 {
+				entries = append(entries, removed...)
+				changed = true
 			}
-			rest, _, n, _ := removeOwned(cur, shape, commandKey, ours)
-			if n == 0 {
-				continue
-			}
-			for _, c := range commandsIn(cur, shape, commandKey, ours) {
-				entries = append(entries, EntryChange{Event: event, Action: "removed", Command: c})
-			}
-			if len(rest) == 0 {
-				target.del(event)
-			} else {
-				target.set(event, rest)
-			}
-			changed = true
 		}
 	}
 	out := encodeOrdered(root)
@@ -725,23 +735,7 @@ func mergeUninstall(path, shape, commandKey, launcher string) (FileChange, []Ent
 	ours := owner(launcher)
 	var entries []EntryChange
 	for _, event := range target.keys() {
-		v, _ := target.get(event)
-		cur, ok := v.([]any)
-		if !ok {
-			continue
-		}
-		rest, _, n, _ := removeOwned(cur, shape, commandKey, ours)
-		if n == 0 {
-			continue
-		}
-		for _, c := range commandsIn(cur, shape, commandKey, ours) {
-			entries = append(entries, EntryChange{Event: event, Action: "removed", Command: c})
-		}
-		if len(rest) == 0 {
-			target.del(event)
-		} else {
-			target.set(event, rest)
-		}
+		entries = append(entries, dropOwned(target, event, shape, commandKey, ours)...)
 	}
 	if len(entries) == 0 {
 		return fc, nil, nil
