@@ -59,13 +59,18 @@ func withoutOutput(evs []launchEvent) string {
 }
 
 // turnEndHook is the native stop event a harness's turn-end hook runs on,
-// and the field of its payload that holds the model's last message.
-type turnEndHook struct{ native, lastMessage string }
+// a field of its payload and what that field holds: want, or the model's
+// last message where want is "" (Copilot's agentStop and OpenCode's
+// session.idle carry no message).
+type turnEndHook struct{ native, field, want string }
 
 var (
-	claudeStop  = turnEndHook{"Stop", "last_assistant_message"}
-	codexStop   = turnEndHook{"Stop", "last_assistant_message"}
-	geminiAfter = turnEndHook{"AfterAgent", "prompt_response"}
+	claudeStop   = turnEndHook{"Stop", "last_assistant_message", ""}
+	codexStop    = turnEndHook{"Stop", "last_assistant_message", ""}
+	geminiAfter  = turnEndHook{"AfterAgent", "prompt_response", ""}
+	copilotStop  = turnEndHook{"agentStop", "stopReason", "end_turn"}
+	openCodeIdle = turnEndHook{"session.idle", "type", "session.idle"}
+	piTurnEnd    = turnEndHook{"turn_end", "message", ""}
 )
 
 // checkInteractiveTurn asserts one completed tool-call turn of a
@@ -102,8 +107,12 @@ func checkInteractiveTurn(t *testing.T, evs []launchEvent, project, answer, prot
 	}
 	te := eventOf(evs, "turn_end")
 	p, _ := te["payload"].(map[string]any)
-	if te["source"] != "hook" || te["native"] != hook.native || !strings.Contains(fmt.Sprint(p[hook.lastMessage]), answer) {
-		t.Errorf("turn_end %v: want the %s payload with the model's last message in %s", te, hook.native, hook.lastMessage)
+	if hook.want == "" {
+		if te["source"] != "hook" || te["native"] != hook.native || !strings.Contains(fmt.Sprint(p[hook.field]), answer) {
+			t.Errorf("turn_end %v: want the %s payload with the model's last message in %s", te, hook.native, hook.field)
+		}
+	} else if te["source"] != "hook" || te["native"] != hook.native || p[hook.field] != hook.want {
+		t.Errorf("turn_end %v: want the %s payload with %s %q", te, hook.native, hook.field, hook.want)
 	}
 	if countEvents(evs, "idle") != 0 {
 		t.Errorf("the run went idle\n%s", diag())
@@ -290,15 +299,31 @@ type interactiveCase struct {
 // user's HOME is unchanged.
 func runInteractive(t *testing.T, harness string, c interactiveCase, project string, hook turnEndHook, extra ...string) {
 	t.Helper()
+	runInteractiveWith(t, harness, c, project, hook, interactiveRun{args: extra})
+}
+
+// interactiveRun varies runInteractive: more launch args, more env, and a
+// shell command run after the one that writes turn.txt.
+type interactiveRun struct {
+	args, env []string
+	alsoRun   string
+}
+
+func runInteractiveWith(t *testing.T, harness string, c interactiveCase, project string, hook turnEndHook, x interactiveRun) {
+	t.Helper()
 	bin := install(t, clis[harness])
 	home := userHome(t)
 	before := snapshot(t, home)
 	const answer = "INTERACTIVE-TURN-DONE: the file is written"
-	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+	cmd := "echo interactive > turn.txt"
+	if x.alsoRun != "" {
+		cmd += " && " + x.alsoRun
+	}
+	llm := startLLM(t, llmscript.ShellThenText(cmd, answer))
 	start := time.Now()
-	evs, r := runLaunch(t, home, []string{c.keyEnv + "=" + interactiveKey},
+	evs, r := runLaunch(t, home, append([]string{c.keyEnv + "=" + interactiveKey}, x.env...),
 		append([]string{harness, "--mode", "bridge-interactive", "--bin", bin, "--workspace", project,
-			"--provider", c.provider, "--upstream", llm.URL + c.path, "--prompt", "write turn.txt", "--idle-timeout", "60s"}, extra...)...)
+			"--provider", c.provider, "--upstream", llm.URL + c.path, "--prompt", "write turn.txt", "--idle-timeout", "60s"}, x.args...)...)
 	t.Logf("%s %s: %s", harness, c.name, time.Since(start).Round(time.Millisecond))
 	if r.err != nil {
 		t.Errorf("sitter launch: %v\nstderr: %s\nlast screen:\n%s", r.err, r.stderr, screenOf(evs))
@@ -366,6 +391,90 @@ func TestInteractiveGemini(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			runInteractive(t, "gemini-cli", c, t.TempDir(), geminiAfter, "--model", geminiModel)
+		})
+	}
+}
+
+// TestInteractiveCopilot: `sitter launch copilot --mode bridge-interactive`
+// runs the real Copilot CLI TUI in a pseudo-terminal to the end of one
+// turn on an OpenAI Chat upstream directly and on a Gemini one through
+// sitter-proxy (--stream off makes Copilot ask for whole answers, which
+// the fake LLM gives in every protocol but Responses). The workspace is
+// trusted in the overlay's config.json, so no prompt is answered; the
+// turn ends through the agentStop hook in the overlay's user
+// settings.json. The shell call also writes outside the workspace and the
+// temp dir (TMPDIR moved away from it), which --allow-all-tools alone
+// would stop at a path dialog.
+func TestInteractiveCopilot(t *testing.T) {
+	for _, c := range []interactiveCase{
+		{"openai", "openai", "/v1", "OPENAI_API_KEY", "chat", false},
+		{"gemini-proxy", "gemini", "", "GEMINI_API_KEY", "gemini", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp, outside := t.TempDir(), t.TempDir()
+			runInteractiveWith(t, "copilot", c, t.TempDir(), copilotStop, interactiveRun{
+				env:     []string{"TMPDIR=" + tmp},
+				alsoRun: "echo outside > " + filepath.Join(outside, "out.txt"),
+			})
+			if b, err := os.ReadFile(filepath.Join(outside, "out.txt")); err != nil || string(b) != "outside\n" {
+				t.Errorf("the write outside the workspace did not run: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// TestInteractiveCopilotOnboarding: without the workspace's trust in the
+// overlay's config.json, the real Copilot CLI asks whether to trust the
+// folder, and the answer the atlas declares gets it to the end of the turn.
+func TestInteractiveCopilotOnboarding(t *testing.T) {
+	bin := install(t, clis["copilot"])
+	spec, _ := launch.Find(genlaunch.Specs, "copilot")
+	s := spec
+	s.Files = nil
+	home, project := userHome(t), t.TempDir()
+	before := snapshot(t, home)
+	const answer = "ONBOARDED-TURN-DONE"
+	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
+	evs := runSpec(t, launch.Options{
+		Spec:     s,
+		Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-4.1"},
+		Upstream: llm.URL + "/v1", Workspace: project, Bin: bin,
+		Env: append(baseEnv(t, home), "OPENAI_API_KEY="+interactiveKey),
+	})
+	checkOnboarding(t, evs, "trust-folder")
+	checkInteractiveTurn(t, evs, project, answer, "chat", llm, copilotStop)
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// TestInteractiveOpenCode: `sitter launch opencode --mode
+// bridge-interactive` runs the real OpenCode TUI in a pseudo-terminal to
+// the end of one turn on an OpenAI Chat and an Anthropic upstream (both
+// direct: OpenCode speaks every protocol). The turn ends through the
+// overlay's global plugin, which hands session.idle to sitter; no prompt
+// is answered.
+func TestInteractiveOpenCode(t *testing.T) {
+	for _, c := range []interactiveCase{
+		{"openai", "openai", "/v1", "OPENAI_API_KEY", "chat", false},
+		{"anthropic", "anthropic", "", "ANTHROPIC_API_KEY", "anthropic", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runInteractive(t, "opencode", c, t.TempDir(), openCodeIdle)
+		})
+	}
+}
+
+// TestInteractivePi: `sitter launch pi --mode bridge-interactive` runs the
+// real Pi TUI in a pseudo-terminal to the end of one turn on an OpenAI
+// Chat and an Anthropic upstream (both direct). The turn ends through the
+// overlay's extension, which hands the run's last turn_end (the model's
+// final message) to sitter; no prompt is answered.
+func TestInteractivePi(t *testing.T) {
+	for _, c := range []interactiveCase{
+		{"openai", "openai", "/v1", "OPENAI_API_KEY", "chat", false},
+		{"anthropic", "anthropic", "", "ANTHROPIC_API_KEY", "anthropic", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runInteractive(t, "pi", c, t.TempDir(), piTurnEnd)
 		})
 	}
 }

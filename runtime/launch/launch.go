@@ -286,7 +286,7 @@ func (l *launcher) prepare() error {
 			return err
 		}
 	}
-	l.env = overlayEnv(o.Env, l.home, dir, o.SitterBin, plan.Env)
+	l.env = overlayEnv(o.Env, l.home, dir, ws, o.SitterBin, plan.Env)
 	if o.Spec.PluginKind == "install" && o.Mode != BridgeHooks {
 		for _, b := range o.Bundles {
 			if o.Install == nil {
@@ -325,10 +325,14 @@ func within(p, dir string) bool {
 }
 
 // overlayEnv is the user's environment with HOME, the XDG dirs and
-// sitter's state pointed into the overlay, and the plan's variables.
-func overlayEnv(user []string, home, dir, sitterBin string, plan []string) []string {
+// sitter's state pointed into the overlay, PWD naming the workspace the
+// harness runs in (exec keeps the user's PWD when Env is given, and
+// `opencode run` works in $PWD rather than its working directory), and
+// the plan's variables.
+func overlayEnv(user []string, home, dir, workspace, sitterBin string, plan []string) []string {
 	set := map[string]string{
 		"HOME":             home,
+		"PWD":              workspace,
 		"XDG_CONFIG_HOME":  filepath.Join(home, ".config"),
 		"XDG_DATA_HOME":    filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME":   filepath.Join(home, ".local", "state"),

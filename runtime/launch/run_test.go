@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -134,6 +135,32 @@ exit 3
 	after := tree(t, user)
 	if len(after) != len(before) || after[filepath.Join(user, ".codex", "config.toml")] != "model = \"mine\"\n" {
 		t.Errorf("user HOME changed: %v → %v", before, after)
+	}
+}
+
+// TestRunPWDIsTheWorkspace: the harness finds the workspace in PWD, not
+// the directory sitter was started from (which `opencode run` 1.18.33
+// would work in). printenv, unlike a shell, does not correct PWD.
+func TestRunPWDIsTheWorkspace(t *testing.T) {
+	printenv, err := exec.LookPath("printenv")
+	if err != nil {
+		t.Skip("no printenv on PATH")
+	}
+	spec, _ := launch.Find(genlaunch.Specs, "codex")
+	spec.Headless = []string{"{prompt}"}
+	ws := t.TempDir()
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-5"},
+		Prompt: "PWD", Workspace: ws, Bin: printenv, Upstream: "http://127.0.0.1:2", StateDir: t.TempDir(),
+		Env:    []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "PWD=/somewhere/else", "OPENAI_API_KEY=x"},
+		Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("Run: %d %v\n%s", code, err, errOut.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != mustEval(t, ws) {
+		t.Errorf("harness PWD = %q, want the workspace %s", got, mustEval(t, ws))
 	}
 }
 
