@@ -3,10 +3,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"sitter.dev/sitter/e2e/llmscript"
@@ -260,4 +262,328 @@ func postToolDeny(t *testing.T, harness, nativeEvent string, replaces bool, inst
 		t.Errorf("the tool's own output reached the model; the reason should have replaced it")
 	}
 	checkEvents(t, harness, project, events(t, rec), "preToolUse", "postToolUse")
+}
+
+// replyTurn runs one turn with the replier plugin (a recording handler on
+// every phase that answers from reply files) after writing replies (file
+// name → content) into its record dir. install is nil when the runner
+// loads the bundle itself. The turn must succeed.
+func replyTurn(t *testing.T, harness string, replies map[string]string, script llmscript.Script, prompt string, install func(project, home string), run runner) (llm *llmscript.Server, project string, evs []event) {
+	t.Helper()
+	llm, project, evs, r := replyRun(t, harness, replies, script, prompt, install, run)
+	if r.err != nil {
+		t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	return llm, project, evs
+}
+
+// replyRun is replyTurn for a turn that may fail (a handler stopped it):
+// only a timeout fails the test.
+func replyRun(t *testing.T, harness string, replies map[string]string, script llmscript.Script, prompt string, install func(project, home string), run runner) (llm *llmscript.Server, project string, evs []event, r runResult) {
+	t.Helper()
+	project, home, rec := probeCase(t, "")
+	for name, body := range replies {
+		os.WriteFile(filepath.Join(rec, name), []byte(body), 0o644)
+	}
+	if install != nil {
+		install(project, home)
+	}
+	llm = startLLM(t, script)
+	r = run(t, llm, project, home, []string{"E2E_DIR=" + rec}, prompt)
+	if r.err != nil && strings.Contains(r.err.Error(), "timed out") {
+		t.Fatalf("%s: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	if r.err != nil {
+		t.Logf("%s exited with %v", harness, r.err)
+	}
+	return llm, project, events(t, rec), r
+}
+
+// nativeEvents returns the recorded events of one native event after
+// checking their canonical form: the phase, the session of the turn (that
+// of the first recorded event that names one), the project as cwd when
+// they carry one and, on tool phases, the shell kind. It fails the test
+// when none was recorded.
+func nativeEvents(t *testing.T, harness, project string, evs []event, nativeEvent, phase string) []event {
+	t.Helper()
+	if len(evs) == 0 {
+		t.Fatalf("no hook call reached the replier")
+	}
+	var session string
+	for _, e := range evs {
+		if e.Session.ID != "" {
+			session = e.Session.ID
+			break
+		}
+	}
+	var out []event
+	for _, e := range evs {
+		if e.NativeEvent != nativeEvent {
+			continue
+		}
+		out = append(out, e)
+		switch {
+		case e.Harness != harness:
+			t.Errorf("%s: harness %q", e.NativeEvent, e.Harness)
+		case e.Phase != phase:
+			t.Errorf("%s: phase %q, want %q", e.NativeEvent, e.Phase, phase)
+		case e.Session.ID == "" || e.Session.ID != session:
+			t.Errorf("%s: session id %q, want %q", e.NativeEvent, e.Session.ID, session)
+		case e.Session.Cwd != "" && e.Session.Cwd != project:
+			t.Errorf("%s: cwd %q, want %q", e.NativeEvent, e.Session.Cwd, project)
+		case phase == "preToolUse" || phase == "postToolUse" || phase == "postToolUseFailure":
+			if e.Tool == nil || e.Tool.Kind != "shell" {
+				t.Errorf("%s: tool %+v, want kind shell", e.NativeEvent, e.Tool)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no %s event recorded; got %v", nativeEvent, nativeNames(evs))
+	}
+	return out
+}
+
+func nativeNames(evs []event) map[string]int {
+	m := map[string]int{}
+	for _, e := range evs {
+		m[e.NativeEvent]++
+	}
+	return m
+}
+
+// logRequests logs every model request (on a failure, to see what the
+// harness sent).
+func logRequests(t *testing.T, llm *llmscript.Server) {
+	t.Helper()
+	for _, q := range llm.Requests() {
+		t.Logf("%s", q.Body)
+	}
+}
+
+// failingCommand prints a line and exits 3: a shell call that fails where
+// the harness counts a non-zero exit as a tool failure.
+const failingCommand = "printf 'FAIL-%s\\n' OUTPUT-9d2e; exit 3"
+
+// toolFailure is the probe case for the tool-failure event: the model makes
+// a shell tool call that fails (script), the harness must call the failure
+// event (observe: phase postToolUseFailure, shell kind, the turn's session,
+// the project as cwd) and, when context is set, the context its handler
+// adds must reach the model with the failed tool's result.
+func toolFailure(t *testing.T, harness, nativeEvent string, context bool, script llmscript.Script, install func(project, home string), run runner) {
+	replies := map[string]string{}
+	if context {
+		verified(t, harness, "add context", nativeEvent)
+		replies["postToolUseFailure-reply"] = `{"additionalContext":"CTX-TOOL-FAILURE"}`
+	}
+	llm, project, evs := replyTurn(t, harness, replies, script, "run the failing command", install, run)
+	fails := nativeEvents(t, harness, project, evs, nativeEvent, "postToolUseFailure")
+	observed(t, harness, fails)
+	if context && !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("CTX-TOOL-FAILURE") }) {
+		t.Errorf("the tool-failure context never reached the model (%d requests)", len(llm.Requests()))
+		logRequests(t, llm)
+	}
+}
+
+// addContext is the probe case for context added on one native event: its
+// handler answers additionalContext (once, with onceOnly: a stop phase
+// whose context makes the harness go on), and the context must reach the
+// model in a later request.
+func addContext(t *testing.T, harness, phase, nativeEvent string, onceOnly bool, script llmscript.Script, install func(project, home string), run runner) {
+	verified(t, harness, "add context", nativeEvent)
+	marker := "CTX-REPLY-" + strings.ToUpper(nativeEvent)
+	file := phase + "-reply"
+	if onceOnly {
+		file += "-once"
+	}
+	llm, project, evs := replyTurn(t, harness, map[string]string{file: `{"additionalContext":"` + marker + `"}`}, script, "write a file", install, run)
+	got := nativeEvents(t, harness, project, evs, nativeEvent, phase)
+	observed(t, harness, got)
+	if !llm.Any(func(q *llmscript.Request) bool { return q.Contains(marker) }) {
+		t.Errorf("the %s context never reached the model (%d requests)", nativeEvent, len(llm.Requests()))
+		logRequests(t, llm)
+	}
+}
+
+// subagentTask is the task a parent gives its subagent: the subagent's own
+// conversation starts with it.
+const subagentTask = "SUBAGENT-TASK-7a31: report back"
+
+// subagentScript has the parent call the subagent tool (the first of tools
+// the request offers) with input, the subagent answer SUBAGENT-RESULT, and
+// the parent answer "done" once the tool result is in.
+func subagentScript(tools string, input map[string]any) llmscript.Script {
+	return func(q *llmscript.Request) llmscript.Turn {
+		switch {
+		case q.UserTextContains(subagentTask):
+			return llmscript.Turn{Text: "SUBAGENT-RESULT"}
+		case q.HasToolResult():
+			return llmscript.Turn{Text: "done"}
+		}
+		return llmscript.Turn{Tool: tools, Input: input}
+	}
+}
+
+// subagent is the probe case for the subagent events: the parent hands a
+// task to a subagent (script), whose own requests reach the fake LLM too.
+// Both events must reach the handler with the parent's session. With
+// context, the SubagentStart context must be in the subagent's first
+// request; with block, a block once on SubagentStop must send its reason to
+// the subagent, which answers again, and the next SubagentStop must say
+// stop_hook_active.
+func subagent(t *testing.T, harness, startEvent, stopEvent string, context, block bool, script llmscript.Script, install func(project, home string), run runner) {
+	replies := map[string]string{}
+	if context {
+		verified(t, harness, "add context", startEvent)
+		replies["subagentStart-reply"] = `{"additionalContext":"CTX-SUBAGENT-START"}`
+	}
+	if block {
+		verified(t, harness, "continue", stopEvent)
+		replies["subagentStop-reply-once"] = `{"decision":"block","reason":"REASON-SUBAGENT-GO-ON"}`
+	}
+	llm, project, evs := replyTurn(t, harness, replies, script, "delegate the task", install, run)
+	starts := nativeEvents(t, harness, project, evs, startEvent, "subagentStart")
+	stops := nativeEvents(t, harness, project, evs, stopEvent, "subagentStop")
+	observed(t, harness, append(starts, stops...))
+	var sub []*llmscript.Request
+	for _, q := range llm.Requests() {
+		if q.UserTextContains(subagentTask) {
+			sub = append(sub, q)
+		}
+	}
+	if len(sub) == 0 {
+		t.Fatalf("the subagent never called the model")
+	}
+	if context && !sub[0].Contains("CTX-SUBAGENT-START") {
+		t.Errorf("the %s context is not in the subagent's first request", startEvent)
+		logRequests(t, llm)
+	}
+	if block {
+		var reason bool
+		for _, q := range sub {
+			reason = reason || q.Contains("REASON-SUBAGENT-GO-ON")
+		}
+		if !reason || len(sub) != 2 {
+			t.Errorf("want 2 subagent requests, the second carrying the %s reason; got %d (reason seen: %v)", stopEvent, len(sub), reason)
+		}
+		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
+			t.Errorf("want two %s calls, the second with stopHookActive; got %d", stopEvent, len(stops))
+		}
+	}
+	if !llm.Any(func(q *llmscript.Request) bool {
+		return !q.UserTextContains(subagentTask) && q.HasToolResult() && q.Contains("SUBAGENT-RESULT")
+	}) {
+		t.Errorf("the parent never got the subagent's result")
+	}
+}
+
+// permissionDeny is the probe case for a deny on the permission-request
+// event: the model's tool call needs an approval (script), the handler
+// denies it with a reason; the command must not run and the reason must
+// reach the model with the tool result (without the handler the harness
+// refuses too, with its own message).
+func permissionDeny(t *testing.T, harness, nativeEvent string, script llmscript.Script, install func(project, home string), run runner) {
+	verified(t, harness, "deny", nativeEvent)
+	llm, project, evs := replyTurn(t, harness, map[string]string{
+		"permissionRequest-reply": `{"decision":"deny","reason":"REASON-PERMISSION-DENIED"}`,
+	}, script, "write a file", install, run)
+	observed(t, harness, nativeEvents(t, harness, project, evs, nativeEvent, "permissionRequest"))
+	if exists(filepath.Join(project, "leaked.txt")) {
+		t.Errorf("the denied command ran: leaked.txt exists")
+	}
+	if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("REASON-PERMISSION-DENIED") }) {
+		t.Errorf("the deny reason never reached the model (%d requests)", len(llm.Requests()))
+		logRequests(t, llm)
+	}
+}
+
+// compactScript makes the harness compact its context: answer i (for i <
+// len(steps)) is a shell call whose usage reports steps[i] prompt tokens,
+// growing past the harness's auto-compact limit; the next answer is "done"
+// reporting final tokens (for a harness that checks at the end of a run);
+// every later answer, and every request without tools (a title or summary
+// request), is a small "done".
+func compactScript(final int, steps ...int) llmscript.Script {
+	var n atomic.Int32
+	return func(q *llmscript.Request) llmscript.Turn {
+		if len(q.ToolNames()) == 0 { // a title or summary request
+			return llmscript.Turn{Text: "done"}
+		}
+		i := int(n.Add(1)) - 1
+		switch {
+		case i < len(steps):
+			return llmscript.Turn{Shell: fmt.Sprintf("echo step%d", i), InputTokens: steps[i]}
+		case i == len(steps):
+			return llmscript.Turn{Text: "done", InputTokens: final}
+		}
+		return llmscript.Turn{Text: "done"}
+	}
+}
+
+// compaction is the probe case for the compaction events: the harness
+// compacts (script), and the events must reach the handler with the turn's
+// session (postEvent "" when it cannot be observed). summary is a text only
+// the compaction's summary request carries ("" to skip that check). With
+// deny, the pre-compaction handler denies: the compaction must not happen
+// (no summary request, no post-compaction event), where without the answer
+// it does.
+func compaction(t *testing.T, harness, preEvent, postEvent, summary string, deny bool, script llmscript.Script, install func(project, home string), run runner) {
+	replies := map[string]string{}
+	if deny {
+		verified(t, harness, "deny", preEvent)
+		replies["preCompact-reply"] = `{"decision":"deny","reason":"REASON-NO-COMPACT"}`
+	}
+	llm, project, evs := replyTurn(t, harness, replies, script, "work in steps", install, run)
+	pre := nativeEvents(t, harness, project, evs, preEvent, "preCompact")
+	summarized := summary != "" && llm.Any(func(q *llmscript.Request) bool { return q.Contains(summary) })
+	if deny {
+		observed(t, harness, pre)
+		for _, e := range evs {
+			if postEvent != "" && e.NativeEvent == postEvent {
+				t.Errorf("the context was compacted (%s fired) despite the deny", postEvent)
+				break
+			}
+		}
+		if summarized {
+			t.Errorf("the harness asked the model for a compaction summary despite the deny")
+		}
+		return
+	}
+	if summary != "" && !summarized {
+		t.Errorf("no compaction summary request (%d requests)", len(llm.Requests()))
+	}
+	if postEvent != "" {
+		pre = append(pre, nativeEvents(t, harness, project, evs, postEvent, "postCompact")...)
+	}
+	observed(t, harness, pre)
+}
+
+// beforeModelDeny is the probe case for a deny on the event before each
+// model call: the handler denies, so no request may reach the model and
+// the model's answer (a shell call writing leaked.txt) never comes.
+func beforeModelDeny(t *testing.T, harness, nativeEvent string, install func(project, home string), run runner) {
+	verified(t, harness, "deny", nativeEvent)
+	llm, project, evs, r := replyRun(t, harness, map[string]string{
+		"beforeModel-reply": `{"decision":"deny","reason":"REASON-MODEL-BLOCKED"}`,
+	}, llmscript.ShellThenText("echo leaked > leaked.txt", "done"), "write a file", install, run)
+	observed(t, harness, nativeEvents(t, harness, project, evs, nativeEvent, "beforeModel"))
+	if n := len(llm.Requests()); n != 0 {
+		t.Errorf("%d model requests despite the %s deny\n%s\n%s", n, nativeEvent, r.stdout, r.stderr)
+	}
+	if exists(filepath.Join(project, "leaked.txt")) {
+		t.Errorf("the model's shell call ran despite the %s deny", nativeEvent)
+	}
+}
+
+// apiErrorScript answers every model request with HTTP 400 (an error a
+// harness does not retry).
+func apiErrorScript(q *llmscript.Request) llmscript.Turn {
+	return llmscript.Turn{Status: 400, Text: "E2E-API-ERROR: this request is refused"}
+}
+
+// apiFailure is the probe case for the error event: every model request
+// fails with HTTP 400, and the harness must call the error event with the
+// turn's session.
+func apiFailure(t *testing.T, harness, nativeEvent string, install func(project, home string), run runner) {
+	_, project, evs, _ := replyRun(t, harness, nil, apiErrorScript, "say hi", install, run)
+	observed(t, harness, nativeEvents(t, harness, project, evs, nativeEvent, "error"))
 }

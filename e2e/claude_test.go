@@ -3,9 +3,16 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +24,11 @@ func claudeRun(t *testing.T, llm *llmscript.Server, project, home, prompt string
 }
 
 func claudeRunEnv(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, extra ...string) runResult {
+	return claudeRunArgs(t, llm, project, home, more, append([]string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash"}, extra...)...)
+}
+
+// claudeRunArgs runs claude with exactly args (no pre-approved tool).
+func claudeRunArgs(t *testing.T, llm *llmscript.Server, project, home string, more []string, args ...string) runResult {
 	bin := install(t, clis["claude-code"])
 	env := append(append(baseEnv(t, home), more...),
 		"ANTHROPIC_BASE_URL="+llm.URL,
@@ -24,7 +36,6 @@ func claudeRunEnv(t *testing.T, llm *llmscript.Server, project, home string, mor
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	)
-	args := append([]string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash"}, extra...)
 	return runCLI(t, project, env, 2*time.Minute, bin, args...)
 }
 
@@ -155,6 +166,70 @@ func TestClaudeProbe(t *testing.T) {
 				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", bundle)
 			})
 	})
+	replier := replierBundle(t, "claude-code")
+	withReplier := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", replier)
+	}
+	t.Run("tool-failure", func(t *testing.T) {
+		toolFailure(t, "claude-code", "PostToolUseFailure", true, llmscript.ShellThenText(failingCommand, "done"), nil, withReplier)
+	})
+	t.Run("pre-tool-context", func(t *testing.T) {
+		addContext(t, "claude-code", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), nil, withReplier)
+	})
+	t.Run("tool-batch-context", func(t *testing.T) {
+		addContext(t, "claude-code", "postToolBatch", "PostToolBatch", false, llmscript.ShellThenText("echo hi", "done"), nil, withReplier)
+	})
+	t.Run("stop-context", func(t *testing.T) {
+		addContext(t, "claude-code", "stop", "Stop", true, llmscript.Text("done"), nil, withReplier)
+	})
+	t.Run("subagent", func(t *testing.T) {
+		subagent(t, "claude-code", "SubagentStart", "SubagentStop", true, true, claudeSubagentScript(), nil, withReplier)
+	})
+	t.Run("subagent-stop-context", func(t *testing.T) {
+		// The context goes to the subagent, which answers again.
+		verified(t, "claude-code", "add context", "SubagentStop")
+		llm, project, evs := replyTurn(t, "claude-code", map[string]string{
+			"subagentStop-reply-once": `{"additionalContext":"CTX-SUBAGENT-STOP"}`,
+		}, claudeSubagentScript(), "delegate the task", nil, withReplier)
+		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "SubagentStop", "subagentStop"))
+		if !llm.Any(func(q *llmscript.Request) bool { return q.UserTextContains(subagentTask) && q.Contains("CTX-SUBAGENT-STOP") }) {
+			t.Errorf("the SubagentStop context never reached the subagent (%d requests)", len(llm.Requests()))
+			logRequests(t, llm)
+		}
+	})
+	// A 100k-token auto-compact window (the default model has 1M) and
+	// three tool calls reporting 30k, 60k and 90k prompt tokens make claude
+	// compact before its fourth request.
+	t.Run("permission-request", func(t *testing.T) {
+		claudePermissionRequest(t, replier)
+	})
+	t.Run("instructions-loaded", func(t *testing.T) {
+		withInstructions := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			os.WriteFile(filepath.Join(project, "CLAUDE.md"), []byte("# e2e\nBe brief.\n"), 0o644)
+			return withReplier(t, llm, project, home, more, prompt)
+		}
+		_, project, evs := replyTurn(t, "claude-code", nil, llmscript.Text("done"), "hello", nil, withInstructions)
+		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "InstructionsLoaded", "instructionsLoaded"))
+	})
+	t.Run("prompt-expansion", func(t *testing.T) {
+		claudePromptExpansion(t, withReplier)
+	})
+	t.Run("task-events-deny", func(t *testing.T) {
+		claudeTaskDeny(t, "TaskCreated", "taskCreated", withReplier)
+		claudeTaskDeny(t, "TaskCompleted", "taskCompleted", withReplier)
+	})
+	compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		return withReplier(t, llm, project, home, append(more, "CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000"), prompt)
+	}
+	t.Run("compact", func(t *testing.T) {
+		compaction(t, "claude-code", "PreCompact", "PostCompact", claudeSummary, false, compactScript(0, 30000, 60000, 90000), nil, compacting)
+	})
+	t.Run("compact-deny", func(t *testing.T) {
+		compaction(t, "claude-code", "PreCompact", "PostCompact", claudeSummary, true, compactScript(0, 30000, 60000, 90000), nil, compacting)
+	})
+	t.Run("api-error", func(t *testing.T) {
+		apiFailure(t, "claude-code", "StopFailure", nil, withReplier)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "claude-code")
 		observeAll(t, "claude-code", nil,
@@ -186,4 +261,151 @@ func TestClaudeMarketplaceAndValidate(t *testing.T) {
 			t.Errorf("plugin install %s: %v\n%s%s", p, r.err, r.stdout, r.stderr)
 		}
 	}
+}
+
+// claudeSubagentScript calls Claude's subagent tool (Agent; Task before).
+func claudeSubagentScript() llmscript.Script {
+	return subagentScript("Agent|Task", map[string]any{"description": "sub task", "prompt": subagentTask, "subagent_type": "general-purpose"})
+}
+
+// claudeSDKRun runs claude as the Agent SDK does: stream-json in and out,
+// permission prompts sent to the host over stdio (--permission-prompt-tool
+// stdio). It writes the prompt as one user message and never answers a
+// permission request, so only a PermissionRequest hook can decide one; it
+// closes stdin when the result arrives. Without such a decision the run
+// waits for the host and times out.
+func claudeSDKRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, extra ...string) runResult {
+	t.Helper()
+	bin := install(t, clis["claude-code"])
+	env := append(append(baseEnv(t, home), more...),
+		"ANTHROPIC_BASE_URL="+llm.URL,
+		"ANTHROPIC_API_KEY=sk-fake",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	)
+	args := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio"}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = project, env
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+	stdin.Write(append(msg, '\n'))
+	var stdout strings.Builder
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		stdout.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), `{"type":"result"`) {
+			stdin.Close()
+		}
+	}
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out waiting for a permission decision: %w", err)
+	}
+	return runResult{stdout.String(), stderr.String(), err}
+}
+
+// claudePermissionRequest proves PermissionRequest in the SDK's permission
+// mode (claudeSDKRun): a Bash call that needs approval raises it; a deny's
+// reason must reach the model, and a rewrite must run the rewritten command
+// (without the hook's decision nothing decides and the run times out).
+func claudePermissionRequest(t *testing.T, replier string) {
+	run := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		return claudeSDKRun(t, llm, project, home, more, prompt, "--plugin-dir", replier)
+	}
+	// bash -c is no read-only command: it needs approval.
+	t.Run("deny", func(t *testing.T) {
+		permissionDeny(t, "claude-code", "PermissionRequest", llmscript.ShellThenText("bash -c 'echo leaked > leaked.txt'", "done"), nil, run)
+	})
+	t.Run("rewrite", func(t *testing.T) {
+		verified(t, "claude-code", "rewrite input", "PermissionRequest")
+		llm, project, evs := replyTurn(t, "claude-code", map[string]string{
+			"permissionRequest-reply": `{"updatedInput":{"command":"printf 'REWRITTEN-%s' RAN"}}`,
+		}, llmscript.ShellThenText("bash -c 'printf ORIGINAL-RAN'", "done"), "print something", nil, run)
+		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "PermissionRequest", "permissionRequest"))
+		if !llm.Any(func(q *llmscript.Request) bool { return strings.Contains(q.LastToolResult(), "REWRITTEN-RAN") }) {
+			t.Errorf("the rewritten command's output never reached the model")
+			logRequests(t, llm)
+		}
+		if llm.Any(func(q *llmscript.Request) bool { return strings.Contains(q.LastToolResult(), "ORIGINAL-RAN") }) {
+			t.Errorf("the model's own command ran")
+		}
+	})
+}
+
+// claudeSummary is in claude's compaction summary request only.
+const claudeSummary = "Your task is to create a detailed summary"
+
+// claudePromptExpansion runs a project slash command (.claude/commands/
+// e2e.md, whose template carries COMMAND-TEMPLATE) as the prompt, which
+// raises UserPromptExpansion: its context must reach the model; its deny
+// must keep the expanded prompt from the model.
+func claudePromptExpansion(t *testing.T, run runner) {
+	withCommand := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		dir := filepath.Join(project, ".claude", "commands")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "e2e.md"), []byte("---\ndescription: e2e command\n---\nCOMMAND-TEMPLATE $ARGUMENTS\n"), 0o644)
+		return run(t, llm, project, home, more, "/e2e ARG-1")
+	}
+	t.Run("context", func(t *testing.T) {
+		addContext(t, "claude-code", "promptExpansion", "UserPromptExpansion", false, llmscript.Text("done"), nil, withCommand)
+	})
+	t.Run("deny", func(t *testing.T) {
+		verified(t, "claude-code", "deny", "UserPromptExpansion")
+		llm, project, evs, r := replyRun(t, "claude-code", map[string]string{
+			"promptExpansion-reply": `{"decision":"deny","reason":"REASON-EXPANSION-BLOCKED"}`,
+		}, llmscript.Text("done"), "", nil, withCommand)
+		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "UserPromptExpansion", "promptExpansion"))
+		if llm.Any(func(q *llmscript.Request) bool { return q.Contains("COMMAND-TEMPLATE") }) {
+			t.Errorf("the denied command's prompt reached the model\n%s\n%s", r.stdout, r.stderr)
+		}
+	})
+}
+
+// claudeTaskDeny has the model create a task (TaskCreate) and complete it
+// (TaskUpdate): a deny on the native event (TaskCreated or TaskCompleted)
+// must send its reason to the model as the tool's result.
+func claudeTaskDeny(t *testing.T, nativeEvent, phase string, run runner) {
+	t.Run(nativeEvent, func(t *testing.T) {
+		verified(t, "claude-code", "deny", nativeEvent)
+		var n atomic.Int32
+		script := func(q *llmscript.Request) llmscript.Turn {
+			if len(q.ToolNames()) == 0 {
+				return llmscript.Turn{Text: "title"}
+			}
+			switch n.Add(1) {
+			case 1:
+				return llmscript.Turn{Tool: "TaskCreate", Input: map[string]any{"subject": "e2e task", "description": "do it"}}
+			case 2:
+				return llmscript.Turn{Tool: "TaskUpdate", Input: map[string]any{"taskId": "1", "status": "completed"}}
+			}
+			return llmscript.Turn{Text: "done"}
+		}
+		reason := "REASON-" + strings.ToUpper(nativeEvent)
+		llm, project, evs := replyTurn(t, "claude-code", map[string]string{
+			phase + "-reply": `{"decision":"deny","reason":"` + reason + `"}`,
+		}, script, "track a task", nil, run)
+		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, nativeEvent, phase))
+		if !llm.Any(func(q *llmscript.Request) bool { return strings.Contains(q.LastToolResult(), reason) }) {
+			t.Errorf("the %s deny reason never reached the model as the tool's result", nativeEvent)
+			for _, q := range llm.Requests() {
+				t.Logf("tool result: %s", q.LastToolResult())
+			}
+		}
+	})
 }

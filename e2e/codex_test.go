@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,13 @@ import (
 // codexRun runs one headless Codex turn against the fake LLM (Responses
 // API) in project, with CODEX_HOME under the fresh home.
 func codexRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	return codexRunArgs(t, llm, project, home, more, prompt, nil)
+}
+
+// codexRunArgs is codexRun with the sandbox and approval arguments of exec
+// given (nil: -s danger-full-access, no approvals).
+func codexRunArgs(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, args []string) runResult {
 	t.Helper()
 	bin := install(t, clis["codex"])
 	codexHome := filepath.Join(home, ".codex")
@@ -38,8 +46,11 @@ trust_level = "trusted"
 		"CODEX_HOME="+codexHome,
 		"FAKE_LLM_KEY=sk-fake",
 	)
+	if args == nil {
+		args = []string{"-s", "danger-full-access"}
+	}
 	return runCLI(t, project, env, 2*time.Minute, bin,
-		"exec", "--dangerously-bypass-hook-trust", "-s", "danger-full-access", "--skip-git-repo-check", prompt)
+		append(append([]string{"exec", "--dangerously-bypass-hook-trust"}, args...), "--skip-git-repo-check", prompt)...)
 }
 
 func TestCodexGuard(t *testing.T) { guardCase(t, "codex", "PreToolUse", codexRun) }
@@ -112,8 +123,60 @@ func TestCodexProbe(t *testing.T) {
 		postToolDeny(t, "codex", "PostToolUse", false,
 			func(project, home string) { pluginInstall(t, bundle, "codex", project, home) }, codexRun)
 	})
+	replier := replierBundle(t, "codex")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "codex", project, home) }
+	t.Run("subagent", func(t *testing.T) {
+		subagent(t, "codex", "SubagentStart", "SubagentStop", true, true, codexSubagentScript(), withReplier, codexRun)
+	})
+	t.Run("pre-tool-context", func(t *testing.T) {
+		addContext(t, "codex", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), withReplier, codexRun)
+	})
+	t.Run("permission-deny", func(t *testing.T) {
+		// codex exec asks no one: with --approve-for-me an escalation
+		// request goes to PermissionRequest hooks, then to an automatic
+		// review by the model (which the fake LLM cannot pass).
+		escalate := func(q *llmscript.Request) llmscript.Turn {
+			if q.HasToolResult() {
+				return llmscript.Turn{Text: "done"}
+			}
+			return llmscript.Turn{Tool: "exec_command", Input: map[string]any{"cmd": "touch leaked.txt", "sandbox_permissions": "require_escalated", "justification": "write a file"}}
+		}
+		permissionDeny(t, "codex", "PermissionRequest", escalate, withReplier,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return codexRunArgs(t, llm, project, home, more, prompt, []string{"--approve-for-me"})
+			})
+	})
+	t.Run("compact", func(t *testing.T) {
+		// A 1000-token auto-compact limit and a tool call reporting 5000
+		// prompt tokens make codex compact before its next request.
+		compaction(t, "codex", "PreCompact", "PostCompact", "", false, compactScript(0, 5000), withReplier,
+			func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+				return codexRunArgs(t, llm, project, home, more, prompt, []string{"-s", "danger-full-access", "-c", "model_auto_compact_token_limit=1000"})
+			})
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "codex")
 		observeAll(t, "codex", func(project, home string) { pluginInstall(t, observer, "codex", project, home) }, codexRun)
 	})
+}
+
+// codexSubagentScript has the parent spawn a subagent (multi_agent_v1
+// spawn_agent) with the task, then wait for it (wait_agent), then answer
+// "done"; the subagent answers SUBAGENT-RESULT.
+func codexSubagentScript() llmscript.Script {
+	return func(q *llmscript.Request) llmscript.Turn {
+		switch {
+		case q.UserTextContains(subagentTask):
+			return llmscript.Turn{Text: "SUBAGENT-RESULT"}
+		case !q.HasToolResult():
+			return llmscript.Turn{Tool: "spawn_agent", Input: map[string]any{"message": subagentTask}}
+		}
+		var spawned struct {
+			AgentID string `json:"agent_id"`
+		}
+		if json.Unmarshal([]byte(q.LastToolResult()), &spawned) == nil && spawned.AgentID != "" {
+			return llmscript.Turn{Tool: "wait_agent", Input: map[string]any{"targets": []string{spawned.AgentID}, "timeout_ms": 30000}}
+		}
+		return llmscript.Turn{Text: "done"}
+	}
 }

@@ -99,6 +99,53 @@ func TestCopilotProbe(t *testing.T) {
 			t.Errorf("the model's own command ran: original.txt exists")
 		}
 	})
+	replier := replierBundle(t, "copilot")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "copilot", project, home) }
+	t.Run("tool-failure", func(t *testing.T) {
+		// A non-zero exit is a successful bash call here; a call the
+		// tool refuses (read_bash without its required delay) fails.
+		failing := func(q *llmscript.Request) llmscript.Turn {
+			if q.HasToolResult() {
+				return llmscript.Turn{Text: "done"}
+			}
+			return llmscript.Turn{Tool: "read_bash", Input: map[string]any{"shellId": "no-such-shell"}}
+		}
+		toolFailure(t, "copilot", "postToolUseFailure", true, failing, withReplier, copilotRun)
+	})
+	t.Run("pre-tool-context", func(t *testing.T) {
+		addContext(t, "copilot", "preToolUse", "preToolUse", false, llmscript.ShellThenText("echo hi", "done"), withReplier, copilotRun)
+	})
+	t.Run("subagent", func(t *testing.T) {
+		subagent(t, "copilot", "subagentStart", "subagentStop", true, true,
+			subagentScript("task", map[string]any{"description": "sub task", "prompt": subagentTask, "agent_type": "general-purpose", "name": "sub"}),
+			withReplier, copilotRun)
+	})
+	t.Run("permission-deny", func(t *testing.T) {
+		// permissionRequest fires before the permission service, even
+		// with --allow-all-tools.
+		permissionDeny(t, "copilot", "permissionRequest", llmscript.ShellThenText("echo leaked > leaked.txt", "done"), withReplier, copilotRun)
+	})
+	t.Run("compact", func(t *testing.T) {
+		// Tool calls reporting 100k, 126k and 190k prompt tokens make
+		// Copilot compact in the background (preCompact); it cannot be
+		// refused, and the turn may end before it finishes.
+		compaction(t, "copilot", "preCompact", "", "", false, compactScript(0, 100000, 126000, 190000), withReplier, copilotRun)
+	})
+	t.Run("notification-context", func(t *testing.T) {
+		// Viewing a path outside the project needs a permission nobody
+		// can give under -p: Copilot raises a permission_prompt
+		// notification.
+		outside := func(q *llmscript.Request) llmscript.Turn {
+			if q.HasToolResult() {
+				return llmscript.Turn{Text: "done"}
+			}
+			return llmscript.Turn{Tool: "view", Input: map[string]any{"path": "/nonexistent-e2e/x.txt"}}
+		}
+		addContext(t, "copilot", "notification", "notification", false, outside, withReplier, copilotRun)
+	})
+	t.Run("api-error", func(t *testing.T) {
+		apiFailure(t, "copilot", "errorOccurred", withReplier, copilotRun)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "copilot")
 		observeAll(t, "copilot", func(project, home string) { pluginInstall(t, observer, "copilot", project, home) }, copilotRun)

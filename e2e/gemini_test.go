@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,36 @@ func TestGeminiProbe(t *testing.T) {
 	t.Run("post-tool-deny", func(t *testing.T) {
 		postToolDeny(t, "gemini-cli", "AfterTool", true,
 			func(project, home string) { pluginInstall(t, bundle, "gemini-cli", project, home) }, geminiRun)
+	})
+	replier := replierBundle(t, "gemini-cli")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "gemini-cli", project, home) }
+	t.Run("before-model-deny", func(t *testing.T) {
+		beforeModelDeny(t, "gemini-cli", "BeforeModel", withReplier, geminiRun)
+	})
+	t.Run("after-model-deny-ignored", func(t *testing.T) {
+		// Gemini's own behaviour, without sitter (which no longer renders
+		// a deny here): 0.61.0 reports an AfterModel decision:deny
+		// ("Agent execution blocked: <reason>" in the JSON output's
+		// warnings), then applies the chunk it was given as the
+		// synthetic response, so the model's tool call runs. This case
+		// is why the atlas has no deny for AfterModel; it fails if a
+		// version starts honouring the deny.
+		project, home, _ := probeCase(t, "")
+		os.MkdirAll(filepath.Join(project, ".gemini"), 0o755)
+		deny := `echo '{"decision":"deny","reason":"REASON-MODEL-BLOCKED"}'`
+		settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"AfterModel": []any{
+			map[string]any{"hooks": []any{map[string]any{"type": "command", "command": deny}}},
+		}}})
+		os.WriteFile(filepath.Join(project, ".gemini", "settings.json"), settings, 0o644)
+		llm := startLLM(t, llmscript.ShellThenText("echo leaked > leaked.txt", "done"))
+		r := geminiRun(t, llm, project, home, nil, "write a file")
+		if r.err != nil {
+			t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		mustContain(t, "gemini output", r.stdout, "Agent execution blocked: REASON-MODEL-BLOCKED")
+		if !exists(filepath.Join(project, "leaked.txt")) {
+			t.Errorf("the AfterModel deny discarded the model's tool call: honoured now, put deny back in the atlas")
+		}
 	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "gemini-cli")

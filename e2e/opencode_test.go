@@ -54,21 +54,29 @@ func opencodeRun(t *testing.T, llm *llmscript.Server, project, home string, more
 // and returns the binary and environment.
 func opencodeSetup(t *testing.T, llm *llmscript.Server, project, home string, more []string) (string, []string) {
 	t.Helper()
+	return opencodeSetupModel(t, llm, project, home, more, `{"tool_call": true}`, "")
+}
+
+// opencodeSetupModel is opencodeSetup with the fake model's JSON config
+// given (a small context limit, say) and more top-level config members
+// (extra: `"key": value,` lines, or "").
+func opencodeSetupModel(t *testing.T, llm *llmscript.Server, project, home string, more []string, model, extra string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["opencode"])
 	config := fmt.Sprintf(`{
   "$schema": "https://opencode.ai/config.json",
   "model": "fake/fake-model",
   "autoupdate": false,
-  "share": "disabled",
+  "share": "disabled",%s
   "provider": {
     "fake": {
       "npm": "@ai-sdk/openai-compatible",
       "options": {"baseURL": %q, "apiKey": "sk-fake"},
-      "models": {"fake-model": {"tool_call": true}}
+      "models": {"fake-model": %s}
     }
   }
 }
-`, llm.URL+"/v1")
+`, extra, llm.URL+"/v1", model)
 	if err := os.WriteFile(filepath.Join(project, "opencode.json"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +124,35 @@ func TestOpenCodeProbe(t *testing.T) {
 	t.Run("rewrite-tool-context", func(t *testing.T) {
 		rewriteAndToolContext(t, "opencode", "tool.execute.before", "tool.execute.after",
 			func(project, home string) { pluginInstall(t, bundle, "opencode", project, home) }, opencodeRun)
+	})
+	replier := replierBundle(t, "opencode")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "opencode", project, home) }
+	// A 10k-token context limit and an answer reporting 30k prompt tokens
+	// make OpenCode compact the session and go on.
+	compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		bin, env := opencodeSetupModel(t, llm, project, home, more, `{"tool_call": true, "limit": {"context": 10000, "output": 1000}}`, "")
+		return runCLI(t, project, env, 3*time.Minute, bin, "run", "-m", "fake/fake-model", prompt)
+	}
+	t.Run("compact", func(t *testing.T) {
+		compaction(t, "opencode", "experimental.session.compacting", "session.compacted", "You are a context summarization agent", false, compactScript(30000), withReplier, compacting)
+	})
+	t.Run("compact-context", func(t *testing.T) {
+		addContext(t, "opencode", "preCompact", "experimental.session.compacting", false, compactScript(30000), withReplier, compacting)
+	})
+	t.Run("command-context", func(t *testing.T) {
+		// opencode run --command runs a project command (a prompt
+		// template in .opencode/command/).
+		command := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			dir := filepath.Join(project, ".opencode", "command")
+			os.MkdirAll(dir, 0o755)
+			os.WriteFile(filepath.Join(dir, "e2e.md"), []byte("---\ndescription: e2e command\n---\nCOMMAND-TEMPLATE $ARGUMENTS\n"), 0o644)
+			bin, env := opencodeSetup(t, llm, project, home, more)
+			return runCLI(t, project, env, 3*time.Minute, bin, "run", "-m", "fake/fake-model", "--command", "e2e", prompt)
+		}
+		addContext(t, "opencode", "commandExecute", "command.execute.before", false, llmscript.Text("done"), withReplier, command)
+	})
+	t.Run("api-error", func(t *testing.T) {
+		apiFailure(t, "opencode", "session.error", withReplier, opencodeRun)
 	})
 }
 

@@ -17,7 +17,18 @@ import (
 // ~/.pi/agent/models.json.
 func piRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	return piRunWindow(t, llm, project, home, more, prompt, 0)
+}
+
+// piRunWindow is piRun with the fake model's context window set (0: Pi's
+// default).
+func piRunWindow(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, window int) runResult {
+	t.Helper()
 	bin := install(t, clis["pi"])
+	model := `{"id": "fake-model", "reasoning": false}`
+	if window > 0 {
+		model = fmt.Sprintf(`{"id": "fake-model", "reasoning": false, "contextWindow": %d}`, window)
+	}
 	dir := filepath.Join(home, ".pi", "agent")
 	os.MkdirAll(dir, 0o755)
 	models := fmt.Sprintf(`{
@@ -27,11 +38,11 @@ func piRun(t *testing.T, llm *llmscript.Server, project, home string, more []str
       "api": "openai-completions",
       "apiKey": "sk-fake",
       "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
-      "models": [{"id": "fake-model", "reasoning": false}]
+      "models": [%s]
     }
   }
 }
-`, llm.URL+"/v1")
+`, llm.URL+"/v1", model)
 	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte(models), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +113,25 @@ func TestPiProbe(t *testing.T) {
 		promptDeny(t, "pi", "input", "",
 			func(project, home string) { pluginInstall(t, bundle, "pi", project, home) }, piRun)
 	})
+	replier := replierBundle(t, "pi")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "pi", project, home) }
+	t.Run("compact-deny", func(t *testing.T) {
+		// Pi checks for compaction when a run ends: with a 20k context
+		// window, 1k reserved and a last answer reporting 30k prompt
+		// tokens, it summarizes. session_compact is not observed: it
+		// fires after the session reload, when the bridge's ctx is stale.
+		compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			os.MkdirAll(filepath.Join(project, ".pi"), 0o755)
+			os.WriteFile(filepath.Join(project, ".pi", "settings.json"), []byte(`{"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}`), 0o644)
+			return piRunWindow(t, llm, project, home, more, prompt, 20000)
+		}
+		compaction(t, "pi", "session_before_compact", "", piSummary, true, compactScript(30000, 30000), withReplier, compacting)
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "pi")
 		observeAll(t, "pi", func(project, home string) { pluginInstall(t, observer, "pi", project, home) }, piRun)
 	})
 }
+
+// piSummary is in Pi's compaction summary request only.
+const piSummary = "You are a context summarization assistant"

@@ -89,6 +89,10 @@ func probeBundle(t *testing.T, harness string) string {
 		obs := filepath.Join(root, "plugins-src", "observer")
 		os.MkdirAll(obs, 0o755)
 		os.WriteFile(filepath.Join(obs, "plugin.yaml"), []byte(observerPlugin()), 0o644)
+		rep := filepath.Join(root, "plugins-src", "replier")
+		os.MkdirAll(rep, 0o755)
+		os.WriteFile(filepath.Join(rep, "plugin.yaml"), []byte(replierPlugin()), 0o644)
+		os.WriteFile(filepath.Join(rep, "reply.sh"), []byte(replyScript), 0o755)
 		_, files, err := gen.Generate(root)
 		if err != nil {
 			probeErr = err
@@ -135,6 +139,18 @@ func observerBundle(t *testing.T, harness string) string {
 // has, except those whose mere registration changes what the harness does
 // (Claude's WorktreeCreate hook replaces worktree creation).
 func observerPlugin() string {
+	var b strings.Builder
+	b.WriteString("name: observer\nversion: 0.0.1\ndescription: e2e observer\nhandlers:\n")
+	for _, p := range observedPhases() {
+		fmt.Fprintf(&b, "  - phase: %s\n    command: 'cat >> \"$E2E_DIR/events.jsonl\"'\n", p)
+	}
+	return b.String()
+}
+
+// observedPhases is every canonical phase some harness has, sorted, but
+// those whose mere registration changes what the harness does (Claude's
+// WorktreeCreate hook replaces worktree creation).
+func observedPhases() []string {
 	skip := map[string]bool{"worktreeCreate": true, "worktreeRemove": true}
 	seen := map[string]bool{}
 	for _, d := range registry.Registry().Descriptors {
@@ -149,11 +165,40 @@ func observerPlugin() string {
 		ps = append(ps, p)
 	}
 	sort.Strings(ps)
+	return ps
+}
+
+// replierBundle is the replier plugin's bundle for a harness: a handler on
+// every phase the observer has, which records the event and answers what
+// $E2E_DIR/<phase>-reply holds (see replyScript).
+func replierBundle(t *testing.T, harness string) string {
+	t.Helper()
+	probeBundle(t, harness)
+	return filepath.Join(probeRoot, "artifacts", "replier", harness)
+}
+
+// replyScript records the event, then answers what $E2E_DIR/<phase>-reply-once
+// holds (once: the file is removed) or else $E2E_DIR/<phase>-reply, nothing
+// when neither exists.
+const replyScript = `#!/bin/sh
+cat >> "$E2E_DIR/events.jsonl"
+if [ -e "$E2E_DIR/$1-reply-once" ]; then
+	cat "$E2E_DIR/$1-reply-once"
+	rm -f "$E2E_DIR/$1-reply-once"
+	exit 0
+fi
+cat "$E2E_DIR/$1-reply" 2>/dev/null
+true
+`
+
+// replierPlugin registers reply.sh on every phase the observer has.
+func replierPlugin() string {
 	var b strings.Builder
-	b.WriteString("name: observer\nversion: 0.0.1\ndescription: e2e observer\nhandlers:\n")
-	for _, p := range ps {
-		fmt.Fprintf(&b, "  - phase: %s\n    command: 'cat >> \"$E2E_DIR/events.jsonl\"'\n", p)
+	b.WriteString("name: replier\nversion: 0.0.1\ndescription: e2e replier\nhandlers:\n")
+	for _, p := range observedPhases() {
+		fmt.Fprintf(&b, "  - phase: %s\n    command: '\"$SITTER_PLUGIN_DIR/reply.sh\" %s'\n", p, p)
 	}
+	b.WriteString("files: [reply.sh]\n")
 	return b.String()
 }
 

@@ -17,11 +17,29 @@ import (
 	"sync"
 )
 
-// Turn is what the script answers: text, or a call of the harness's shell
-// tool with a command.
+// Turn is what the script answers: text, a call of the harness's shell
+// tool with a command, or a call of a tool the request offers by name.
 type Turn struct {
 	Text  string
 	Shell string // a shell command to run through the harness's shell tool
+	// Tool names a tool to call with Input (a subagent tool, say); the
+	// first of several names separated by "|" that the request offers is
+	// called. When the request offers none, the turn is Text.
+	Tool  string
+	Input map[string]any
+	// InputTokens is the prompt size the answer's usage reports (0: 100);
+	// a large one makes a harness compact its context.
+	InputTokens int
+	// Status, when set, answers with that HTTP error status and the
+	// protocol's error body, Text its message.
+	Status int
+}
+
+func (t Turn) inputTokens() int {
+	if t.InputTokens > 0 {
+		return t.InputTokens
+	}
+	return 100
 }
 
 // Script decides the next turn from the request (its raw body and whether
@@ -63,6 +81,135 @@ func (r *Request) Contains(s string) bool {
 		}
 	})
 	return found
+}
+
+// ToolNames lists the names of the tools the request offers.
+func (r *Request) ToolNames() []string {
+	var names []string
+	tools, _ := r.body["tools"].([]any)
+	for _, t := range tools {
+		m, _ := t.(map[string]any)
+		if fd, ok := m["function"].(map[string]any); ok { // chat
+			m = fd
+		}
+		if decls, ok := m["functionDeclarations"].([]any); ok { // gemini
+			for _, d := range decls {
+				dm, _ := d.(map[string]any)
+				if n, _ := dm["name"].(string); n != "" {
+					names = append(names, n)
+				}
+			}
+			continue
+		}
+		if m["type"] == "namespace" { // responses: a group of functions
+			sub, _ := m["tools"].([]any)
+			for _, f := range sub {
+				fm, _ := f.(map[string]any)
+				if n, _ := fm["name"].(string); n != "" {
+					names = append(names, n)
+				}
+			}
+			continue
+		}
+		if n, _ := m["name"].(string); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// namespaceOf names the namespace tool (Responses API) that offers the
+// function name, if one does.
+func namespaceOf(r *Request, name string) (string, bool) {
+	tools, _ := r.body["tools"].([]any)
+	for _, t := range tools {
+		m, _ := t.(map[string]any)
+		if m["type"] != "namespace" {
+			continue
+		}
+		sub, _ := m["tools"].([]any)
+		for _, f := range sub {
+			fm, _ := f.(map[string]any)
+			if fm["name"] == name {
+				ns, _ := m["name"].(string)
+				return ns, true
+			}
+		}
+	}
+	return "", false
+}
+
+// HasTool reports whether the request offers a tool of that name.
+func (r *Request) HasTool(name string) bool {
+	for _, n := range r.ToolNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// UserTextContains reports whether a user message's own text (not a tool
+// result the harness sends in a user message) mentions s: it tells a
+// subagent's conversation, which starts with the task its parent gave it,
+// from the parent's, where the task is only a tool call's argument.
+func (r *Request) UserTextContains(s string) bool {
+	var found bool
+	text := func(v any) {
+		walk(v, func(x string) {
+			if strings.Contains(x, s) {
+				found = true
+			}
+		})
+	}
+	for _, key := range []string{"messages", "input", "contents"} {
+		msgs, _ := r.body[key].([]any)
+		for _, m := range msgs {
+			mm, _ := m.(map[string]any)
+			if mm["role"] != "user" {
+				continue
+			}
+			switch c := mm["content"].(type) {
+			case string:
+				text(c)
+			case []any: // anthropic and responses content blocks
+				for _, b := range c {
+					bm, _ := b.(map[string]any)
+					if t, _ := bm["type"].(string); t == "text" || t == "input_text" {
+						text(bm["text"])
+					}
+				}
+			}
+			if parts, ok := mm["parts"].([]any); ok { // gemini
+				for _, p := range parts {
+					pm, _ := p.(map[string]any)
+					text(pm["text"])
+				}
+			}
+		}
+	}
+	return found
+}
+
+// LastToolResult is the text of the conversation's last tool result ("" if
+// none): what the harness sent back for the model's last tool call.
+func (r *Request) LastToolResult() string {
+	var last any
+	walkMaps(r.body, func(m map[string]any) {
+		switch {
+		case m["type"] == "tool_result":
+			last = m["content"]
+		case m["type"] == "function_call_output":
+			last = m["output"]
+		case m["role"] == "tool":
+			last = m["content"]
+		case m["functionResponse"] != nil:
+			last = m["functionResponse"]
+		}
+	})
+	var b strings.Builder
+	walk(last, func(x string) { b.WriteString(x) })
+	return b.String()
 }
 
 // HasToolResult reports whether the conversation carries a tool result.
@@ -223,6 +370,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	if script != nil {
 		turn = script(r)
 	}
+	if turn.Status != 0 {
+		apiError(w, r.Protocol, turn.Status, turn.Text)
+		return
+	}
 	id := fmt.Sprintf("%d", n)
 	stream := r.body["stream"] == true || r.Protocol == "gemini" && strings.Contains(path, "stream")
 	switch r.Protocol {
@@ -297,6 +448,19 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 // toolCall resolves a shell turn to (name, JSON args), or falls back to
 // text when the request offers no shell tool (e.g. a title request).
 func toolCall(r *Request, t Turn) (string, string, bool) {
+	if t.Tool != "" {
+		for _, name := range strings.Split(t.Tool, "|") {
+			if r.HasTool(name) {
+				in := t.Input
+				if in == nil {
+					in = map[string]any{}
+				}
+				b, _ := json.Marshal(in)
+				return name, string(b), true
+			}
+		}
+		return "", "", false
+	}
 	if t.Shell == "" {
 		return "", "", false
 	}
@@ -321,10 +485,10 @@ func sse(w http.ResponseWriter, event string, v any) {
 
 func anthropic(w http.ResponseWriter, r *Request, t Turn, id string, stream bool) {
 	model, _ := r.body["model"].(string)
-	usage := map[string]any{"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+	usage := map[string]any{"input_tokens": t.inputTokens(), "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
 	name, args, isTool := toolCall(r, t)
 	text := t.Text
-	if t.Shell != "" && !isTool {
+	if text == "" {
 		text = "ok"
 	}
 	stop := "end_turn"
@@ -372,7 +536,11 @@ func responses(w http.ResponseWriter, r *Request, t Turn, id string) {
 	var item map[string]any
 	if name, args, ok := toolCall(r, t); ok {
 		item = map[string]any{"type": "function_call", "id": "fc_fake" + id, "call_id": "call_fake" + id, "name": name, "arguments": args, "status": "completed"}
-		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "function_call", "id": item["id"], "call_id": item["call_id"], "name": name, "arguments": "", "status": "in_progress"}})
+		added := map[string]any{"type": "function_call", "id": item["id"], "call_id": item["call_id"], "name": name, "arguments": "", "status": "in_progress"}
+		if ns, ok := namespaceOf(r, name); ok {
+			item["namespace"], added["namespace"] = ns, ns
+		}
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 		ev("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": item["id"], "delta": args})
 		ev("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": item["id"], "arguments": args})
 	} else {
@@ -391,7 +559,7 @@ func responses(w http.ResponseWriter, r *Request, t Turn, id string) {
 	ev("response.output_item.done", map[string]any{"output_index": 0, "item": item})
 	resp["status"] = "completed"
 	resp["output"] = []any{item}
-	resp["usage"] = map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 110}
+	resp["usage"] = map[string]any{"input_tokens": t.inputTokens(), "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": t.inputTokens() + 10}
 	ev("response.completed", map[string]any{"response": resp})
 }
 
@@ -402,7 +570,7 @@ func chat(w http.ResponseWriter, r *Request, t Turn, id string, stream bool) {
 	if text == "" {
 		text = "ok"
 	}
-	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+	usage := map[string]any{"prompt_tokens": t.inputTokens(), "completion_tokens": 10, "total_tokens": t.inputTokens() + 10}
 	if !stream {
 		msg := map[string]any{"role": "assistant", "content": text}
 		finish := "stop"
@@ -448,7 +616,7 @@ func gemini(w http.ResponseWriter, r *Request, t Turn, stream bool) {
 	}
 	resp := map[string]any{
 		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+		"usageMetadata": map[string]any{"promptTokenCount": t.inputTokens(), "candidatesTokenCount": 10, "totalTokenCount": t.inputTokens() + 10},
 		"modelVersion":  "fake-model",
 	}
 	if stream {
@@ -458,4 +626,20 @@ func gemini(w http.ResponseWriter, r *Request, t Turn, stream bool) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// apiError answers an HTTP error in the protocol's error shape.
+func apiError(w http.ResponseWriter, protocol string, status int, msg string) {
+	var body any
+	switch protocol {
+	case "anthropic":
+		body = map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg}}
+	case "gemini":
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": "INVALID_ARGUMENT"}}
+	default:
+		body = map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": nil}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
 }

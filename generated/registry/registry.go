@@ -43,6 +43,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny", "rewriteInput", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -50,7 +53,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PermissionRequest",
-			Note:    "",
+			Note:    "Fires where a permission prompt would be shown: not under plain claude -p (it refuses with \"This command requires approval\"), but in the SDK's mode (--permission-prompt-tool stdio), where the hook races the host's answer (TestClaudeProbe/permission-request).",
 			Phase:   "permissionRequest",
 			Support: "native",
 		}, true
@@ -76,6 +79,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -151,6 +157,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -212,7 +221,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (shared/HARNESSES.md)",
 			}},
 			Name:    "Stop",
-			Note:    "Claude itself ends the turn after CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks.",
+			Note:    "Claude itself ends the turn after CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks. Added context also keeps the session going: the model gets it and answers again (TestClaudeProbe/stop-context).",
 			Phase:   "stop",
 			Support: "native",
 		}, true
@@ -220,6 +229,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -232,6 +244,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -247,6 +262,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"block", "addContext", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -254,7 +272,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "SubagentStop",
-			Note:    "",
+			Note:    "Added context, like a block, keeps the subagent going: it gets the context and answers again (TestClaudeProbe/subagent-stop-context).",
 			Phase:   "subagentStop",
 			Support: "native",
 		}, true
@@ -262,6 +280,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
 			}, {
@@ -277,6 +298,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -343,6 +367,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -355,6 +382,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -403,6 +433,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -639,6 +672,9 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://developers.openai.com/codex/hooks",
 			}, {
@@ -650,7 +686,7 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}},
 			Name:    "PermissionRequest",
-			Note:    "decision.updatedInput, updatedPermissions and interrupt:true fail closed, continue:false and stopReason are rejected: no rewrite, no halt.",
+			Note:    "decision.updatedInput, updatedPermissions and interrupt:true fail closed, continue:false and stopReason are rejected: no rewrite, no halt. codex exec raises it only with --approve-for-me (an escalation request then goes to the hooks, then to an automatic review by the model); under its default never policy an escalation is refused outright.",
 			Phase:   "permissionRequest",
 			Support: "native",
 		}, true
@@ -680,6 +716,9 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 			}, {
@@ -696,6 +735,9 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 			}, {
@@ -775,6 +817,9 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 			}, {
@@ -791,6 +836,9 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"block", "halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 			}, {
@@ -1055,6 +1103,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1066,7 +1117,7 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
 			}},
 			Name:    "postToolUseFailure",
-			Note:    "Exit 2 returns stderr to the model as guidance after the failed result. The failure text (error, a string here) is not mapped: errorOccurred's error is an object.",
+			Note:    "Exit 2 returns stderr to the model as guidance after the failed result. The failure text (error, a string here) is not mapped: errorOccurred's error is an object. A bash call that exits non-zero is a successful call here (postToolUse, the exit code in the result); the event fires for calls a tool refuses (read_bash without its required delay: TestCopilotProbe/tool-failure).",
 			Phase:   "postToolUseFailure",
 			Support: "native",
 		}, true
@@ -1118,6 +1169,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1133,6 +1187,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"block"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1140,7 +1197,7 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
 			}},
 			Name:    "subagentStop",
-			Note:    "A block (with a non-empty reason) continues the subagent with the reason as its prompt.",
+			Note:    "A block (with a non-empty reason) continues the subagent with the reason as its prompt. The subagent's own userPromptSubmitted and agentStop carry its agent id as sessionId; subagentStart and subagentStop carry the parent's.",
 			Phase:   "subagentStop",
 			Support: "native",
 		}, true
@@ -1148,6 +1205,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1163,6 +1223,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}},
@@ -1175,6 +1238,9 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
+			}, {
 				Kind: "doc",
 				Ref:  "https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference",
 			}, {
@@ -1183,7 +1249,7 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 				Ref:  "copilot 1.0.102 -p --trust-folder, offline BYOK against a fake OpenAI chat server on 127.0.0.1, camelCase hooks logging stdin and the model's next request",
 			}},
 			Name:    "notification",
-			Note:    "Fire-and-forget. additionalContext is injected as a prepended user message, which can start agent work if the session is idle. The payload keys here are snake_case (hook_event_name, notification_type).",
+			Note:    "Fire-and-forget. additionalContext is injected as a prepended user message, which can start agent work if the session is idle. The payload keys here are snake_case (hook_event_name, notification_type). Headless (-p) it fires as permission_prompt when a tool needs a permission nobody can give (TestCopilotProbe/notification-context).",
 			Phase:   "notification",
 			Support: "native",
 		}, true
@@ -1862,10 +1928,10 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "AfterModel":
 		return &adapter.EventSpec{
-			Can: []string{"deny", "halt", "userMessage"},
+			Can: []string{"halt", "userMessage"},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
-				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
+				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md); TestGeminiProbe/after-model-deny-ignored: a deny leaves the model's tool call to run on 0.61.0",
 			}, {
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
@@ -1877,7 +1943,7 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 			}},
 			Name:    "AfterModel",
-			Note:    "Fires for every streamed chunk; a deny discards the chunk and blocks the turn. Replacing the response (hookSpecificOutput.llm_response) has no canonical form.",
+			Note:    "Fires for every streamed chunk. No deny: decision:deny is only reported (\"Agent execution blocked: <reason>\" in the output's warnings) and the chunk it was given is then applied as the synthetic response, tool calls included (GeminiChat in the 0.61.0 bundle; TestGeminiProbe/after-model-deny-ignored). continue:false stops the turn. Replacing the response (hookSpecificOutput.llm_response) has no canonical form.",
 			Phase:   "afterModel",
 			Support: "native",
 		}, true
@@ -2186,6 +2252,9 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -2306,6 +2375,9 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/plugin@1.18.33: dist/index.d.ts (interface Hooks)",
 			}, {
@@ -2399,6 +2471,9 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
 			}, {
@@ -2414,6 +2489,9 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
 			}, {
@@ -2691,6 +2769,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
 			}, {
@@ -2711,9 +2792,12 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "run",
+				Ref:  "pi 0.73.1 -p auto-compacting against the fake LLM (as TestPiProbe/compact-deny without the deny): the extension's session_compact handler fails with \"This extension ctx is stale after session replacement or reload\"",
 			}},
 			Name:    "session_compact",
-			Note:    "",
+			Note:    "0.73.1 hands the handler a ctx that is stale after the compaction's session reload (reading ctx.sessionManager throws).",
 			Phase:   "postCompact",
 			Support: "native",
 		}, true

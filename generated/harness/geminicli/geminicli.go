@@ -299,13 +299,6 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "AfterModel":
 		return &hook.Rules{
-			Deny: &hook.Rule{Stdout: []hook.Member{{
-				Const: "\"deny\"",
-				Key:   "decision",
-			}, {
-				Key:  "reason",
-				Slot: hook.SlotReason,
-			}}},
 			Halt: &hook.Rule{Stdout: []hook.Member{{
 				Const: "false",
 				Key:   "continue",
