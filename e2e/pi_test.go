@@ -115,17 +115,20 @@ func TestPiProbe(t *testing.T) {
 	})
 	replier := replierBundle(t, "pi")
 	withReplier := func(project, home string) { pluginInstall(t, replier, "pi", project, home) }
+	// Pi checks for compaction when a run ends: with a 20k context window,
+	// 1k reserved and a last answer reporting 30k prompt tokens, it
+	// summarizes. session_compact fires after the session reload, with a
+	// stale ctx: the bridge keeps the session it last read.
+	compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+		os.MkdirAll(filepath.Join(project, ".pi"), 0o755)
+		os.WriteFile(filepath.Join(project, ".pi", "settings.json"), []byte(`{"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}`), 0o644)
+		return piRunWindow(t, llm, project, home, more, prompt, 20000)
+	}
+	t.Run("compact", func(t *testing.T) {
+		compaction(t, "pi", "session_before_compact", "session_compact", piSummary, false, compactScript(30000, 30000), withReplier, compacting)
+	})
 	t.Run("compact-deny", func(t *testing.T) {
-		// Pi checks for compaction when a run ends: with a 20k context
-		// window, 1k reserved and a last answer reporting 30k prompt
-		// tokens, it summarizes. session_compact is not observed: it
-		// fires after the session reload, when the bridge's ctx is stale.
-		compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
-			os.MkdirAll(filepath.Join(project, ".pi"), 0o755)
-			os.WriteFile(filepath.Join(project, ".pi", "settings.json"), []byte(`{"compaction": {"reserveTokens": 1000, "keepRecentTokens": 10}}`), 0o644)
-			return piRunWindow(t, llm, project, home, more, prompt, 20000)
-		}
-		compaction(t, "pi", "session_before_compact", "", piSummary, true, compactScript(30000, 30000), withReplier, compacting)
+		compaction(t, "pi", "session_before_compact", "session_compact", piSummary, true, compactScript(30000, 30000), withReplier, compacting)
 	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "pi")

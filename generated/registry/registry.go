@@ -2793,11 +2793,14 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}, {
+				Kind: "test",
+				Ref:  "make e2e: TestPiProbe/compact (docs/fidelity.md)",
+			}, {
 				Kind: "run",
-				Ref:  "pi 0.73.1 -p auto-compacting against the fake LLM (as TestPiProbe/compact-deny without the deny): the extension's session_compact handler fails with \"This extension ctx is stale after session replacement or reload\"",
+				Ref:  "pi 0.73.1 -p auto-compacting against the fake LLM: an extension's session_compact handler that reads ctx.sessionManager fails with \"This extension ctx is stale after session replacement or reload\"",
 			}},
 			Name:    "session_compact",
-			Note:    "0.73.1 hands the handler a ctx that is stale after the compaction's session reload (reading ctx.sessionManager throws).",
+			Note:    "0.73.1 hands the handler a ctx that is stale after the compaction's session reload (reading ctx.sessionManager throws); the bridge then keeps the session it last read.",
 			Phase:   "postCompact",
 			Support: "native",
 		}, true

@@ -43,14 +43,30 @@ function replaceInPlace(target: Record<string, any>, value: Record<string, any>)
 
 const EVENTS: string[] = ["tool_call"];
 
+// After a compaction or reload Pi hands handlers a stale ctx whose getters
+// throw; the session goes on, so what a read cannot say is what the last
+// good read said.
+let last: Record<string, any> = {};
+
+function read(f: () => any): any {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
 function context(ctx: any) {
-  const sm = ctx?.sessionManager;
-  return {
-    cwd: ctx?.cwd,
-    sessionId: sm?.getSessionId?.(),
-    sessionFile: sm?.getSessionFile?.(),
-    model: ctx?.model?.id,
+  const sm = read(() => ctx?.sessionManager);
+  const now: Record<string, any> = {
+    cwd: read(() => ctx?.cwd),
+    sessionId: read(() => sm?.getSessionId?.()),
+    sessionFile: read(() => sm?.getSessionFile?.()),
+    model: read(() => ctx?.model?.id),
   };
+  for (const k of Object.keys(now)) now[k] ??= last[k];
+  last = now;
+  return now;
 }
 
 export default function (pi: any) {
