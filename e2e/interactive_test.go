@@ -364,18 +364,27 @@ func TestInteractiveCodexOnboarding(t *testing.T) {
 	s.Connect = []launch.Connect{spec.Connect[0]}
 	s.Connect[0].Files = []launch.File{{Path: "{home}/.codex/config.toml", Content: "model = \"{model}\"\nmodel_provider = \"sitter\"\n\n" +
 		"[model_providers.sitter]\nname = \"sitter launch\"\nbase_url = \"{baseURL}\"\nenv_key = \"SITTER_LAUNCH_KEY\"\nwire_api = \"responses\"\n"}}
-	home, project := userHome(t), gitProject(t)
+	onboardingTurn(t, bin, s, gitProject(t), launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-5"},
+		"responses", codexStop)
+}
+
+// onboardingTurn runs spec (whose pre-seeded trust was taken out) in
+// bridge-interactive mode against the fake LLM on the provider's protocol
+// (OpenAI ones at /v1): the trust-folder answer the atlas declares must
+// get the harness through one tool-call turn, and the user's HOME stays
+// as it was.
+func onboardingTurn(t *testing.T, bin string, spec launch.Spec, project string, p launch.Provider, protocol string, stop turnEndHook) {
+	t.Helper()
+	home := userHome(t)
 	before := snapshot(t, home)
 	const answer = "ONBOARDED-TURN-DONE"
 	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
 	evs := runSpec(t, launch.Options{
-		Spec:     s,
-		Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-5"},
-		Upstream: llm.URL + "/v1", Workspace: project, Bin: bin,
-		Env: append(baseEnv(t, home), "OPENAI_API_KEY="+interactiveKey),
+		Spec: spec, Provider: p, Upstream: llm.URL + "/v1", Workspace: project, Bin: bin,
+		Env: append(baseEnv(t, home), p.KeyEnv+"="+interactiveKey),
 	})
 	checkOnboarding(t, evs, "trust-folder")
-	checkInteractiveTurn(t, evs, project, answer, "responses", llm, codexStop)
+	checkInteractiveTurn(t, evs, project, answer, protocol, llm, stop)
 	sameTree(t, "user HOME", before, snapshot(t, home))
 }
 
@@ -431,19 +440,8 @@ func TestInteractiveCopilotOnboarding(t *testing.T) {
 	spec, _ := launch.Find(genlaunch.Specs, "copilot")
 	s := spec
 	s.Files = nil
-	home, project := userHome(t), t.TempDir()
-	before := snapshot(t, home)
-	const answer = "ONBOARDED-TURN-DONE"
-	llm := startLLM(t, llmscript.ShellThenText("echo interactive > turn.txt", answer))
-	evs := runSpec(t, launch.Options{
-		Spec:     s,
-		Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-4.1"},
-		Upstream: llm.URL + "/v1", Workspace: project, Bin: bin,
-		Env: append(baseEnv(t, home), "OPENAI_API_KEY="+interactiveKey),
-	})
-	checkOnboarding(t, evs, "trust-folder")
-	checkInteractiveTurn(t, evs, project, answer, "chat", llm, copilotStop)
-	sameTree(t, "user HOME", before, snapshot(t, home))
+	onboardingTurn(t, bin, s, t.TempDir(), launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-4.1"},
+		"chat", copilotStop)
 }
 
 // TestInteractiveOpenCode: `sitter launch opencode --mode
