@@ -192,7 +192,9 @@ func TestClaudeProbe(t *testing.T) {
 			"subagentStop-reply-once": `{"additionalContext":"CTX-SUBAGENT-STOP"}`,
 		}, claudeSubagentScript(), "delegate the task", nil, withReplier)
 		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "SubagentStop", "subagentStop"))
-		if !llm.Any(func(q *llmscript.Request) bool { return q.UserTextContains(subagentTask) && q.Contains("CTX-SUBAGENT-STOP") }) {
+		if !llm.Any(func(q *llmscript.Request) bool {
+			return q.UserTextContains(subagentTask) && q.Contains("CTX-SUBAGENT-STOP")
+		}) {
 			t.Errorf("the SubagentStop context never reached the subagent (%d requests)", len(llm.Requests()))
 			logRequests(t, llm)
 		}
