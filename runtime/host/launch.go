@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/internal/sibling"
 	"sitter.dev/sitter/runtime/launch"
 	"sitter.dev/sitter/runtime/plugin"
 )
@@ -211,19 +211,6 @@ func defaultProvider(s launch.Spec) string {
 	return ""
 }
 
-// siblingOrPath finds a binary installed next to sitter, else on PATH.
-func siblingOrPath(name string) string {
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), name); isFile(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	return ""
-}
-
 // runLaunch is `sitter launch`.
 func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	a, err := parseLaunchArgs(args)
@@ -303,7 +290,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		Bundles:       bundles,
 		KeepState:     a.keepState,
 		Bin:           a.bin,
-		SitterBin:     siblingOrPath("sitter"), // the hook binary, next to sitter-host
+		SitterBin:     sibling.Find("sitter"), // the hook binary, next to sitter-host
 		Env:           os.Environ(),
 		Stdin:         stdin,
 		Stdout:        stdout,
@@ -324,7 +311,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		},
 	}
 	if need {
-		o.ProxyBin = siblingOrPath("sitter-proxy")
+		o.ProxyBin = sibling.Find("sitter-proxy")
 	}
 	code, err := launch.Run(o)
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
+
+	"sitter.dev/sitter/runtime/internal/sibling"
 )
 
 // runProxy hands `sitter proxy …` to the sitter-proxy binary installed
@@ -15,19 +16,10 @@ import (
 // hookbench) every hook call would otherwise pay: the hook binary stays
 // free of them.
 func runProxy(args []string, stdout, stderr io.Writer) int {
-	bin := ""
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), "sitter-proxy"); isFile(p) {
-			bin = p
-		}
-	}
+	bin := sibling.Find("sitter-proxy")
 	if bin == "" {
-		p, err := exec.LookPath("sitter-proxy")
-		if err != nil {
-			fmt.Fprintln(stderr, "sitter proxy: sitter-proxy not found next to sitter or on PATH: build it with `make build` (go build ./runtime/cmd/sitter-proxy)")
-			return 2
-		}
-		bin = p
+		fmt.Fprintln(stderr, "sitter proxy: sitter-proxy not found next to sitter or on PATH: build it with `make build` (go build ./runtime/cmd/sitter-proxy)")
+		return 2
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
@@ -40,9 +32,4 @@ func runProxy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }

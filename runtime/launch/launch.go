@@ -604,7 +604,6 @@ func lookPath(name, path string) (string, error) {
 	return "", exec.ErrNotFound
 }
 
-// exitCode is the harness's exit code, 128+N when a signal ended it.
 // waitCode is the exit code a cmd.Wait error stands for; an error that is
 // no exit status (the harness could not be waited for) is returned.
 func waitCode(werr error) (int, error) {
@@ -618,6 +617,7 @@ func waitCode(werr error) (int, error) {
 	return exitCode(ee), nil
 }
 
+// exitCode is the harness's exit code, 128+N when a signal ended it.
 func exitCode(ee *exec.ExitError) int {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())

@@ -21,7 +21,7 @@ func TestHookBinaryDeps(t *testing.T) {
 	}
 	allowed := []string{
 		"sitter.dev/sitter/runtime/cmd/sitter", "sitter.dev/sitter/runtime/hook", "sitter.dev/sitter/runtime/adapter",
-		"sitter.dev/sitter/runtime/audit", "sitter.dev/sitter/runtime/redact", "sitter.dev/sitter/runtime/guard",
+		"sitter.dev/sitter/runtime/audit", "sitter.dev/sitter/runtime/redact", "sitter.dev/sitter/runtime/guard", "sitter.dev/sitter/runtime/internal/sibling",
 		"sitter.dev/sitter/generated/registry", "sitter.dev/sitter/generated/harness/",
 	}
 	forbidden := []string{"net", "crypto/tls", "text/template", "html/template"}

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/internal/sibling"
 )
 
 const usage = `sitter makes one coding-agent plugin work in every harness.
@@ -75,9 +74,6 @@ func main() {
 // sitterMain is the process: the hook path runs here, every other verb
 // in the sitter-host binary, which replaces this process.
 func sitterMain(args []string) int {
-	if len(args) > 0 && hostVerbs[args[0]] {
-		return execHost(args, os.Stderr)
-	}
 	reg := registry.Registry
 	if len(args) > 0 && args[0] == "hook" {
 		// A hook call builds only the descriptor it names.
@@ -86,46 +82,25 @@ func sitterMain(args []string) int {
 	return run(args, os.Stdin, os.Stdout, os.Stderr, reg)
 }
 
-// hostVerbs are the verbs of the sitter-host binary (runtime/host.Run).
-// They live in a second binary because every package a binary links costs
-// each hook call start-up time (make bench: hookbench); the hook binary
-// holds the hook path, the guard handler, version and help.
-var hostVerbs = map[string]bool{
-	"atlas": true, "plugin": true, "run": true, "task": true, "session": true, "instructions": true,
-	"proxy": true, "launch": true, "agents": true, "doctor": true, "checkpoint": true, "audit": true,
-	"transcript": true,
-}
-
 // execHost replaces this process with sitter-host (next to this binary,
 // else on PATH), so signals, stdin and the exit code pass through as if
-// the verb ran here.
+// the verb ran here. Every verb but this binary's own goes there: the
+// verbs live in a second binary because every package a binary links
+// costs each hook call start-up time (make bench: hookbench), and
+// sitter-host's own switch is the one list of them.
 func execHost(args []string, stderr io.Writer) int {
-	bin := ""
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), "sitter-host"); isExecutable(p) {
-			bin = p
-		}
-	}
+	bin := sibling.Find("sitter-host")
 	if bin == "" {
-		p, err := exec.LookPath("sitter-host")
-		if err != nil {
-			fmt.Fprintf(stderr, "sitter %s: sitter-host not found next to sitter or on PATH: build it with `make build` (go build ./runtime/cmd/sitter-host)\n", args[0])
-			return 1
-		}
-		bin = p
+		fmt.Fprintf(stderr, "sitter %s: sitter-host not found next to sitter or on PATH (it runs every verb but hook and guard): build it with `make build` (go build ./runtime/cmd/sitter-host)\n", args[0])
+		return 1
 	}
 	err := syscall.Exec(bin, append([]string{"sitter-host"}, args...), os.Environ())
 	fmt.Fprintf(stderr, "sitter %s: exec %s: %v\n", args[0], bin, err)
 	return 1
 }
 
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
-}
-
-// run answers the verbs of this binary; reg is called only by the verbs
-// that need it.
+// run answers the verbs of this binary and hands every other to
+// sitter-host; reg is called only by the verbs that need it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -143,8 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "sitter: unknown command %q; run 'sitter help'\n", args[0])
-	return 2
+	return execHost(args, stderr)
 }
 
 func version() string {
