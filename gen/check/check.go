@@ -99,6 +99,13 @@ func Atlas(a *model.Atlas) model.Errors {
 			}
 			errs = append(errs, checkRules(e)...)
 		}
+		if ae := h.AgentEnv; ae != nil {
+			for _, n := range ae.Events {
+				if seen[n.Name] == nil {
+					add(n.Pos, "harness %s: agentEnv names event %q, which the harness does not declare", h.ID, n.Name)
+				}
+			}
+		}
 	}
 	errs = append(errs, Providers(a)...)
 	errs = append(errs, Transcripts(a)...)

@@ -117,8 +117,7 @@ func RegistryGo(a *model.Atlas) []File {
 		f.Line()
 		ids = append(ids, jen.Lit(h.ID))
 		descs = append(descs, jen.Id(ctor).Call())
-		f.Comment(ctor + " builds the " + h.DisplayName + " descriptor.")
-		f.Func().Id(ctor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(jen.Dict{
+		desc := jen.Dict{
 			jen.Id("ID"):          jen.Lit(h.ID),
 			jen.Id("DisplayName"): jen.Lit(h.DisplayName),
 			jen.Id("Aliases"):     jen.Index().String().Values(aliases...),
@@ -149,7 +148,19 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Source"):       jen.Lit(h.File),
 			jen.Id("Normalize"):    jen.Qual(pkg, "Normalize"),
 			jen.Id("Rules"):        jen.Qual(pkg, "Rules"),
-		})))
+		}
+		if a := h.AgentEnv; a != nil {
+			var evs []jen.Code
+			for _, e := range a.Events {
+				evs = append(evs, jen.Lit(e.Name))
+			}
+			desc[jen.Id("AgentEnv")] = jen.Op("&").Qual(adapterPkg, "AgentEnv").Values(jen.Dict{
+				jen.Id("Kind"): jen.Lit(a.Kind), jen.Id("Variable"): jen.Lit(a.Variable),
+				jen.Id("Events"): jen.Index().String().Values(evs...), jen.Id("Evidence"): evidenceLit(a.Evidence),
+			})
+		}
+		f.Comment(ctor + " builds the " + h.DisplayName + " descriptor.")
+		f.Func().Id(ctor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(desc)))
 		f.Line()
 	}
 

@@ -404,6 +404,15 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 	h.Tools = l.toolKinds(hv.LookupPath(cue.ParsePath("tools")))
 	h.Prefixes = l.toolKinds(hv.LookupPath(cue.ParsePath("toolPrefixes")))
 	h.Evidence = l.evidence(hv.LookupPath(cue.ParsePath("evidence")))
+	if av := hv.LookupPath(cue.ParsePath("agentEnv")); av.Exists() {
+		a := &model.AgentEnv{Kind: l.str(av, "kind"), Variable: l.str(av, "variable"),
+			Evidence: l.evidence(av.LookupPath(cue.ParsePath("evidence"))), Pos: l.vpos(av)}
+		l.list(av.LookupPath(cue.ParsePath("events")), func(ev cue.Value) {
+			s, _ := ev.String()
+			a.Events = append(a.Events, model.Named{Name: s, Pos: l.vpos(ev)})
+		})
+		h.AgentEnv = a
+	}
 	l.list(hv.LookupPath(cue.ParsePath("events")), func(ev cue.Value) {
 		h.Events = append(h.Events, l.event(ev))
 	})

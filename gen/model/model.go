@@ -123,6 +123,16 @@ type Harness struct {
 	Events      []*Event // atlas order
 	Evidence    []Evidence
 	Speaks      []Named // LLM wire protocols it calls natively (providers.go)
+	AgentEnv    *AgentEnv
+}
+
+// AgentEnv is how a hook hands environment variables to the agent's shell
+// (#AgentEnv); nil when the harness offers no way.
+type AgentEnv struct {
+	Kind, Variable string
+	Events         []Named
+	Evidence       []Evidence
+	Pos            Pos
 }
 
 // Packaging says which bundle emitter lays out the harness's plugins.

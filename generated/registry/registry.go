@@ -555,6 +555,21 @@ func hookClaudeCode() *adapter.Descriptor {
 // descriptorClaudeCode builds the Claude Code descriptor.
 func descriptorClaudeCode() *adapter.Descriptor {
 	return &adapter.Descriptor{
+		AgentEnv: &adapter.AgentEnv{
+			Events: []string{"SessionStart"},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestBabysitLoop/claude-code (the agent's run create finds its session in the environment)",
+			}, {
+				Kind: "doc",
+				Ref:  "https://code.claude.com/docs/en/hooks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}},
+			Kind:     "env-file",
+			Variable: "CLAUDE_ENV_FILE",
+		},
 		Aliases: []string{"claude", "cc"},
 		Config: []adapter.ConfigKey{{
 			Default:     "20",

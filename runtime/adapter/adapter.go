@@ -29,6 +29,16 @@ type Package struct {
 	Lifecycle string `json:"lifecycle"`
 }
 
+// AgentEnv is how a hook hands environment variables to the commands the
+// agent runs. Kind "env-file": hooks of Events get Variable naming a file
+// to which they append `export NAME='value'` lines.
+type AgentEnv struct {
+	Kind     string     `json:"kind"`
+	Variable string     `json:"variable"`
+	Events   []string   `json:"events"`
+	Evidence []Evidence `json:"evidence"`
+}
+
 // Packaging says how the harness's plugin bundles are laid out and where
 // `sitter plugin install` registers them.
 type Packaging struct {
@@ -102,6 +112,9 @@ type Descriptor struct {
 	Events       []EventSpec       `json:"events"`
 	Evidence     []Evidence        `json:"evidence"`
 	Source       string            `json:"source"` // atlas file
+	// AgentEnv is how a hook hands variables to the agent's shell; nil
+	// when the harness offers no way.
+	AgentEnv *AgentEnv `json:"agentEnv,omitempty"`
 
 	// Normalize turns a native payload into the canonical event. nativeEvent
 	// may be empty, then the payload's own event name field is used.

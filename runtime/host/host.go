@@ -29,7 +29,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 	case "task":
 		return runTask(args[1:], stdout, stderr)
 	case "session":
-		return runSession(args[1:], stdin, stdout, stderr)
+		return runSession(args[1:], stdin, stdout, stderr, reg)
 	case "instructions":
 		return runInstructions(args[1:], stdout, stderr, reg)
 	case "proxy":

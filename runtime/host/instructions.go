@@ -59,7 +59,20 @@ func runInstructions(args []string, stdout, stderr io.Writer, reg func() *adapte
 		fmt.Fprintf(stderr, "sitter: instructions: %v\n%s", err, instructionsUsage)
 		return 2
 	}
-	d, _, err := reg().Resolve(f.vals["harness"])
+	name, sessionID := f.vals["harness"], f.vals["session-id"]
+	if name == "" {
+		// The harness the agent runs in, never a default: a Codex agent
+		// must not get Claude Code's guide.
+		c, err := session.Discover()
+		if err != nil {
+			return fail(stderr, "instructions", fmt.Errorf("which harness? pass --harness (one of: %s); %v", strings.Join(reg().Known, ", "), err))
+		}
+		name = c.Harness
+		if sessionID == "" {
+			sessionID = c.SessionID
+		}
+	}
+	d, _, err := reg().Resolve(name)
 	if err != nil {
 		return fail(stderr, "instructions", err)
 	}
@@ -73,7 +86,7 @@ func runInstructions(args []string, stdout, stderr io.Writer, reg func() *adapte
 	}
 	g := guide{Harness: d.ID, Interactive: interactive}
 	g.HookDriven, g.Why = hookDriven(d, interactive)
-	g.Context = detectContext(d.ID, f.vals["session-id"], f.runsDir(), ci)
+	g.Context = detectContext(d.ID, sessionID, f.runsDir(), ci)
 	g.Text = babysitText(g)
 	return out(stdout, stderr, f.bools["json"], g, g.Text)
 }
@@ -191,8 +204,8 @@ func babysitText(g guide) string {
 	w("ctx gives `task(taskDef, args, {label, key})`, `breakpoint(payload, {label})`, `sleepUntil(isoOrEpochMs)`, `parallel.all([...thunks])`, `parallel.map(items, fn)`, `halt(reason)`, `log(...)`, `now()`. The process is replayed from the start on every iteration: keep it deterministic (no Date.now(), Math.random() or I/O outside tasks). A task's identity is its task id, label, the shape of its args and its occurrence count: give repeated calls distinct labels or an explicit `key`.\n\n")
 
 	w("## 3. Create the run\n")
-	w("```sh\nsitter run create --process-id <name> --entry .a5c/processes/<name>.mjs#process --inputs inputs.json --harness %s --session-id <session id> --json\n```\n", g.Harness)
-	w("It prints `runId` and `runDir`; --harness/--session-id bind this session so the stop hook knows the run.\n\n")
+	w("```sh\nsitter run create --process-id <name> --entry .a5c/processes/<name>.mjs#process --inputs inputs.json --json\n```\n")
+	w("It prints `runId`, `runDir` and `session`: the run is bound to this session (sitter finds the session this command runs in), so the stop hook drives it. If `session` is missing or has an `error`, bind it: `sitter session bind --run-id <runId> --harness %s --session-id <this session's id>`.\n\n", g.Harness)
 
 	w("## 4. The loop\n")
 	w("1. `sitter run iterate <runDir> --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n")

@@ -103,6 +103,7 @@ func (f *cmdFlags) runDir(verb string) (string, error) {
 const runUsage = `Usage:
   sitter run create --process-id ID --entry FILE#export [--inputs F] [--run-id ID] [--runs-dir D]
                     [--harness H --session-id S] [--prompt P] [--non-interactive] [--json]
+  sitter run list [--runs-dir D] [--json]     runs of this project: status, driving session, last activity
   sitter run iterate <runDir> [--timeout D] [--json]
   sitter run status <runDir> [--json]
   sitter run events <runDir> [--type T] [--limit N] [--json]
@@ -125,8 +126,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	asJSON := f.bools["json"]
-	if args[0] == "create" {
+	switch args[0] {
+	case "create":
 		return runCreate(ctx, f, stdout, stderr)
+	case "list":
+		return runList(f, stdout, stderr)
 	}
 	dir, err := f.runDir(verb)
 	if err != nil {
@@ -248,23 +252,46 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	}
 	res := map[string]any{"runId": m.RunID, "runDir": dir, "entry": m.Entrypoint.ImportPath + "#" + m.Entrypoint.ExportName}
 	text := fmt.Sprintf("[run:create] runId=%s runDir=%s entry=%s#%s\n", m.RunID, dir, m.Entrypoint.ImportPath, m.Entrypoint.ExportName)
-	if o.SessionID != "" && o.Harness != "" {
-		max := 0
-		if v := f.vals["max-iterations"]; v != "" {
-			if max, err = strconv.Atoi(v); err != nil {
-				return fail(stderr, "run create", fmt.Errorf("--max-iterations %q is not a number", v))
-			}
-		}
-		st, path, err := session.Bind(o.Harness, o.SessionID, m.RunID, dir, max)
-		if err != nil {
-			res["session"] = map[string]any{"harness": o.Harness, "sessionId": o.SessionID, "error": err.Error()}
-			fmt.Fprintf(stderr, "sitter: run create: session binding: %v\n", err)
-		} else {
-			res["session"] = map[string]any{"harness": st.Harness, "sessionId": st.SessionID, "stateFile": path}
-			text += fmt.Sprintf("[run:create] session=%s bound via %s stateFile=%s\n", st.SessionID, st.Harness, path)
-		}
+	if sess, line := bindCreated(ctx, f, o, dir, m, stderr); sess != nil {
+		res["session"] = sess
+		text += line
 	}
 	return out(stdout, stderr, f.bools["json"], res, text)
+}
+
+// bindCreated binds a new run to the session that created it: the one
+// --harness/--session-id name, else the one this command runs in (its
+// environment, or the harness process above it). The result is the SDK's
+// `session` object ({harness, sessionId, stateFile} or {…, error}; via and
+// maxIterations are sitter's), nil for a run created outside any session,
+// which stays unbound (said on stderr).
+func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir string, m *runs.Metadata, stderr io.Writer) (map[string]any, string) {
+	max := 0
+	if v := f.vals["max-iterations"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			fmt.Fprintf(stderr, "sitter: run create: --max-iterations %q is not a count; using the default\n", v)
+			n = 0
+		}
+		max = n
+	}
+	c := session.Caller{Harness: o.Harness, SessionID: o.SessionID, Via: "flags"}
+	if c.Harness == "" || c.SessionID == "" {
+		found, err := session.Discover()
+		if err != nil {
+			fmt.Fprintf(stderr, "sitter: run create: run %s is not bound to a session: %v; bind one with `sitter session bind --run-id %s --harness H --session-id S`\n", m.RunID, err, m.RunID)
+			return nil, ""
+		}
+		c = found
+	}
+	st, err := bindRun(ctx, c.Harness, c.SessionID, c.Cwd, dir, "", max, c.Via)
+	if err != nil {
+		fmt.Fprintf(stderr, "[run:create] Session binding error: %v\n", err)
+		return map[string]any{"harness": c.Harness, "sessionId": c.SessionID, "error": err.Error()}, ""
+	}
+	p, _ := session.Path(st.Harness, st.SessionID)
+	return map[string]any{"harness": st.Harness, "sessionId": st.SessionID, "stateFile": p, "via": c.Via, "maxIterations": st.MaxIterations},
+		fmt.Sprintf("[run:create] session=%s bound via %s stateFile=%s\n", st.SessionID, st.Harness, p)
 }
 
 // readInput reads a file, "-" being stdin.

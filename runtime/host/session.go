@@ -7,36 +7,48 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
+	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
 )
 
 const sessionUsage = `Usage (hook handlers: the canonical sitter event on stdin, a canonical result on stdout):
-  sitter session start [--run-id ID] [--runs-dir D] [--max-iterations N]   bind or resume the event's session
-  sitter session bind --run-id ID [--runs-dir D] [--max-iterations N]      make the session drive a run
+  sitter session start [--run-id ID] [--runs-dir D] [--max-iterations N]   begin or resume the event's session; with --run-id, bind it to that run
+  sitter session bind --run-id ID [--runs-dir D] [--max-iterations N]      make the session drive a run (resume a run)
   sitter session stop-check                                                 decide a stop: block with the next step, or nothing
   sitter session prompt                                                     remind the agent of the bound run (prompt submit)
   sitter session end                                                        stop driving the run (session end; the run stays resumable)
   sitter session state [--json]                                             show the session's state
-Without an event on stdin, --harness H --session-id S name the session.
+  sitter session list [--all] [--json]                                      sessions of this project (--all: every project)
+Without an event on stdin, --harness H --session-id S name the session; without
+those, the session is the one the command runs in (SITTER_HARNESS and
+SITTER_SESSION_ID, else the harness process above it that the babysitter
+plugin saw start), so an agent can type these verbs in its own shell.
 `
 
 // runSession is `sitter session …`. Each verb reads the canonical event
 // (runtime/hook.Event) from stdin when there is one; --harness and
 // --session-id override it. Output is a canonical hook.Result or nothing.
-func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, sessionUsage)
 		return 2
 	}
 	verb := "session " + args[0]
-	f, err := parseFlags(args[1:], "harness session-id run-id runs-dir max-iterations transcript-path", "")
+	f, err := parseFlags(args[1:], "harness session-id run-id runs-dir max-iterations transcript-path", "all")
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: %s: %v\n%s", verb, err, sessionUsage)
 		return 2
+	}
+	if args[0] == "list" {
+		return sessionList(f, stdout, stderr)
 	}
 	ev, err := readEvent(stdin)
 	if err != nil {
@@ -51,6 +63,18 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if t := f.vals["transcript-path"]; t != "" {
 		ev.Session.TranscriptPath = t
 	}
+	via := "hook"
+	if ev.Harness == "" || ev.Session.ID == "" {
+		// Typed by an agent in its shell: the session it runs in.
+		c, err := session.Discover()
+		if err != nil {
+			return fail(stderr, verb, err)
+		}
+		ev.Harness, ev.Session.ID, via = c.Harness, c.SessionID, c.Via
+		if ev.Session.Cwd == "" {
+			ev.Session.Cwd = c.Cwd
+		}
+	}
 	max := 0
 	if v := f.vals["max-iterations"]; v != "" {
 		if max, err = strconv.Atoi(v); err != nil || max < 0 {
@@ -60,29 +84,13 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	switch args[0] {
 	case "start":
-		if id := f.vals["run-id"]; id != "" {
-			return sessionBind(ev, id, f.runsDir(), max, stdout, stderr, verb)
-		}
-		st, resumed, _, err := session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if !resumed || !st.Active || st.RunDir == "" {
-			return 0
-		}
-		status := "unknown"
-		if rs, err := runs.Load(st.RunDir); err == nil {
-			status = rs.Status
-		}
-		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
-			"Babysitter run %s (status %s) is bound to this session. Continue it: `sitter run iterate %s --json`, execute the effects it lists, post their results with `sitter task post`, and iterate again.",
-			st.RunID, status, st.RunDir)})
+		return sessionStart(ctx, ev, f, max, via, stdout, stderr, reg)
 	case "bind":
 		id := f.vals["run-id"]
 		if id == "" {
 			return fail(stderr, verb, fmt.Errorf("--run-id is required"))
 		}
-		return sessionBind(ev, id, f.runsDir(), max, stdout, stderr, verb)
+		return sessionBindResult(ctx, ev, id, f.runsDir(), max, via, stdout, stderr, verb)
 	case "stop-check":
 		d, err := session.StopCheck(ctx, ev)
 		if err != nil {
@@ -95,18 +103,7 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return writeResult(stdout, stderr, d.Result())
 	case "prompt":
-		// userPromptSubmit: while a run is bound, remind the agent of it,
-		// so a new prompt does not silently abandon the run.
-		st, _, err := session.Read(ev.Harness, ev.Session.ID)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if st == nil || !st.Active || st.RunDir == "" {
-			return 0
-		}
-		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
-			"Babysitter run %s is bound to this session (iteration %d of %d). If this prompt is about it, continue with `sitter run iterate %s --json`.",
-			st.RunID, st.Iteration, st.MaxIterations, st.RunDir)})
+		return sessionPrompt(ev, stdout, stderr, reg)
 	case "end":
 		// sessionEnd: the session stops driving its run; the run itself
 		// stays resumable from another session or harness.
@@ -139,21 +136,238 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func sessionBind(ev hook.Event, runID, runsDir string, max int, stdout, stderr io.Writer, verb string) int {
-	dir, err := runs.ResolveDir(runID, runsDir)
+// sessionStart is the session-start handler: it records the harness
+// process (so the agent's own commands find this session), hands the
+// session to the agent's shell where the atlas says how (agentEnv), binds
+// a run when asked (--run-id, or SITTER_BABYSIT_RUN from sitter launch
+// --babysit), and tells the agent its harness and session.
+func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	const verb = "session start"
+	if via == "hook" {
+		if _, err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
+			fmt.Fprintf(stderr, "sitter: %s: recording the harness process: %v\n", verb, err)
+		}
+		if err := writeAgentEnv(ev, reg); err != nil {
+			fmt.Fprintf(stderr, "sitter: %s: %v\n", verb, err)
+		}
+	}
+	if id := f.vals["run-id"]; id != "" {
+		return sessionBindResult(ctx, ev, id, f.runsDir(), max, via, stdout, stderr, verb)
+	}
+	if dir := os.Getenv("SITTER_BABYSIT_RUN"); dir != "" {
+		// sitter launch --babysit: the run this harness was started on.
+		if st, _, _ := session.Read(ev.Harness, ev.Session.ID); st == nil || !st.Active || st.RunDir != dir {
+			return sessionBindResult(ctx, ev, dir, f.runsDir(), max, "launch", stdout, stderr, verb)
+		}
+	}
+	st, _, _, err := session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd)
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
-	m, err := runs.ReadMetadata(dir)
+	if st.Active && st.RunDir != "" {
+		status := "unknown"
+		if rs, err := runs.Load(st.RunDir); err == nil {
+			status = rs.Status
+		}
+		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
+			"Babysitter run %s (status %s) is bound to this session (%s session %s). Continue it: `sitter run iterate %s --json`, execute the effects it lists, post their results with `sitter task post`, and iterate again.",
+			st.RunID, status, ev.Harness, ev.Session.ID, st.RunDir)})
+	}
+	if !canTell(reg, ev.Harness, "sessionStart") {
+		return 0 // the prompt handler tells instead
+	}
+	st.Told = true
+	if _, err := session.Write(st); err != nil {
+		return fail(stderr, verb, err)
+	}
+	return writeResult(stdout, stderr, hook.Result{AdditionalContext: introduce(ev)})
+}
+
+// introduce tells the agent which harness and session it runs in, so the
+// guide it loads is its own harness's.
+func introduce(ev hook.Event) string {
+	return fmt.Sprintf("Babysitter (sitter) is available in this %s session %s: to orchestrate a task as a babysitter run, use the babysit skill (`sitter instructions babysit --harness %s` prints its guide). A run you create with `sitter run create` is bound to this session.",
+		ev.Harness, ev.Session.ID, ev.Harness)
+}
+
+// canTell reports whether the harness's events of a phase can add context
+// that the model sees (atlas capability addContext).
+func canTell(reg func() *adapter.Registry, harness, phase string) bool {
+	d, _, err := reg().Resolve(harness)
+	if err != nil {
+		return false
+	}
+	for _, e := range d.Events {
+		if e.Phase == phase && slices.Contains(e.Can, "addContext") {
+			return true
+		}
+	}
+	return false
+}
+
+// writeAgentEnv hands SITTER_HARNESS and SITTER_SESSION_ID to the agent's
+// shell where the atlas says the harness lets a hook do so.
+func writeAgentEnv(ev hook.Event, reg func() *adapter.Registry) error {
+	d, _, err := reg().Resolve(ev.Harness)
+	if err != nil || d.AgentEnv == nil || d.AgentEnv.Kind != "env-file" {
+		return nil
+	}
+	path := os.Getenv(d.AgentEnv.Variable)
+	if path == "" {
+		return nil
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.AgentEnv.Variable, err)
+	}
+	_, werr := fmt.Fprintf(fh, "export SITTER_HARNESS=%s\nexport SITTER_SESSION_ID=%s\n", shellQuote(d.ID), shellQuote(ev.Session.ID))
+	if err := fh.Close(); werr == nil {
+		werr = err
+	}
+	return werr
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// sessionPrompt is the prompt-submit handler: it records the harness
+// process too (a harness whose session start hook did not run), tells the
+// agent its session once where session start could not, and reminds it of
+// a bound run.
+func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	const verb = "session prompt"
+	if _, err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
+		fmt.Fprintf(stderr, "sitter: %s: recording the harness process: %v\n", verb, err)
+	}
+	st, _, err := session.Read(ev.Harness, ev.Session.ID)
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
-	st, _, err := session.Bind(ev.Harness, ev.Session.ID, m.RunID, dir, max)
+	if st != nil && st.Active && st.RunDir != "" {
+		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
+			"Babysitter run %s is bound to this session (stop-hook iteration %d of %d). If this prompt is about it, continue with `sitter run iterate %s --json`.",
+			st.RunID, st.Iteration, st.MaxIterations, st.RunDir)})
+	}
+	if st != nil && st.Told {
+		return 0
+	}
+	if st == nil {
+		if st, _, _, err = session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
+			return fail(stderr, verb, err)
+		}
+	}
+	st.Told = true
+	if _, err := session.Write(st); err != nil {
+		return fail(stderr, verb, err)
+	}
+	return writeResult(stdout, stderr, hook.Result{AdditionalContext: introduce(ev)})
+}
+
+// sessionBindResult binds and answers with a context line saying so.
+func sessionBindResult(ctx context.Context, ev hook.Event, runID, runsDir string, max int, via string, stdout, stderr io.Writer, verb string) int {
+	st, err := bindRun(ctx, ev.Harness, ev.Session.ID, ev.Session.Cwd, runID, runsDir, max, via)
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
 	return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
-		"Babysitter run %s is bound to this session (at most %d stop-hook iterations).", st.RunID, st.MaxIterations)})
+		"Babysitter run %s is bound to this session (%s session %s; at most %d stop-hook iterations). Continue it: `sitter run iterate %s --json`, execute the effects it lists, post their results with `sitter task post`, and iterate again.",
+		st.RunID, st.Harness, st.SessionID, st.MaxIterations, st.RunDir)})
+}
+
+// bindRun makes a session drive a run after checking that the run can be
+// driven: it exists, belongs to the session's project, reads cleanly and
+// is not finished. The binding is journaled in the run (SESSION_BOUND), so
+// the journal shows every session that drove it.
+func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir string, max int, via string) (*session.State, error) {
+	if runsDir == "" {
+		runsDir = runs.DefaultRunsDir()
+	}
+	if cwd != "" && !filepath.IsAbs(runsDir) {
+		runsDir = filepath.Join(cwd, runsDir)
+	}
+	dir, err := runs.ResolveDir(runID, runsDir)
+	if err != nil {
+		return nil, fmt.Errorf("no run %q: %w", runID, err)
+	}
+	if cwd != "" && !within(dir, cwd) {
+		return nil, fmt.Errorf("run %s belongs to another project (%s, not under %s): resume it from a session in that project", runID, dir, cwd)
+	}
+	rs, err := runs.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s cannot be read (%v): `sitter run repair %s` quarantines damaged journal files", runID, err, dir)
+	}
+	if rs.Terminal() {
+		return nil, fmt.Errorf("run %s is already %s: nothing to drive", rs.Meta.RunID, rs.Status)
+	}
+	st, took, _, err := session.Rebind(harness, sessionID, rs.Meta.RunID, dir, max)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{"harness": harness, "sessionId": sessionID, "via": via, "maxIterations": st.MaxIterations}
+	var prev []map[string]string
+	for _, o := range took {
+		prev = append(prev, map[string]string{"harness": o.Harness, "sessionId": o.SessionID})
+	}
+	if len(prev) > 0 {
+		data["takenFrom"] = prev
+	}
+	if _, err := runs.Append(ctx, dir, journal.SessionBound, data); err != nil {
+		return st, fmt.Errorf("journal the binding: %w", err)
+	}
+	return st, nil
+}
+
+// within reports whether path is dir or below it, symlinks resolved.
+func within(path, dir string) bool {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// sessionList is `sitter session list`: the sessions of this project (or
+// every project), newest first.
+func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
+	all, err := session.List()
+	if err != nil {
+		return fail(stderr, "session list", err)
+	}
+	cwd, _ := os.Getwd()
+	type row struct {
+		Harness       string `json:"harness"`
+		SessionID     string `json:"sessionId"`
+		Active        bool   `json:"active"`
+		RunID         string `json:"runId,omitempty"`
+		RunDir        string `json:"runDir,omitempty"`
+		Iteration     int    `json:"iteration"`
+		MaxIterations int    `json:"maxIterations"`
+		Cwd           string `json:"cwd,omitempty"`
+		UpdatedAt     string `json:"updatedAt"`
+		EndedBecause  string `json:"endedBecause,omitempty"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	for _, st := range all {
+		if !f.bools["all"] && (st.Cwd == "" || !within(cwd, st.Cwd) && !within(st.Cwd, cwd)) {
+			continue
+		}
+		rows = append(rows, row{st.Harness, st.SessionID, st.Active, st.RunID, st.RunDir, st.Iteration, st.MaxIterations, st.Cwd, st.UpdatedAt, st.EndedBecause})
+		state := "idle"
+		switch {
+		case st.Active:
+			state = "driving " + st.RunID
+		case st.EndedBecause != "":
+			state = "ended (" + st.EndedBecause + ")"
+		}
+		fmt.Fprintf(&b, "%-12s %-38s %-40s iteration %d/%d  %s\n", st.Harness, st.SessionID, state, st.Iteration, st.MaxIterations, st.UpdatedAt)
+	}
+	if len(rows) == 0 && !f.bools["json"] {
+		b.WriteString("no sessions here (sitter session list --all shows every project)\n")
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"sessions": rows}, b.String())
 }
 
 // readEvent reads the canonical event from stdin; empty stdin is an empty

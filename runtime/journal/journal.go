@@ -27,6 +27,7 @@ const (
 	RunHalted              = "RUN_HALTED"
 	ProcessRuntimeError    = "PROCESS_RUNTIME_ERROR"
 	StopHookInvoked        = "STOP_HOOK_INVOKED"
+	SessionBound           = "SESSION_BOUND"
 	ProcessCodeHashChanged = "PROCESS_CODE_HASH_CHANGED"
 )
 

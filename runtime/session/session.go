@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"sitter.dev/sitter/runtime/hook"
@@ -36,6 +38,8 @@ type State struct {
 	UpdatedAt     string `json:"updatedAt"`
 	// EndedBecause says why the session was deactivated.
 	EndedBecause string `json:"endedBecause,omitempty"`
+	// Told: the agent was told its harness and session.
+	Told bool `json:"told,omitempty"`
 }
 
 // Path is the state file of (harness, session id) under the user's state
@@ -107,12 +111,22 @@ func Start(harness, sessionID, cwd string) (st *State, resumed bool, path string
 	return st, resumed, path, err
 }
 
-// Bind makes a session drive a run, from iteration 0. max <= 0 keeps the
-// session's cap (default DefaultMaxIterations).
+// Bind is Rebind without the sessions it took the run from.
 func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, error) {
+	st, _, p, err := Rebind(harness, sessionID, runID, runDir, max)
+	return st, p, err
+}
+
+// Rebind makes a session drive a run, from iteration 0. max <= 0 keeps the
+// session's cap (default DefaultMaxIterations). A run has one driver: any
+// other session bound to it stops driving it (EndedBecause "rebound"), so
+// a run resumed from a new session, in this harness or another, is not
+// also driven by the one that crashed; the sessions it took the run from
+// are returned.
+func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State, string, error) {
 	st, _, err := Read(harness, sessionID)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if st == nil {
 		st = &State{Harness: harness, SessionID: sessionID, MaxIterations: DefaultMaxIterations}
@@ -123,7 +137,63 @@ func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, er
 	if st.MaxIterations <= 0 {
 		st.MaxIterations = DefaultMaxIterations
 	}
-	st.Active, st.RunID, st.RunDir, st.Iteration, st.EndedBecause = true, runID, runDir, 0, ""
+	if st.RunDir != runDir {
+		st.Iteration = 0
+	}
+	st.Active, st.RunID, st.RunDir, st.EndedBecause = true, runID, runDir, ""
+	var took []*State
+	all, _ := List()
+	for _, o := range all {
+		if o.Active && o.RunDir == runDir && !(o.Harness == harness && o.SessionID == sessionID) {
+			o.Active, o.EndedBecause = false, "rebound to "+harness+" session "+sessionID
+			if _, err := Write(o); err != nil {
+				return nil, nil, "", err
+			}
+			took = append(took, o)
+		}
+	}
 	p, err := Write(st)
-	return st, p, err
+	return st, took, p, err
+}
+
+// List returns every session's state, most recently updated first;
+// unreadable files are skipped.
+func List() ([]*State, error) {
+	d, err := hook.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(d, "sessions"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*State
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, "sessions", e.Name()))
+		if err != nil {
+			continue
+		}
+		var st State
+		if json.Unmarshal(b, &st) == nil && st.SessionID != "" {
+			out = append(out, &st)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt })
+	return out, nil
+}
+
+// DriverOf is the active session bound to a run directory, nil if none.
+func DriverOf(all []*State, runDir string) *State {
+	for _, st := range all {
+		if st.Active && st.RunDir == runDir {
+			return st
+		}
+	}
+	return nil
 }

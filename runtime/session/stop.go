@@ -62,8 +62,9 @@ func Promise(msg string) string {
 //
 //	no active session                          → allow
 //	iteration ≥ max                            → allow, deactivate
-//	run completed, or <promise>PROOF</promise> → allow, deactivate
-//	  equal to the run's completion proof
+//	<promise>PROOF</promise> equal to the run's  → allow, deactivate
+//	  completion proof
+//	run completed without the proof            → block: give the proof
 //	run failed or halted                       → allow, deactivate
 //	only breakpoints pending                   → allow (a human must act)
 //	otherwise                                  → block: the pending effects,
@@ -115,9 +116,6 @@ func decide(st *State, ev hook.Event) Decision {
 	if err != nil {
 		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
 	}
-	if rs.Status == run.StatusCompleted {
-		return Decision{Row: RowCompleted, Deactivate: true, Reason: "run " + rs.Meta.RunID + " completed"}
-	}
 	msg := ev.LastAssistantMessage
 	if msg == "" && ev.Session.TranscriptPath != "" {
 		// The atlas's record shapes for the harness (runtime/transcript);
@@ -128,6 +126,13 @@ func decide(st *State, ev hook.Event) Decision {
 	}
 	if p := Promise(msg); p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof {
 		return Decision{Row: RowProof, Deactivate: true, Reason: "the agent gave run " + rs.Meta.RunID + "'s completion proof"}
+	}
+	if rs.Status == run.StatusCompleted {
+		// As the SDK's stop hook: a completed run still needs the agent's
+		// proof that it saw the completion, taken from the run itself.
+		return Decision{Block: true, Row: RowCompleted, Reason: fmt.Sprintf(
+			"Babysitter run %s completed. To finish: run `sitter run status %s --json`, take `completionProof` from its output, summarize the result for the user and end your reply with <promise>COMPLETION_PROOF</promise> holding that proof.",
+			rs.Meta.RunID, st.RunDir)}
 	}
 	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
 		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status}

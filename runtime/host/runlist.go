@@ -1,0 +1,94 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+// runListRow is one run of `sitter run list --json`.
+type runListRow struct {
+	RunID        string         `json:"runId"`
+	ProcessID    string         `json:"processId"`
+	Status       string         `json:"status"`
+	RunDir       string         `json:"runDir"`
+	Events       int            `json:"events"`
+	LastActivity string         `json:"lastActivity,omitempty"`
+	Session      *boundSession  `json:"session,omitempty"`
+	Pending      map[string]int `json:"pendingByKind,omitempty"`
+	Error        string         `json:"error,omitempty"`
+}
+
+type boundSession struct {
+	Harness   string `json:"harness"`
+	SessionID string `json:"sessionId"`
+	Iteration int    `json:"iteration"`
+}
+
+// runList is `sitter run list`: the runs of this project (--runs-dir),
+// most recent activity first, with the session that drives each.
+func runList(f *cmdFlags, stdout, stderr io.Writer) int {
+	dir := f.runsDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return fail(stderr, "run list", err)
+	}
+	sessions, _ := session.List()
+	rows := []runListRow{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		rd, _ := filepath.Abs(filepath.Join(dir, e.Name()))
+		if _, err := os.Stat(filepath.Join(rd, runs.MetadataFile)); err != nil {
+			continue
+		}
+		rows = append(rows, listRow(rd, sessions))
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].LastActivity > rows[j].LastActivity })
+	var b strings.Builder
+	for _, r := range rows {
+		driver := "-"
+		if r.Session != nil {
+			driver = r.Session.Harness + "/" + r.Session.SessionID
+		}
+		status := r.Status
+		if r.Error != "" {
+			status = "unreadable: " + r.Error
+		}
+		fmt.Fprintf(&b, "%s  %-10s %-20s %-24s %s  %s\n", r.RunID, status, r.ProcessID, r.LastActivity, driver, r.RunDir)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(&b, "no runs in %s\n", dir)
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"runsDir": dir, "runs": rows}, b.String())
+}
+
+func listRow(rd string, sessions []*session.State) runListRow {
+	r := runListRow{RunID: filepath.Base(rd), RunDir: rd}
+	if d := session.DriverOf(sessions, rd); d != nil {
+		r.Session = &boundSession{d.Harness, d.SessionID, d.Iteration}
+	}
+	st, err := runs.Load(rd)
+	if err != nil {
+		r.Status, r.Error = "unreadable", err.Error()
+		if m, err := runs.ReadMetadata(rd); err == nil {
+			r.RunID, r.ProcessID, r.LastActivity = m.RunID, m.ProcessID, m.CreatedAt
+		}
+		return r
+	}
+	r.RunID, r.ProcessID, r.Status, r.Events = st.Meta.RunID, st.Meta.ProcessID, st.Status, len(st.Journal.Events)
+	if h := st.Journal.Head(); h != nil {
+		r.LastActivity = h.RecordedAt
+	}
+	if p := st.PendingByKind(); len(p) > 0 {
+		r.Pending = p
+	}
+	return r
+}
