@@ -11,11 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
+	gentranscript "sitter.dev/sitter/generated/transcript"
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/launch"
+	"sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 // userHome is a HOME with config files of every harness in it, which no
@@ -62,6 +68,11 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return m
 }
 
+// sameTree checks that no file of before changed or went, and that no
+// file was added. In the user's HOME a launch may add what it keeps
+// there on purpose: sitter's state (baseEnv's SITTER_STATE_DIR: session
+// states, the audit log) and files in a harness's own session store (the
+// atlas's transcript location), which the overlay links to the user's.
 func sameTree(t *testing.T, what string, before, after map[string]string) {
 	t.Helper()
 	for p, b := range before {
@@ -72,10 +83,25 @@ func sameTree(t *testing.T, what string, before, after map[string]string) {
 		}
 	}
 	for p := range after {
-		if _, ok := before[p]; !ok {
+		if _, ok := before[p]; !ok && !(what == "user HOME" && launchKeeps(p)) {
 			t.Errorf("%s: %s was created", what, p)
 		}
 	}
+}
+
+// launchKeeps says whether a file a launch added to the user's HOME is
+// sitter's state or in a harness's session store.
+func launchKeeps(p string) bool {
+	if strings.Contains(p, "/.sitter-state/") {
+		return true
+	}
+	for _, s := range gentranscript.Specs {
+		root := launch.SessionStore{Location: s.Location}.Root()
+		if root != "" && strings.Contains(p, "/"+root+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 type launchEvent map[string]any
@@ -317,5 +343,266 @@ func TestLaunchPluginGuard(t *testing.T) {
 			sameTree(t, "workspace", beforeWS, snapshot(t, project))
 			sameTree(t, "user HOME", before, snapshot(t, home))
 		})
+	}
+}
+
+// launchBabysitProcess has a shell effect and an agent effect.
+const launchBabysitProcess = `import { defineTask } from '@a5c-ai/babysitter-sdk';
+const build = defineTask('build', (args) => ({ kind: 'shell', title: 'Build', shell: { command: 'echo ' + args.word + ' > shell.txt' } }));
+const review = defineTask('review', (args) => ({ kind: 'agent', title: 'Review', agent: { prompt: 'review the ' + args.word + ' build' } }));
+export async function process(inputs, ctx) {
+  const b = await ctx.task(build, { word: inputs.word });
+  const r = await ctx.task(review, { word: inputs.word });
+  return { b, r };
+}
+`
+
+var launchBabysitRunDir = regexp.MustCompile(`Continue babysitter run \S+ \(([^)]+)\)`)
+
+// launchLastUserTurn is what the conversation's last user message holds: the
+// text of its last tool result (tool true), or its text (a prompt, a stop
+// hook's reason). Anthropic Messages only (Claude Code).
+func launchLastUserTurn(r *llmscript.Request) (text string, tool bool) {
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(r.Body, &body) != nil || len(body.Messages) == 0 {
+		return "", false
+	}
+	m := body.Messages[len(body.Messages)-1]
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, false
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	json.Unmarshal(m.Content, &blocks)
+	var texts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "tool_result":
+			if json.Unmarshal(b.Content, &s) == nil {
+				text, tool = s, true
+				continue
+			}
+			var parts []struct{ Text string }
+			json.Unmarshal(b.Content, &parts)
+			var out []string
+			for _, p := range parts {
+				out = append(out, p.Text)
+			}
+			text, tool = strings.Join(out, ""), true
+		case "text":
+			texts = append(texts, b.Text)
+		}
+	}
+	if tool {
+		return text, true
+	}
+	return strings.Join(texts, "\n"), false
+}
+
+// launchPostedMarker starts the text the scripted agent ends a turn with after
+// posting a result: the stop hook must bring it back.
+const launchPostedMarker = "Posted the result of "
+
+// launchBabysitAgent is a scripted agent that follows the babysit prompt
+// without being told more: it iterates the run named in the prompt, runs
+// a shell effect's command and posts its result, answers an agent effect
+// itself, ends its turn after every post (the stop hook must continue
+// it), and when iterate reports the run completed, ends with the
+// completion proof it printed.
+func launchBabysitAgent(sitter string) llmscript.Script {
+	return func(r *llmscript.Request) llmscript.Turn {
+		m := launchBabysitRunDir.FindSubmatch(r.Body)
+		if m == nil {
+			return llmscript.Turn{Text: "ok"}
+		}
+		dir := string(m[1])
+		iterate := sitter + " run iterate " + dir + " --json"
+		text, tool := launchLastUserTurn(r)
+		if !tool {
+			return llmscript.Turn{Shell: iterate} // the prompt, or a stop hook's reason
+		}
+		var it struct {
+			Status          string `json:"status"`
+			CompletionProof string `json:"completionProof"`
+			NextActions     []struct {
+				EffectID string `json:"effectId"`
+				Kind     string `json:"kind"`
+				TaskDef  struct {
+					Shell struct{ Command string } `json:"shell"`
+				} `json:"taskDef"`
+			} `json:"nextActions"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(text)), &it) != nil || it.Status == "" {
+			if strings.Contains(text, "[task:post]") {
+				return llmscript.Turn{Text: launchPostedMarker + "the effect; ending my turn."}
+			}
+			return llmscript.Turn{Text: "I could not read that: " + text}
+		}
+		switch {
+		case it.Status == "completed":
+			return llmscript.Turn{Text: "The run is complete. <promise>" + it.CompletionProof + "</promise>"}
+		case it.Status == "waiting" && len(it.NextActions) > 0:
+			a := it.NextActions[0]
+			post := sitter + " task post " + dir + " " + a.EffectID + " --status ok --value-inline "
+			if a.Kind == "shell" {
+				return llmscript.Turn{Shell: a.TaskDef.Shell.Command + " && " + post + `'{"exitCode":0}'`}
+			}
+			return llmscript.Turn{Shell: post + `'"reviewed: looks good"'`}
+		}
+		return llmscript.Turn{Text: "The run is " + it.Status + "."}
+	}
+}
+
+// launchBabysitProject is a workspace with the process and its inputs.
+func launchBabysitProject(t *testing.T) (project, proc, inputs string) {
+	t.Helper()
+	project = t.TempDir()
+	proc, inputs = filepath.Join(project, "proc.mjs"), filepath.Join(project, "inputs.json")
+	os.WriteFile(proc, []byte(launchBabysitProcess), 0o644)
+	os.WriteFile(inputs, []byte(`{"word":"babysat"}`), 0o644)
+	return project, proc, inputs
+}
+
+// launchJournal reads a run's journal (checksums and sequence verified).
+func launchJournal(t *testing.T, dir string) *run.State {
+	t.Helper()
+	st, err := run.Load(dir)
+	if err != nil {
+		t.Fatalf("run %s: %v", dir, err)
+	}
+	return st
+}
+
+func countJournal(st *run.State, typ string, match func(data string) bool) int {
+	n := 0
+	for _, e := range st.Journal.Events {
+		if e.Type == typ && (match == nil || match(string(e.Data))) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLaunchClaudeBabysit: `sitter launch claude-code --babysit proc.mjs`
+// creates the run, Claude Code's session is bound to it through
+// SITTER_BABYSIT_RUN, and the babysitter plugin's stop hook drives a
+// scripted agent that ends its turn after every step until the run
+// completes and it gives the proof: exit 0, one RUN_COMPLETED. The
+// session's transcript is in the user's own store, where `claude
+// --resume` finds it.
+func TestLaunchClaudeBabysit(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	home := userHome(t)
+	before := snapshot(t, home)
+	project, proc, inputs := launchBabysitProject(t)
+	llm := startLLM(t, launchBabysitAgent(sitter(t)))
+	evs, r := runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk-fake"},
+		"claude-code", "--bin", bin, "--workspace", project, "--upstream", llm.URL,
+		"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", "claude-code"), "--babysit", proc, "--inputs", inputs)
+	if r.err != nil {
+		t.Fatalf("sitter launch: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	b := eventOf(evs, "babysit")
+	if b == nil || b["code"] != float64(0) || b["status"] != "completed" {
+		t.Fatalf("babysit event %v\n%s\n%s", b, r.stdout, r.stderr)
+	}
+	dir := fmt.Sprint(b["runDir"])
+	if filepath.Dir(dir) != filepath.Join(project, ".a5c", "runs") {
+		t.Errorf("run dir %s is not in the workspace's .a5c/runs", dir)
+	}
+	st := launchJournal(t, dir)
+	if n := countJournal(st, journal.RunCompleted, nil); n != 1 {
+		t.Errorf("%d RUN_COMPLETED events, want 1", n)
+	}
+	if countJournal(st, journal.SessionBound, func(d string) bool {
+		return strings.Contains(d, `"via": "launch"`) || strings.Contains(d, `"via":"launch"`)
+	}) != 1 {
+		t.Errorf("the session was not bound through the launch:\n%v", st.Journal.Events)
+	}
+	blocks := countJournal(st, journal.StopHookInvoked, func(d string) bool { return strings.Contains(d, `"block"`) })
+	continued := 0
+	for _, q := range llm.Requests() {
+		if text, tool := launchLastUserTurn(q); !tool && strings.Contains(text, "is not finished") {
+			continued++
+		}
+	}
+	if blocks < 2 || continued < 2 {
+		t.Errorf("stop-hook continuations: %d blocks journaled, %d reached the model; want at least 2 each", blocks, continued)
+	}
+	if got, _ := os.ReadFile(filepath.Join(project, "shell.txt")); string(got) != "babysat\n" {
+		t.Errorf("the shell effect did not run: %q", got)
+	}
+	// The session is resumable: its transcript is in the user's store.
+	session := fmt.Sprint(b["harnessSession"])
+	if tr := filepath.Join(home, ".claude", "projects", transcript.Slug(project), session+".jsonl"); session == "" || !exists(tr) {
+		t.Errorf("no transcript of session %q at %s", session, tr)
+	}
+	if b["resume"] != "claude --resume "+session {
+		t.Errorf("resume hint %v", b["resume"])
+	}
+	if ov := eventOf(evs, "overlay"); ov == nil || exists(fmt.Sprint(ov["dir"])) {
+		t.Errorf("overlay not removed: %v", ov)
+	}
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// TestLaunchClaudeBabysitResume: a babysit launch stopped by its cap
+// (--max-iterations 1: one stop-hook continuation) exits 3 with the run
+// unfinished; `sitter launch claude-code --run-id` then resumes that same
+// Claude session by id (its transcript is in the user's store) and
+// drives the run to completion.
+func TestLaunchClaudeBabysitResume(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	home := userHome(t)
+	project, proc, inputs := launchBabysitProject(t)
+	llm := startLLM(t, launchBabysitAgent(sitter(t)))
+	common := []string{"--bin", bin, "--workspace", project, "--upstream", llm.URL,
+		"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", "claude-code")}
+	evs, r := runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk-fake"},
+		append([]string{"claude-code", "--babysit", proc, "--inputs", inputs, "--max-iterations", "1"}, common...)...)
+	b := eventOf(evs, "babysit")
+	if b == nil || b["code"] != float64(launch.ExitCap) || r.err == nil {
+		t.Fatalf("first launch: babysit event %v, err %v, want code 3\n%s\n%s", b, r.err, r.stdout, r.stderr)
+	}
+	runID, session := fmt.Sprint(b["runId"]), fmt.Sprint(b["harnessSession"])
+	if session == "" || session == "<nil>" {
+		t.Fatalf("no harness session recorded: %v", b)
+	}
+	seen := len(llm.Requests())
+	evs, r = runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk-fake"}, append([]string{"claude-code", "--run-id", runID}, common...)...)
+	if r.err != nil {
+		t.Fatalf("resume: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	sp := eventOf(evs, "spawn")
+	argv := fmt.Sprint(sp["argv"])
+	if !strings.Contains(argv, "--resume "+session) {
+		t.Errorf("the resumed launch did not resume session %s: %s", session, argv)
+	}
+	if countEvents(evs, "resume_failed") != 0 {
+		t.Errorf("resume failed:\n%s", r.stdout)
+	}
+	// The resumed session's first request carries the first session's turns.
+	if q := llm.Requests(); len(q) <= seen || !q[seen].Contains(launchPostedMarker) {
+		t.Errorf("the resumed session's first request lacks the earlier conversation")
+	}
+	b = eventOf(evs, "babysit")
+	if b == nil || b["code"] != float64(0) || b["status"] != "completed" {
+		t.Fatalf("resume: babysit event %v\n%s", b, r.stderr)
+	}
+	st := launchJournal(t, fmt.Sprint(b["runDir"]))
+	if n := countJournal(st, journal.RunCompleted, nil); n != 1 {
+		t.Errorf("%d RUN_COMPLETED events, want 1", n)
+	}
+	if n := countJournal(st, journal.SessionBound, nil); n < 2 {
+		t.Errorf("%d SESSION_BOUND events, want one per launch", n)
 	}
 }

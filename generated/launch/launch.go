@@ -53,6 +53,9 @@ var Specs = []rl.Spec{{
 	Files: []rl.File{{
 		Content: "{\"hasCompletedOnboarding\":true,\"customApiKeyResponses\":{\"approved\":[\"{keyLast20}\"],\"rejected\":[]},\"projects\":{\"{workspace}\":{\"hasTrustDialogAccepted\":true}}}\n",
 		Path:    "{home}/.claude.json",
+	}, {
+		Content: "{\"cleanupPeriodDays\":36500}\n",
+		Path:    "{home}/.claude/settings.json",
 	}},
 	Harness:     "claude-code",
 	Headless:    []string{"-p", "{prompt}", "--output-format", "json", "--allowedTools", "Bash,Read,Edit,Write,Glob,Grep"},
@@ -85,7 +88,7 @@ var Specs = []rl.Spec{{
 	PluginArgs: []string{"--plugin-dir", "{bundle}"},
 	PluginKind: "flag",
 	Resume:     []string{"--continue", "-p", "{prompt}", "--output-format", "json", "--allowedTools", "Bash,Read,Edit,Write,Glob,Grep"},
-	ResumeID:   []string{"--resume", "{session}", "-p", "{prompt}", "--output-format", "json"},
+	ResumeID:   []string{"--resume", "{session}", "-p", "{prompt}", "--output-format", "json", "--allowedTools", "Bash,Read,Edit,Write,Glob,Grep"},
 	TurnEnd: rl.TurnEnd{
 		Event: "Stop",
 		Files: []rl.File{{
@@ -276,7 +279,7 @@ var Specs = []rl.Spec{{
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files: []rl.File{{
-		Content: "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},\"general\":{\"enableAutoUpdate\":false,\"enableAutoUpdateNotification\":false},\"privacy\":{\"usageStatisticsEnabled\":false},\"telemetry\":{\"enabled\":false}}\n",
+		Content: "{\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}},\"general\":{\"enableAutoUpdate\":false,\"enableAutoUpdateNotification\":false,\"sessionRetention\":{\"enabled\":false}},\"privacy\":{\"usageStatisticsEnabled\":false},\"telemetry\":{\"enabled\":false}}\n",
 		Path:    "{home}/.gemini/settings.json",
 	}},
 	Harness:     "gemini-cli",

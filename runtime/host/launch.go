@@ -1,10 +1,12 @@
 package host
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"sitter.dev/sitter/runtime/internal/sibling"
 	"sitter.dev/sitter/runtime/launch"
 	"sitter.dev/sitter/runtime/plugin"
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [--upstream URL]
@@ -22,14 +25,40 @@ const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [
                      [--mode agent-driven|hook-driven|bridge-hooks|bridge-interactive]
                      [--max-iterations N] [--max-turns N] [--idle-timeout D] [--timeout D]
                      [--workspace DIR] [--bin PATH] [--keep-state] [--json]
+       sitter launch <harness> --babysit FILE[#export] [--inputs F] | --run-id ID
+                     [--plugin NAME|DIR]... [--max-iterations N] [--timeout D] [flags above]
 
 Runs a harness on a provider in one command. When the harness cannot speak the
 provider's wire protocol, sitter-proxy is started on 127.0.0.1 with a fresh token
 and the harness is pointed at it; otherwise it talks to the provider directly.
 Everything the run needs (config files, onboarding and trust state) goes into a
-per-launch overlay HOME: your own config is never read or written. The overlay
-and the proxy are removed on every exit path (--keep-state leaves the overlay
-and prints where). The exit code is the harness's.
+per-launch overlay HOME: your own config is never read or written. sitter's
+state dir (session states, the audit log) and the harness's session store (its
+transcripts, where its resume arguments look) stay your own, so a launched
+session can be resumed later. The overlay and the proxy are removed on every
+exit path (--keep-state leaves the overlay and prints where). The exit code is
+the harness's, except for a babysit launch.
+
+Babysit (unattended, until the run ends):
+  --babysit FILE[#export]  create a run of the process (process id: the file's
+                      base name; in $SITTER_RUNS_DIR, else <workspace>/.a5c/runs)
+                      and drive it; --inputs F gives its inputs (JSON)
+  --run-id ID         drive an existing, unfinished run instead (an id in the runs
+                      dir, or a run directory); when the session that drove it
+                      last was this harness's, it is resumed (the atlas's resume
+                      arguments with its id), else a new session continues
+  The harness gets SITTER_BABYSIT_RUN=<run dir> (the babysitter plugin's session
+  start binds its session to the run), the babysitter plugin (artifacts/
+  babysitter/<harness> from the current directory, or --plugin DIR naming it)
+  and a prompt to continue the run (--prompt adds to it). Mode: agent-driven
+  where the harness's stop hook is native (its stop hook drives the loop;
+  --max-iterations caps its blocks in a row), else bridge-hooks (sitter runs the
+  harness again while the run is unfinished, up to --max-iterations).
+  Exit code: 0 the run completed; 1 it failed or halted (or sitter could not
+  launch); 2 usage; 3 a cap ended the loop with the run unfinished
+  (--max-iterations, the stop hook's or the session's cap); 4 the harness
+  ended with the run unfinished otherwise (only breakpoints pending, the
+  harness failed); 124 --timeout.
 
 Modes:
   agent-driven        (default) run headless once; the agent drives its own loop
@@ -65,8 +94,9 @@ Flags:
   --max-turns N       turn limit, where the harness has one
   --idle-timeout D    bridge-interactive: end the harness after output quiet
                       this long (Go duration, default 30s)
-  --timeout D         bridge-interactive: end the harness after this long in all,
-                      even while it writes output (exit 124; default: no limit)
+  --timeout D         end the harness after this long in all, even while it writes
+                      output (SIGTERM to its process group, then SIGKILL; exit 124;
+                      default: no limit; not in hook-driven mode)
   --workspace DIR     where the harness runs (default: the current directory)
   --bin PATH          the harness binary (default: its name on PATH)
   --keep-state        keep the overlay for inspection
@@ -81,6 +111,8 @@ Examples:
   sitter launch pi --provider openai --prompt "write the changelog"
   sitter launch codex --plugin babysitter --mode bridge-hooks --max-iterations 5 --prompt "…"
   sitter launch claude-code --mode bridge-interactive --prompt "fix the failing test" | jq -c 'select(.type != "output")'
+  sitter launch claude-code --babysit ./process.mjs --inputs inputs.json --timeout 1h
+  sitter launch codex --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0
 `
 
 // launchArgs are the parsed arguments of `sitter launch`.
@@ -92,6 +124,8 @@ type launchArgs struct {
 	idleTimeout, timeout               time.Duration
 	workspace, bin                     string
 	keepState, json, help              bool
+	modeSet                            bool
+	babysit, runID, inputs             string
 }
 
 func parseLaunchArgs(args []string) (launchArgs, error) {
@@ -122,7 +156,8 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 				a.keepState = true
 			}
 			continue
-		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "timeout", "workspace", "bin":
+		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "timeout", "workspace", "bin",
+			"babysit", "run-id", "inputs":
 		default:
 			return a, fmt.Errorf("unknown flag %s", arg)
 		}
@@ -152,7 +187,7 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 			default:
 				return a, fmt.Errorf("--mode %q: want agent-driven, hook-driven, bridge-hooks or bridge-interactive", val)
 			}
-			a.mode = val
+			a.mode, a.modeSet = val, true
 		case "max-iterations", "max-turns":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 {
@@ -177,6 +212,12 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 			a.workspace = val
 		case "bin":
 			a.bin = val
+		case "babysit":
+			a.babysit = val
+		case "run-id":
+			a.runID = val
+		case "inputs":
+			a.inputs = val
 		}
 	}
 	if a.help {
@@ -184,6 +225,14 @@ func parseLaunchArgs(args []string) (launchArgs, error) {
 	}
 	if a.prompt != "" && a.promptFile != "" {
 		return a, fmt.Errorf("--prompt and --prompt-file exclude each other")
+	}
+	switch {
+	case a.babysit != "" && a.runID != "":
+		return a, fmt.Errorf("--babysit and --run-id exclude each other (--babysit creates a run, --run-id resumes one)")
+	case a.inputs != "" && a.babysit == "":
+		return a, fmt.Errorf("--inputs goes with --babysit (a resumed run keeps its inputs)")
+	case (a.babysit != "" || a.runID != "") && a.modeSet && a.mode != launch.AgentDriven && a.mode != launch.BridgeHooks:
+		return a, fmt.Errorf("a babysit launch runs unattended: --mode agent-driven or bridge-hooks, not %s", a.mode)
 	}
 	switch len(pos) {
 	case 0:
@@ -209,6 +258,26 @@ func defaultProvider(s launch.Spec) string {
 		}
 	}
 	return ""
+}
+
+// babysitMode is the mode a babysit launch runs a harness in: agent-driven
+// when the atlas says its stop event is native and can block (its own stop
+// hook keeps a headless run going), else bridge-hooks, and why.
+func babysitMode(d *adapter.Descriptor) (mode, why string) {
+	var stops []string
+	for _, e := range d.Events {
+		if e.Phase != "stop" {
+			continue
+		}
+		if e.Support == "native" && slices.Contains(e.Can, "block") {
+			return launch.AgentDriven, "its " + e.Name + " event is a native stop hook that can block"
+		}
+		stops = append(stops, e.Name+" ("+e.Support+")")
+	}
+	if len(stops) == 0 {
+		return launch.BridgeHooks, "it has no stop event"
+	}
+	return launch.BridgeHooks, "its stop event " + strings.Join(stops, ", ") + " cannot keep a headless run going"
 }
 
 // runLaunch is `sitter launch`.
@@ -272,6 +341,47 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		bundles = append(bundles, dir)
 		byDir[dir] = b
 	}
+	var babysit *launch.Babysit
+	if a.babysit != "" || a.runID != "" {
+		mode, why := babysitMode(d)
+		switch {
+		case !a.modeSet:
+			a.mode = mode
+		case a.mode == launch.AgentDriven && mode == launch.BridgeHooks:
+			return fail(2, "--mode agent-driven cannot drive a babysitter run on %s: %s; use --mode bridge-hooks", d.ID, why)
+		}
+		babysit = &launch.Babysit{Entry: a.babysit, RunID: a.runID, RunsDir: os.Getenv("SITTER_RUNS_DIR")}
+		if a.inputs != "" {
+			b, err := readInput(a.inputs)
+			if err != nil {
+				return fail(2, "--inputs: %v", err)
+			}
+			if !json.Valid(b) {
+				return fail(2, "--inputs %s is not JSON", a.inputs)
+			}
+			babysit.Inputs = b
+		}
+		has := false
+		for _, b := range byDir {
+			has = has || b.Marker.Plugin == "babysitter"
+		}
+		if !has {
+			b, err := plugin.FindBundle("babysitter", d, r)
+			if err != nil {
+				return fail(2, "a babysit launch needs the babysitter plugin: %v; pass --plugin DIR (artifacts/babysitter/%s of a sitter checkout)", err, d.ID)
+			}
+			dir, err := filepath.Abs(b.Dir)
+			if err != nil {
+				return fail(1, "%v", err)
+			}
+			bundles = append(bundles, dir)
+			byDir[dir] = b
+		}
+	}
+	var sessions launch.SessionStore
+	if ts, ok := transcript.Lookup(d.ID); ok {
+		sessions = launch.SessionStore{Location: ts.Location, HomeEnv: ts.HomeEnv, Resume: ts.Resume}
+	}
 	var params []launch.KV
 	for _, pr := range p.Params {
 		params = append(params, launch.KV{Name: pr.Name, Value: pr.Env})
@@ -298,6 +408,8 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		JSON:          a.json,
 		IdleTimeout:   a.idleTimeout,
 		Timeout:       a.timeout,
+		Babysit:       babysit,
+		Sessions:      sessions,
 		Install: func(bundle, home, workspace string) (func() error, error) {
 			b := byDir[bundle]
 			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}

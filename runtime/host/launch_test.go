@@ -2,6 +2,8 @@ package host
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +75,69 @@ func TestDefaultProvider(t *testing.T) {
 		s, _ := launch.Find(genlaunch.Specs, h)
 		if got := defaultProvider(s); got != want {
 			t.Errorf("%s: default provider %q, want %q", h, got, want)
+		}
+	}
+}
+
+func TestParseLaunchBabysitArgs(t *testing.T) {
+	a, err := parseLaunchArgs([]string{"claude", "--babysit", "p.mjs#main", "--inputs=in.json", "--max-iterations", "5", "--timeout", "1h"})
+	if err != nil || a.babysit != "p.mjs#main" || a.inputs != "in.json" || a.runID != "" || a.modeSet || a.timeout != time.Hour {
+		t.Errorf("parsed %+v %v", a, err)
+	}
+	if a, err := parseLaunchArgs([]string{"pi", "--run-id", "01J", "--mode", "bridge-hooks"}); err != nil || a.runID != "01J" || !a.modeSet || a.mode != launch.BridgeHooks {
+		t.Errorf("--run-id: %+v %v", a, err)
+	}
+	for args, want := range map[string]string{
+		"claude --babysit p.mjs --run-id 01J":              "exclude",
+		"claude --run-id 01J --inputs in.json":             "--inputs goes with --babysit",
+		"claude --inputs in.json":                          "--inputs goes with --babysit",
+		"claude --babysit p.mjs --mode hook-driven":        "unattended",
+		"claude --babysit p.mjs --mode bridge-interactive": "unattended",
+		"claude --babysit":                                 "needs a value",
+	} {
+		if _, err := parseLaunchArgs(strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}
+
+// TestBabysitMode: the atlas decides the mode of a babysit launch: the
+// harnesses whose stop hook is native run agent-driven, the others
+// (their stop event emulated by a bridge) bridge-hooks.
+func TestBabysitMode(t *testing.T) {
+	for h, want := range map[string]string{
+		"claude-code": launch.AgentDriven, "codex": launch.AgentDriven, "gemini-cli": launch.AgentDriven, "copilot": launch.AgentDriven,
+		"opencode": launch.BridgeHooks, "pi": launch.BridgeHooks,
+	} {
+		d, _, err := registry.Registry().Resolve(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, why := babysitMode(d); got != want || why == "" {
+			t.Errorf("%s: mode %s (%s), want %s", h, got, why, want)
+		}
+	}
+}
+
+func TestLaunchBabysitErrors(t *testing.T) {
+	dir := t.TempDir()
+	proc := dir + "/p.mjs"
+	os.WriteFile(proc, []byte("export async function process() {}\n"), 0o644)
+	bundle, err := filepath.Abs("../../artifacts/babysitter/claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for args, want := range map[string]string{
+		// No babysitter bundle in ./artifacts and none given.
+		"launch claude --babysit " + proc + " --upstream http://127.0.0.1:1 --bin /bin/true":                                   "needs the babysitter plugin",
+		"launch pi --babysit " + proc + " --mode agent-driven --plugin " + filepath.Dir(bundle) + "/pi":                        "use --mode bridge-hooks",
+		"launch claude --babysit " + proc + " --inputs " + proc + " --plugin " + bundle:                                        "not JSON",
+		"launch claude --run-id nope --workspace " + dir + " --upstream http://127.0.0.1:1 --bin /bin/true --plugin " + bundle: "no such run",
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(strings.Fields(args), nil, &out, &errOut, registry.Registry)
+		if code != 2 || !strings.Contains(errOut.String(), want) {
+			t.Errorf("%s: code %d, stderr %q, want 2 and %q", args, code, errOut.String(), want)
 		}
 	}
 }

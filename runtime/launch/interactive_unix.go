@@ -16,10 +16,6 @@ import (
 	"github.com/creack/pty"
 )
 
-// killGrace is how long a harness sitter ended (or forwarded a signal to)
-// has before its process group gets SIGKILL.
-var killGrace = 5 * time.Second
-
 // answerWithin × Settle after a prompt appeared it is answered even if
 // the output never goes quiet (an animation).
 const answerWithin = 5

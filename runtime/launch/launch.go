@@ -17,9 +17,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"sitter.dev/sitter/runtime/run"
 )
 
 // Modes of activation, in the order sitter supports them.
@@ -74,16 +77,29 @@ type Options struct {
 	// IdleTimeout (bridge-interactive, default 30s): output quiet this long
 	// ends the run (and, for a harness without a turn-end hook, the turn).
 	IdleTimeout time.Duration
-	// Timeout (bridge-interactive, 0 = none): the whole run's limit, for
-	// a harness whose output never goes quiet; reaching it ends the
-	// harness and exits 124.
+	// Timeout (0 = none): the whole run's limit (headless, bridge-hooks and
+	// bridge-interactive modes; in bridge-interactive, for a harness whose
+	// output never goes quiet); reaching it ends the harness's process
+	// group and exits 124.
 	Timeout time.Duration
 	// Settle (bridge-interactive, default 1s): how long output must be
 	// quiet before an onboarding answer is typed, and after a turn ended
 	// before sitter ends the harness (a stop hook that blocks makes it
 	// carry on instead).
 	Settle time.Duration
+	// Babysit, when set, drives a babysitter run (agent-driven or
+	// bridge-hooks mode): see babysit.go. The exit code is then the run's
+	// outcome (ExitCompleted, ExitFailed, ExitCap, ExitUnfinished,
+	// ExitTimeout).
+	Babysit *Babysit
+	// Sessions is where the harness keeps its sessions: the overlay links
+	// it to the user's own (store.go). Empty: they stay in the overlay.
+	Sessions SessionStore
 }
+
+// killGrace is how long a harness sitter ended (or forwarded a signal to)
+// has before its process group gets SIGKILL.
+var killGrace = 5 * time.Second
 
 // launcher is one running launch.
 type launcher struct {
@@ -98,11 +114,25 @@ type launcher struct {
 	proxy   *exec.Cmd
 	sigs    <-chan os.Signal
 	harness io.Writer
+	// deadline is when Options.Timeout ends a headless run; timedOut
+	// says it did.
+	deadline time.Time
+	timedOut bool
+	// Babysit launches: the run, how many journal events it had when
+	// the launch began, the harness session to resume, and whether a cap
+	// ended the loop.
+	run            *run.State
+	journalStart   int
+	harnessSession string
+	capped         bool
+	maxExplicit    bool   // --max-iterations was given
+	sitterCmd      string // how the prompt names sitter
 }
 
 // Run performs the launch and returns the harness's exit code. Errors are
 // sitter's own (no harness ran, or cleanup failed); they come with code 1.
 func Run(o Options) (code int, err error) {
+	maxExplicit := o.MaxIterations > 0
 	if o.Mode == "" {
 		o.Mode = AgentDriven
 	}
@@ -125,7 +155,7 @@ func Run(o Options) (code int, err error) {
 		// The harness's terminal is sitter's: stdout is the event stream.
 		o.JSON = true
 	}
-	l := &launcher{o: o, harness: o.Stdout}
+	l := &launcher{o: o, harness: o.Stdout, maxExplicit: maxExplicit}
 	if o.JSON {
 		l.events = json.NewEncoder(o.Stdout)
 		l.events.SetEscapeHTML(false)
@@ -143,7 +173,14 @@ func Run(o Options) (code int, err error) {
 	default:
 		return 2, fmt.Errorf("unknown mode %q (agent-driven, hook-driven, bridge-hooks, bridge-interactive)", o.Mode)
 	}
-	if o.Mode != HookDriven && o.Prompt == "" {
+	if o.Babysit != nil {
+		if o.Mode != AgentDriven && o.Mode != BridgeHooks {
+			return 2, fmt.Errorf("a babysit launch runs unattended: mode agent-driven or bridge-hooks, not %s", o.Mode)
+		}
+		if err := o.Babysit.Validate(workspaceOf(o)); err != nil {
+			return 2, err
+		}
+	} else if o.Mode != HookDriven && o.Prompt == "" {
 		return 2, fmt.Errorf("mode %s needs --prompt or --prompt-file", o.Mode)
 	}
 	defer func() {
@@ -157,6 +194,14 @@ func Run(o Options) (code int, err error) {
 	if err := l.prepare(); err != nil {
 		return 1, err
 	}
+	if o.Babysit != nil {
+		if err := l.openRun(); err != nil {
+			return 1, err
+		}
+	}
+	if o.Timeout > 0 {
+		l.deadline = time.Now().Add(o.Timeout)
+	}
 	if o.Signals != nil {
 		l.sigs = o.Signals
 	} else {
@@ -165,15 +210,25 @@ func Run(o Options) (code int, err error) {
 		defer signal.Stop(ch)
 		l.sigs = ch
 	}
-	switch o.Mode {
-	case BridgeHooks:
-		return l.bridge()
-	case BridgeInteractive:
+	switch {
+	case o.Mode == BridgeHooks:
+		code, err = l.bridge()
+	case o.Mode == BridgeInteractive:
 		return l.interactive()
-	case HookDriven:
+	case o.Mode == HookDriven:
 		return l.spawn(Interactive, 1)
+	case o.Babysit != nil:
+		code, err = l.agentDriven()
+	default:
+		code, err = l.spawn(Headless, 1)
 	}
-	return l.spawn(Headless, 1)
+	if l.timedOut {
+		code = ExitTimeout
+	}
+	if err != nil || o.Babysit == nil {
+		return code, err
+	}
+	return l.babysitEnd(code)
 }
 
 func (l *launcher) emit(event string, kv ...any) {
@@ -207,17 +262,7 @@ func (l *launcher) prepare() error {
 		}
 		l.o.Bin = p
 	}
-	ws := o.Workspace
-	if ws == "" {
-		ws = "."
-	}
-	ws, err := filepath.Abs(ws)
-	if err != nil {
-		return err
-	}
-	if r, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = r
-	}
+	ws := workspaceOf(o)
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return fmt.Errorf("workspace %s is not a directory", ws)
 	}
@@ -281,12 +326,29 @@ func (l *launcher) prepare() error {
 	if err != nil {
 		return err
 	}
+	state := UserStateDir(o.Env)
+	if state == "" {
+		state = filepath.Join(dir, "state")
+	}
+	// The variable that moves the harness's home (CLAUDE_CONFIG_DIR, say)
+	// would take it out of the overlay: only the plan sets it.
+	l.env = overlayEnv(o.Env, l.home, state, ws, o.SitterBin, plan.Env, BabysitEnv, o.Sessions.HomeEnv)
+	link, target, err := linkSessions(o.Sessions, o.Env, l.env, dir)
+	switch {
+	case err != nil && o.Sessions.Location != "":
+		fmt.Fprintf(o.Stderr, "sitter launch: %s sessions stay in the overlay: %v\n", o.Spec.Harness, err)
+		l.emit("sessions_in_overlay", "reason", err.Error())
+	case link != "":
+		l.emit("sessions_linked", "dir", link, "to", target)
+	}
 	for _, f := range plan.Files {
+		if link != "" && within(f.Path, link) {
+			return fmt.Errorf("%s: %s would be written into the user's session store", o.Spec.Harness, f.Path)
+		}
 		if err := l.writeFile(f); err != nil {
 			return err
 		}
 	}
-	l.env = overlayEnv(o.Env, l.home, dir, ws, o.SitterBin, plan.Env)
 	if o.Spec.PluginKind == "install" && o.Mode != BridgeHooks {
 		for _, b := range o.Bundles {
 			if o.Install == nil {
@@ -324,12 +386,29 @@ func within(p, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// overlayEnv is the user's environment with HOME, the XDG dirs and
-// sitter's state pointed into the overlay, PWD naming the workspace the
-// harness runs in (exec keeps the user's PWD when Env is given, and
-// `opencode run` works in $PWD rather than its working directory), and
-// the plan's variables.
-func overlayEnv(user []string, home, dir, workspace, sitterBin string, plan []string) []string {
+// workspaceOf is the launch's workspace, absolute with symlinks resolved.
+func workspaceOf(o Options) string {
+	ws := o.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	if a, err := filepath.Abs(ws); err == nil {
+		ws = a
+	}
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = r
+	}
+	return ws
+}
+
+// overlayEnv is the user's environment with HOME and the XDG dirs
+// pointed into the overlay, sitter's state dir named as the user's own
+// environment gives it (the overlay's HOME and XDG_STATE_HOME would move
+// it), PWD naming the workspace the harness runs in (exec keeps the
+// user's PWD when Env is given, and `opencode run` works in $PWD rather
+// than its working directory), and the plan's variables. The user's
+// variables named in drop are left out (the plan's are kept).
+func overlayEnv(user []string, home, stateDir, workspace, sitterBin string, plan []string, drop ...string) []string {
 	set := map[string]string{
 		"HOME":             home,
 		"PWD":              workspace,
@@ -337,7 +416,7 @@ func overlayEnv(user []string, home, dir, workspace, sitterBin string, plan []st
 		"XDG_DATA_HOME":    filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME":   filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME":   filepath.Join(home, ".cache"),
-		"SITTER_STATE_DIR": filepath.Join(dir, "state"),
+		"SITTER_STATE_DIR": stateDir,
 	}
 	if sitterBin != "" && getenv(user, "SITTER_BIN") == "" {
 		set["SITTER_BIN"] = sitterBin
@@ -349,6 +428,9 @@ func overlayEnv(user []string, home, dir, workspace, sitterBin string, plan []st
 	var env []string
 	for _, kv := range user {
 		k, _, _ := strings.Cut(kv, "=")
+		if k != "" && slices.Contains(drop, k) {
+			continue // BabysitEnv: only a babysit launch binds its harness to a run
+		}
 		if _, ok := set[k]; !ok {
 			env = append(env, kv)
 		}
@@ -423,9 +505,15 @@ func (l *launcher) startProxy(model string) (url, token string, err error) {
 	return url, strings.TrimSpace(string(b)), nil
 }
 
-// spawn runs the harness once and returns its exit code.
+// spawn runs the harness once and returns its exit code. A headless
+// run past the launch's deadline is ended (SIGTERM to its process group,
+// SIGKILL killGrace later) and gives ExitTimeout.
 func (l *launcher) spawn(which Args, iteration int) (int, error) {
-	plan, err := Prepare(l.o.Spec, l.conn, l.vals, which)
+	v := l.vals
+	if which == ResumeID {
+		v.Session = l.harnessSession
+	}
+	plan, err := Prepare(l.o.Spec, l.conn, v, which)
 	if err != nil {
 		return 1, err
 	}
@@ -450,6 +538,12 @@ func (l *launcher) spawn(which Args, iteration int) (int, error) {
 	l.emit("spawn", "iteration", iteration, "pid", cmd.Process.Pid, "argv", append([]string{l.o.Bin}, plan.Args...))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var timeout, kill <-chan time.Time
+	if !l.deadline.IsZero() && !interactive {
+		t := time.NewTimer(time.Until(l.deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
 	var werr error
 wait:
 	for {
@@ -459,6 +553,16 @@ wait:
 		case s := <-l.sigs:
 			l.emit("signal", "signal", s.String())
 			signalGroup(cmd, s, !interactive)
+		case <-timeout:
+			l.timedOut = true
+			l.emit("timeout", "after", l.o.Timeout.String(), "iteration", iteration)
+			signalGroup(cmd, syscall.SIGTERM, true)
+			kt := time.NewTimer(killGrace)
+			defer kt.Stop()
+			kill = kt.C
+		case <-kill:
+			l.emit("kill", "signal", "SIGKILL")
+			signalGroup(cmd, syscall.SIGKILL, true)
 		}
 	}
 	code, err := waitCode(werr)
@@ -466,6 +570,9 @@ wait:
 		return 1, err
 	}
 	l.emit("exit", "iteration", iteration, "code", code)
+	if l.timedOut {
+		return ExitTimeout, nil
+	}
 	return code, nil
 }
 
@@ -485,7 +592,10 @@ func (l *launcher) bridge() (int, error) {
 	code := 0
 	for it := 1; ; it++ {
 		which := Headless
-		if it > 1 {
+		switch {
+		case it == 1 && l.harnessSession != "":
+			which = ResumeID
+		case it > 1:
 			which = Resume
 		}
 		l.emit("iteration", "iteration", it, "max", l.o.MaxIterations)
@@ -493,17 +603,29 @@ func (l *launcher) bridge() (int, error) {
 		if err != nil {
 			return code, err
 		}
+		if l.timedOut {
+			break
+		}
+		if which == ResumeID && code != 0 && l.resumeFailed(code) {
+			// The session could not be resumed: a new one continues the run.
+			it--
+			continue
+		}
 		stdout, stderr, hc, err := l.hook(b.Stop, it > 1)
 		if err != nil {
 			return 1, err
 		}
 		cont, reason := StopDecision(stdout, stderr, hc)
 		l.emit("stop_decision", "iteration", it, "continue", cont, "reason", reason)
+		if l.o.Babysit != nil {
+			cont, reason = l.babysitContinue(cont, reason)
+		}
 		if !cont || code != 0 {
 			break
 		}
 		if it >= l.o.MaxIterations {
 			l.emit("max_iterations", "iteration", it)
+			l.capped = true
 			break
 		}
 		l.vals.Prompt = reason

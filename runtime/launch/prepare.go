@@ -114,6 +114,7 @@ const (
 	Resume
 	Interactive
 	Unattended // Interactive plus Spec.Unattended (bridge-interactive)
+	ResumeID   // continue the harness's session Values.Session
 )
 
 // Prepare computes the plan for one spawn: pure, no I/O. Files written to
@@ -123,7 +124,10 @@ func Prepare(s Spec, c Connect, v Values, which Args) (Plan, error) {
 	slots := v.slots()
 	var p Plan
 	tmpl := map[Args][]string{Headless: s.Headless, Resume: s.Resume, Interactive: s.Interactive,
-		Unattended: append(slices.Clip(s.Interactive), s.Unattended...)}[which]
+		Unattended: append(slices.Clip(s.Interactive), s.Unattended...), ResumeID: s.ResumeID}[which]
+	if which == ResumeID && (len(tmpl) == 0 || v.Session == "") {
+		return Plan{}, fmt.Errorf("%s: no arguments that resume a session by id, or no session id", s.Harness)
+	}
 	p.Args = ExpandArgs(tmpl, slots)
 	if v.ExplicitModel {
 		p.Args = append(p.Args, ExpandArgs(s.ModelArgs, slots)...)

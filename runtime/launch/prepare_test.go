@@ -17,8 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestPrepareGolden: per harness, the arguments, environment and overlay
-// files of a headless, resumed, interactive and bridge-interactive run
-// (with the turn-end hook), behind the proxy and passed through, against
+// files of a headless, resumed (latest session), interactive,
+// bridge-interactive (with the turn-end hook) and resumed-by-id run,
+// behind the proxy and passed through, against
 // testdata/<harness>.golden.
 func TestPrepareGolden(t *testing.T) {
 	if len(genlaunch.Specs) < 6 {
@@ -39,7 +40,7 @@ func TestPrepareGolden(t *testing.T) {
 						t.Fatal(err)
 					}
 					v.BaseURL = "http://127.0.0.1:9" + got.ProxyPath
-					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive, launch.Unattended} {
+					for _, which := range []launch.Args{launch.Headless, launch.Resume, launch.Interactive, launch.Unattended, launch.ResumeID} {
 						v := v
 						if which == launch.Unattended && len(s.TurnEnd.Files) > 0 {
 							v.TurnEndCommand = `cat >> "$TURN_END"` // as bridge-interactive sets it
@@ -151,7 +152,8 @@ func TestPayload(t *testing.T) {
 
 // TestPrepareBridgeInteractive: Claude's overlay approves the launch's
 // key by its last 20 characters, and only a bridge-interactive launch
-// (TurnEndCommand set) gets the turn-end hook in its user settings.
+// (TurnEndCommand set) gets the turn-end hook in its user settings
+// (merged with the settings every launch writes).
 func TestPrepareBridgeInteractive(t *testing.T) {
 	s, _ := launch.Find(genlaunch.Specs, "claude-code")
 	v := launch.Values{Prompt: "p", Key: "sk-0123456789abcdefghijKLMN", Home: "/h", Workspace: "/w"}
@@ -170,12 +172,14 @@ func TestPrepareBridgeInteractive(t *testing.T) {
 	if !strings.Contains(plain["/h/.claude.json"], `"approved":["456789abcdefghijKLMN"]`) {
 		t.Errorf(".claude.json = %s", plain["/h/.claude.json"])
 	}
-	if _, ok := plain["/h/.claude/settings.json"]; ok {
-		t.Errorf("turn-end hook written without bridge-interactive")
+	// The user settings only keep Claude from cleaning up the transcripts,
+	// which live in the user's own projects dir.
+	if got := plain["/h/.claude/settings.json"]; got != `{"cleanupPeriodDays":36500}`+"\n" {
+		t.Errorf("settings.json without bridge-interactive = %s", got)
 	}
 	v.TurnEndCommand = `cat >> "$F"`
 	hooked := files(v)
-	if got := hooked["/h/.claude/settings.json"]; got != `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"cat >> \"$F\""}]}]}}`+"\n" {
+	if got := hooked["/h/.claude/settings.json"]; got != `{"cleanupPeriodDays":36500,"hooks":{"Stop":[{"hooks":[{"command":"cat >> \"$F\"","type":"command"}]}]}}`+"\n" {
 		t.Errorf("settings.json = %s", got)
 	}
 	if s.TurnEnd.Event != "Stop" || len(s.Onboarding) == 0 {
