@@ -77,22 +77,44 @@ func isBusEvent(name string) bool {
 // opencodePlugin: a package whose index.ts is an OpenCode plugin module.
 func opencodePlugin(b *bundle) {
 	regs := b.registrations()
-	var hooks, bus []string
+	var hooks, bus, stops []string
 	for _, r := range regs {
 		if isBusEvent(r.event.Name) {
 			bus = append(bus, r.event.Name)
 		} else {
 			hooks = append(hooks, r.event.Name)
 		}
+		if r.event.Phase.Name == "stop" {
+			stops = append(stops, r.event.Name)
+		}
 	}
 	sort.Strings(hooks)
 	sort.Strings(bus)
+	sort.Strings(stops)
 	var ts strings.Builder
 	fmt.Fprintf(&ts, "// %s\n", Marker(b.p.Dir+" and "+b.h.File))
 	ts.WriteString(bridgeCall(b.h.ID))
 	fmt.Fprintf(&ts, `
 const HOOKS: string[] = %s;
 const BUS: string[] = %s;
+// STOPS end a turn: their payload also carries the session's last
+// assistant text (lastAssistantMessage), which the bus event lacks.
+const STOPS: string[] = %s;
+
+// lastAssistant is the text of the session's last assistant message.
+async function lastAssistant(client: any, sessionID: string): Promise<string | undefined> {
+  try {
+    const res = await client.session.messages({ path: { id: sessionID } });
+    const msgs: any[] = Array.isArray(res?.data) ? res.data : Array.isArray(res) ? res : [];
+    for (let i = msgs.length - 1; i >= 0; i--) {
+      if (msgs[i]?.info?.role !== "assistant") continue;
+      return (msgs[i].parts ?? []).filter((p: any) => p?.type === "text" && typeof p.text === "string").map((p: any) => p.text).join("\n");
+    }
+  } catch {
+    // no message: the stop decision goes on without it
+  }
+  return undefined;
+}
 
 // partId makes an OpenCode-style ascending part id: "prt_", 12 hex digits
 // of time and a counter, 14 random base62 characters.
@@ -128,8 +150,10 @@ export const %s = async ({ client, directory }: any) => {
   if (BUS.length > 0) {
     hooks.event = async ({ event }: any) => {
       if (!event || !BUS.includes(event.type)) return;
-      const reply = call(event.type, { event, directory });
       const sessionID = event.properties?.sessionID ?? event.properties?.info?.id;
+      const payload: Record<string, any> = { event, directory };
+      if (STOPS.includes(event.type) && sessionID) payload.lastAssistantMessage = await lastAssistant(client, sessionID);
+      const reply = call(event.type, payload);
       if (typeof reply.prompt === "string" && sessionID) {
         await client.session.prompt({ path: { id: sessionID }, body: { parts: [{ type: "text", text: reply.prompt }] } });
       }
@@ -137,7 +161,7 @@ export const %s = async ({ client, directory }: any) => {
   }
   return hooks;
 };
-`, tsList(hooks), tsList(bus), "Sitter"+GoName(b.p.Name))
+`, tsList(hooks), tsList(bus), tsList(stops), "Sitter"+GoName(b.p.Name))
 	b.add("index.ts", []byte(ts.String()), 0o644)
 	b.json("package.json", map[string]any{
 		"name": b.p.Name + "-opencode", "version": b.p.Version, "description": b.p.Description,

@@ -2466,7 +2466,7 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 			Can: []string{"block"},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
-				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe, TestOpenCodeStop (docs/fidelity.md)",
+				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe, TestOpenCodeStop, TestBabysitLoop/opencode (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",

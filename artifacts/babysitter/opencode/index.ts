@@ -43,6 +43,24 @@ function replaceInPlace(target: Record<string, any>, value: Record<string, any>)
 
 const HOOKS: string[] = ["chat.message"];
 const BUS: string[] = ["session.created", "session.deleted", "session.idle"];
+// STOPS end a turn: their payload also carries the session's last
+// assistant text (lastAssistantMessage), which the bus event lacks.
+const STOPS: string[] = ["session.idle"];
+
+// lastAssistant is the text of the session's last assistant message.
+async function lastAssistant(client: any, sessionID: string): Promise<string | undefined> {
+  try {
+    const res = await client.session.messages({ path: { id: sessionID } });
+    const msgs: any[] = Array.isArray(res?.data) ? res.data : Array.isArray(res) ? res : [];
+    for (let i = msgs.length - 1; i >= 0; i--) {
+      if (msgs[i]?.info?.role !== "assistant") continue;
+      return (msgs[i].parts ?? []).filter((p: any) => p?.type === "text" && typeof p.text === "string").map((p: any) => p.text).join("\n");
+    }
+  } catch {
+    // no message: the stop decision goes on without it
+  }
+  return undefined;
+}
 
 // partId makes an OpenCode-style ascending part id: "prt_", 12 hex digits
 // of time and a counter, 14 random base62 characters.
@@ -78,8 +96,10 @@ export const SitterBabysitter = async ({ client, directory }: any) => {
   if (BUS.length > 0) {
     hooks.event = async ({ event }: any) => {
       if (!event || !BUS.includes(event.type)) return;
-      const reply = call(event.type, { event, directory });
       const sessionID = event.properties?.sessionID ?? event.properties?.info?.id;
+      const payload: Record<string, any> = { event, directory };
+      if (STOPS.includes(event.type) && sessionID) payload.lastAssistantMessage = await lastAssistant(client, sessionID);
+      const reply = call(event.type, payload);
       if (typeof reply.prompt === "string" && sessionID) {
         await client.session.prompt({ path: { id: sessionID }, body: { parts: [{ type: "text", text: reply.prompt }] } });
       }

@@ -11,10 +11,11 @@ import (
 
 // Payload is the union of every payload field the atlas reads for OpenCode.
 type Payload struct {
-	Directory string        `json:"directory"`
-	Event     PayloadEvent  `json:"event"`
-	Input     PayloadInput  `json:"input"`
-	Output    PayloadOutput `json:"output"`
+	Directory            string        `json:"directory"`
+	Event                PayloadEvent  `json:"event"`
+	Input                PayloadInput  `json:"input"`
+	LastAssistantMessage string        `json:"lastAssistantMessage"`
+	Output               PayloadOutput `json:"output"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
@@ -30,6 +31,8 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 		err = s.Object(func(k string) error {
 			return p.Input.field(s, k)
 		})
+	case "lastAssistantMessage":
+		p.LastAssistantMessage, err = s.String("lastAssistantMessage")
 	case "output":
 		err = s.Object(func(k string) error {
 			return p.Output.field(s, k)
@@ -309,6 +312,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "session.idle":
 		ev.Phase = "stop"
 		ev.Support = "emulated"
+		ev.LastAssistantMessage = p.LastAssistantMessage
 	case "session.error":
 		ev.Phase = "error"
 		ev.Support = "native"
