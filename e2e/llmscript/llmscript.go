@@ -643,3 +643,43 @@ func apiError(w http.ResponseWriter, protocol string, status int, msg string) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
 }
+
+// LastInput is the strings of every message since the model's last turn
+// (tool results, user messages such as a stop hook's reason, context a
+// hook added), each string separately, in order: what an agent reacts to
+// next.
+func (r *Request) LastInput() []string {
+	var msgs []any
+	for _, key := range []string{"messages", "input", "contents"} {
+		if m, ok := r.body[key].([]any); ok {
+			msgs = m
+			break
+		}
+	}
+	from := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m, _ := msgs[i].(map[string]any); m != nil && modelTurn(m) {
+			from = i + 1
+			break
+		}
+	}
+	var out []string
+	for _, m := range msgs[from:] {
+		walk(m, func(s string) { out = append(out, s) })
+	}
+	return out
+}
+
+// modelTurn reports whether a conversation item is the model's own: an
+// assistant or model message, or a Responses function call or reasoning.
+func modelTurn(m map[string]any) bool {
+	switch m["role"] {
+	case "assistant", "model":
+		return true
+	}
+	switch m["type"] {
+	case "function_call", "reasoning", "custom_tool_call", "local_shell_call":
+		return true
+	}
+	return false
+}
