@@ -359,47 +359,82 @@ export async function process(inputs, ctx) {
 
 var launchBabysitRunDir = regexp.MustCompile(`Continue babysitter run \S+ \(([^)]+)\)`)
 
-// launchLastUserTurn is what the conversation's last user message holds: the
-// text of its last tool result (tool true), or its text (a prompt, a stop
-// hook's reason). Anthropic Messages only (Claude Code).
+// launchLastUserTurn is what the conversation holds since the model's
+// last turn: the text of its last tool result (tool true), or its text (a
+// prompt, a stop hook's reason). Every protocol of the fake LLM: Anthropic
+// messages, Chat Completions, Responses input items and Gemini contents.
 func launchLastUserTurn(r *llmscript.Request) (text string, tool bool) {
-	var body struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(r.Body, &body) != nil || len(body.Messages) == 0 {
+	var body map[string]any
+	if json.Unmarshal(r.Body, &body) != nil {
 		return "", false
 	}
-	m := body.Messages[len(body.Messages)-1]
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s, false
+	var items []any
+	for _, k := range []string{"messages", "input", "contents"} {
+		if v, ok := body[k].([]any); ok {
+			items = v
+			break
+		}
 	}
-	var blocks []struct {
-		Type    string          `json:"type"`
-		Text    string          `json:"text"`
-		Content json.RawMessage `json:"content"`
+	from := 0
+	for i := len(items) - 1; i >= 0; i-- {
+		m, _ := items[i].(map[string]any)
+		role, _ := m["role"].(string)
+		typ, _ := m["type"].(string)
+		if role == "assistant" || role == "model" || typ == "function_call" || typ == "reasoning" || typ == "custom_tool_call" || typ == "local_shell_call" {
+			from = i + 1
+			break
+		}
 	}
-	json.Unmarshal(m.Content, &blocks)
+	strs := func(v any) string {
+		var b strings.Builder
+		var walk func(any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case string:
+				b.WriteString(x)
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case map[string]any:
+				for _, k := range []string{"text", "content", "output", "response", "llmContent", "parts"} {
+					if e, ok := x[k]; ok {
+						walk(e)
+					}
+				}
+			}
+		}
+		walk(v)
+		return b.String()
+	}
 	var texts []string
-	for _, b := range blocks {
-		switch b.Type {
-		case "tool_result":
-			if json.Unmarshal(b.Content, &s) == nil {
-				text, tool = s, true
-				continue
+	for _, it := range items[from:] {
+		m, _ := it.(map[string]any)
+		switch typ, _ := m["type"].(string); {
+		case m["role"] == "tool":
+			text, tool = strs(m["content"]), true
+			continue
+		case typ == "function_call_output" || typ == "custom_tool_call_output":
+			text, tool = strs(m["output"]), true
+			continue
+		}
+		parts, _ := m["content"].([]any)
+		if ps, ok := m["parts"].([]any); ok {
+			parts = ps
+		}
+		found := false
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			switch {
+			case pm["type"] == "tool_result":
+				text, tool, found = strs(pm["content"]), true, true
+			case pm["functionResponse"] != nil:
+				fr, _ := pm["functionResponse"].(map[string]any)
+				text, tool, found = strs(fr["response"]), true, true
 			}
-			var parts []struct{ Text string }
-			json.Unmarshal(b.Content, &parts)
-			var out []string
-			for _, p := range parts {
-				out = append(out, p.Text)
-			}
-			text, tool = strings.Join(out, ""), true
-		case "text":
-			texts = append(texts, b.Text)
+		}
+		if !found {
+			texts = append(texts, strs(m["content"])+strs(m["parts"]))
 		}
 	}
 	if tool {
@@ -441,7 +476,11 @@ func launchBabysitAgent(sitter string) llmscript.Script {
 				} `json:"taskDef"`
 			} `json:"nextActions"`
 		}
-		if json.Unmarshal([]byte(strings.TrimSpace(text)), &it) != nil || it.Status == "" {
+		// A harness may wrap the command's output in text of its own.
+		if i := strings.Index(text, "{"); i >= 0 {
+			json.NewDecoder(strings.NewReader(text[i:])).Decode(&it)
+		}
+		if it.Status == "" {
 			if strings.Contains(text, "[task:post]") {
 				return llmscript.Turn{Text: launchPostedMarker + "the effect; ending my turn."}
 			}
@@ -604,5 +643,69 @@ func TestLaunchClaudeBabysitResume(t *testing.T) {
 	}
 	if n := countJournal(st, journal.SessionBound, nil); n < 2 {
 		t.Errorf("%d SESSION_BOUND events, want one per launch", n)
+	}
+}
+
+// TestLaunchBabysitHarnesses: the same unattended babysit launch on the
+// other five runnable harnesses: agent-driven (one run, kept going by the
+// harness's own stop hook) on Codex, Gemini CLI and Copilot, bridge-hooks
+// (sitter runs the harness again while the run is unfinished) on OpenCode
+// and Pi.
+func TestLaunchBabysitHarnesses(t *testing.T) {
+	for _, c := range []struct {
+		harness, mode string
+		env, args     []string
+	}{
+		{"codex", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai-responses", "--upstream", "{llm}/v1"}},
+		{"gemini-cli", launch.AgentDriven, []string{"GEMINI_API_KEY=sk-fake"}, []string{"--provider", "gemini", "--upstream", "{llm}", "--model", geminiModel}},
+		{"copilot", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
+		{"opencode", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
+		{"pi", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
+	} {
+		t.Run(c.harness, func(t *testing.T) {
+			bin := install(t, clis[c.harness])
+			home := userHome(t)
+			before := snapshot(t, home)
+			project, proc, inputs := launchBabysitProject(t)
+			llm := startLLM(t, launchBabysitAgent(sitter(t)))
+			args := []string{c.harness, "--bin", bin, "--workspace", project, "--babysit", proc, "--inputs", inputs,
+				"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", c.harness)}
+			for _, a := range c.args {
+				args = append(args, strings.ReplaceAll(a, "{llm}", llm.URL))
+			}
+			evs, r := runLaunch(t, home, c.env, args...)
+			b := eventOf(evs, "babysit")
+			if r.err != nil || b == nil || b["code"] != float64(0) || b["status"] != "completed" {
+				t.Fatalf("sitter launch: %v, babysit event %v\n%s\n%s", r.err, b, r.stdout, r.stderr)
+			}
+			spawns := countEvents(evs, "spawn")
+			if c.mode == launch.AgentDriven && spawns != 1 || c.mode == launch.BridgeHooks && (spawns < 2 || countEvents(evs, "hook") == 0) {
+				t.Errorf("%s: %d spawns, %d hook calls\n%s", c.mode, spawns, countEvents(evs, "hook"), r.stdout)
+			}
+			if c.mode == launch.BridgeHooks {
+				// Each re-entry carries the stop hook's reason, read in the
+				// harness's own answer format.
+				blocked := 0
+				for _, e := range evs {
+					if e["type"] == "stop_decision" && e["continue"] == true && strings.Contains(fmt.Sprint(e["reason"]), "is not finished") {
+						blocked++
+					}
+				}
+				if blocked < 2 {
+					t.Errorf("%d re-entries with the stop hook's reason, want at least 2\n%s", blocked, r.stdout)
+				}
+			}
+			st := launchJournal(t, fmt.Sprint(b["runDir"]))
+			if n := countJournal(st, journal.RunCompleted, nil); n != 1 {
+				t.Errorf("%d RUN_COMPLETED events, want 1", n)
+			}
+			if n := countJournal(st, journal.StopHookInvoked, func(d string) bool { return strings.Contains(d, `"block"`) }); n < 2 {
+				t.Errorf("%d stop-hook blocks, want at least 2", n)
+			}
+			if got, _ := os.ReadFile(filepath.Join(project, "shell.txt")); string(got) != "babysat\n" {
+				t.Errorf("the shell effect did not run: %q", got)
+			}
+			sameTree(t, "user HOME", before, snapshot(t, home))
+		})
 	}
 }

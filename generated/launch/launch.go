@@ -307,15 +307,15 @@ var Specs = []rl.Spec{{
 	Bridge: rl.Bridge{
 		SessionEnd: rl.Hook{
 			Event:   "session.deleted",
-			Payload: "{\"sessionID\":\"{session}\",\"cwd\":\"{workspace}\"}",
+			Payload: "{\"event\":{\"type\":\"session.deleted\",\"properties\":{\"info\":{\"id\":\"{session}\",\"directory\":\"{workspace}\"}}},\"directory\":\"{workspace}\"}",
 		},
 		SessionStart: rl.Hook{
 			Event:   "session.created",
-			Payload: "{\"sessionID\":\"{session}\",\"cwd\":\"{workspace}\"}",
+			Payload: "{\"event\":{\"type\":\"session.created\",\"properties\":{\"info\":{\"id\":\"{session}\",\"directory\":\"{workspace}\"}}},\"directory\":\"{workspace}\"}",
 		},
 		Stop: rl.Hook{
 			Event:   "session.idle",
-			Payload: "{\"sessionID\":\"{session}\",\"cwd\":\"{workspace}\",\"stop_hook_active\":\"{stopHookActive}\"}",
+			Payload: "{\"event\":{\"type\":\"session.idle\",\"properties\":{\"sessionID\":\"{session}\"}},\"directory\":\"{workspace}\"}",
 		},
 	},
 	Connect: []rl.Connect{{
@@ -399,15 +399,15 @@ var Specs = []rl.Spec{{
 	Bridge: rl.Bridge{
 		SessionEnd: rl.Hook{
 			Event:   "session_shutdown",
-			Payload: "{\"sessionId\":\"{session}\",\"cwd\":\"{workspace}\"}",
+			Payload: "{\"type\":\"session_shutdown\",\"ctx\":{\"cwd\":\"{workspace}\",\"sessionId\":\"{session}\"}}",
 		},
 		SessionStart: rl.Hook{
 			Event:   "session_start",
-			Payload: "{\"sessionId\":\"{session}\",\"cwd\":\"{workspace}\"}",
+			Payload: "{\"type\":\"session_start\",\"ctx\":{\"cwd\":\"{workspace}\",\"sessionId\":\"{session}\"}}",
 		},
 		Stop: rl.Hook{
 			Event:   "turn_end",
-			Payload: "{\"sessionId\":\"{session}\",\"cwd\":\"{workspace}\",\"stop_hook_active\":\"{stopHookActive}\"}",
+			Payload: "{\"type\":\"turn_end\",\"toolResults\":[],\"ctx\":{\"cwd\":\"{workspace}\",\"sessionId\":\"{session}\"}}",
 		},
 	},
 	Connect: []rl.Connect{{

@@ -14,6 +14,7 @@ import (
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/internal/sibling"
 	"sitter.dev/sitter/runtime/launch"
 	"sitter.dev/sitter/runtime/plugin"
@@ -280,6 +281,17 @@ func babysitMode(d *adapter.Descriptor) (mode, why string) {
 	return launch.BridgeHooks, "its stop event " + strings.Join(stops, ", ") + " cannot keep a headless run going"
 }
 
+// stopBlock is the atlas's render rule of a block on a native stop event.
+func stopBlock(d *adapter.Descriptor, event string) *hook.Rule {
+	if d.Rules == nil {
+		return nil
+	}
+	if r := d.Rules(event); r != nil {
+		return r.Block
+	}
+	return nil
+}
+
 // runLaunch is `sitter launch`.
 func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	a, err := parseLaunchArgs(args)
@@ -410,6 +422,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 		Timeout:       a.timeout,
 		Babysit:       babysit,
 		Sessions:      sessions,
+		StopBlock:     stopBlock(d, spec.Bridge.Stop.Event),
 		Install: func(bundle, home, workspace string) (func() error, error) {
 			b := byDir[bundle]
 			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/run"
 )
 
@@ -95,6 +96,10 @@ type Options struct {
 	// Sessions is where the harness keeps its sessions: the overlay links
 	// it to the user's own (store.go). Empty: they stay in the overlay.
 	Sessions SessionStore
+	// StopBlock is the atlas's render rule of a block on the bridge's stop
+	// event (hook.Rules.Block): how bridge-hooks mode reads the stop
+	// hook's answer. nil: StopDecision's reading.
+	StopBlock *hook.Rule
 }
 
 // killGrace is how long a harness sitter ended (or forwarded a signal to)
@@ -582,7 +587,7 @@ wait:
 // session end.
 func (l *launcher) bridge() (int, error) {
 	b := l.o.Spec.Bridge
-	out, _, _, err := l.hook(b.SessionStart, false)
+	out, _, err := l.hook(b.SessionStart, false)
 	if err != nil {
 		return 1, err
 	}
@@ -611,11 +616,11 @@ func (l *launcher) bridge() (int, error) {
 			it--
 			continue
 		}
-		stdout, stderr, hc, err := l.hook(b.Stop, it > 1)
+		_, stop, err := l.hook(b.Stop, it > 1)
 		if err != nil {
 			return 1, err
 		}
-		cont, reason := StopDecision(stdout, stderr, hc)
+		cont, reason := stop.block, stop.reason
 		l.emit("stop_decision", "iteration", it, "continue", cont, "reason", reason)
 		if l.o.Babysit != nil {
 			cont, reason = l.babysitContinue(cont, reason)
@@ -630,26 +635,33 @@ func (l *launcher) bridge() (int, error) {
 		}
 		l.vals.Prompt = reason
 	}
-	if _, _, _, err := l.hook(b.SessionEnd, false); err != nil {
+	if _, _, err := l.hook(b.SessionEnd, false); err != nil {
 		return 1, err
 	}
 	return code, nil
 }
 
+// stopAnswer is what the bundles' answers to a stop event ask: to block,
+// with their reasons joined.
+type stopAnswer struct {
+	block  bool
+	reason string
+}
+
 // hook calls `sitter hook <harness> <event> --plugin B` for each bundle
-// with the native payload, in the overlay's environment. A blocking answer
-// of one bundle wins; the others' are concatenated when they block too.
-func (l *launcher) hook(h Hook, stopHookActive bool) (stdout, stderr []byte, code int, err error) {
+// with the native payload, in the overlay's environment, and returns the
+// first bundle's stdout and, read with the atlas's block rule of the
+// stop event, whether any bundle blocks and the blocking ones' reasons.
+func (l *launcher) hook(h Hook, stopHookActive bool) (stdout []byte, stop stopAnswer, err error) {
 	payload, err := Payload(h.Payload, l.vals, stopHookActive)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("bridge payload for %s: %v", h.Event, err)
+		return nil, stop, fmt.Errorf("bridge payload for %s: %v", h.Event, err)
 	}
 	if l.o.SitterBin == "" {
-		return nil, nil, 0, errors.New("bridge-hooks needs the sitter binary")
+		return nil, stop, errors.New("bridge-hooks needs the sitter binary")
 	}
 	var reasons []string
-	var first []byte
-	for _, bundle := range l.o.Bundles {
+	for i, bundle := range l.o.Bundles {
 		cmd := exec.Command(l.o.SitterBin, "hook", l.o.Spec.Harness, h.Event, "--plugin", bundle)
 		cmd.Dir = l.vals.Workspace
 		cmd.Env = l.env
@@ -661,7 +673,7 @@ func (l *launcher) hook(h Hook, stopHookActive bool) (stdout, stderr []byte, cod
 		if rerr != nil {
 			var ee *exec.ExitError
 			if !errors.As(rerr, &ee) {
-				return nil, nil, 0, fmt.Errorf("sitter hook: %v", rerr)
+				return nil, stop, fmt.Errorf("sitter hook: %v", rerr)
 			}
 			c = ee.ExitCode()
 		}
@@ -669,18 +681,18 @@ func (l *launcher) hook(h Hook, stopHookActive bool) (stdout, stderr []byte, cod
 			l.o.Stderr.Write(se.Bytes())
 		}
 		l.emit("hook", "native", h.Event, "bundle", bundle, "code", c, "stdout", strings.TrimSpace(so.String()))
-		if first == nil {
-			first, stderr, code = so.Bytes(), se.Bytes(), c
+		if i == 0 {
+			stdout = so.Bytes()
 		}
-		if ok, r := StopDecision(so.Bytes(), se.Bytes(), c); ok {
-			reasons = append(reasons, r)
+		if ok, r := StopDecisionBy(l.o.StopBlock, so.Bytes(), se.Bytes(), c); ok {
+			stop.block = true
+			if r != "" {
+				reasons = append(reasons, r)
+			}
 		}
 	}
-	if len(reasons) > 0 {
-		out, _ := json.Marshal(map[string]string{"decision": "block", "reason": strings.Join(reasons, "\n")})
-		return out, nil, 0, nil
-	}
-	return first, stderr, code, nil
+	stop.reason = strings.Join(reasons, "\n")
+	return stdout, stop, nil
 }
 
 // cleanup stops the proxy, undoes plugin installs and workspace files,

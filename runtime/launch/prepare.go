@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"sitter.dev/sitter/runtime/hook"
 )
 
 // Values fill the slots of a spec's templates.
@@ -252,32 +255,94 @@ func ChooseConnect(s Spec, protocol string, proxied bool) (Connect, error) {
 	return Connect{}, fmt.Errorf("%s cannot be configured for the %s protocol without the proxy", s.Harness, protocol)
 }
 
-// Payload fills a bridge payload template: string values that are exactly
-// a slot take the slot's value; "{stopHookActive}" becomes a JSON bool.
+// Payload fills a bridge payload template: slots in its string values, at
+// any depth, take their values; "{stopHookActive}" becomes a JSON bool.
 func Payload(tmpl string, v Values, stopHookActive bool) ([]byte, error) {
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(tmpl), &obj); err != nil {
 		return nil, err
 	}
 	slots := v.slots()
-	for k, x := range obj {
-		s, ok := x.(string)
-		if !ok {
-			continue
+	var fill func(x any) any
+	fill = func(x any) any {
+		switch y := x.(type) {
+		case string:
+			if y == "{stopHookActive}" {
+				return stopHookActive
+			}
+			return Expand(y, slots, false)
+		case map[string]any:
+			for k, e := range y {
+				y[k] = fill(e)
+			}
+		case []any:
+			for i, e := range y {
+				y[i] = fill(e)
+			}
 		}
-		if s == "{stopHookActive}" {
-			obj[k] = stopHookActive
-			continue
-		}
-		obj[k] = Expand(s, slots, false)
+		return x
 	}
-	return json.Marshal(obj)
+	return json.Marshal(fill(obj))
 }
 
-// StopDecision reads a harness's native answer to its stop event: whether
-// the hook asks the agent to continue, and with what instruction. Every
-// harness in the atlas says it as {"decision":"block","reason":R} (Cursor
-// as followup_message), or exit code 2 with the reason on stderr.
+// StopDecisionBy reads a harness's native answer to its stop event with
+// the atlas's render rule for a block (hook.Rules.Block of the event):
+// the answer blocks when it is the rule's exit code (the reason on stderr),
+// or a JSON object with every constant of the rule's stdout skeleton, and
+// its reason is where the skeleton's {reason} slot is ({"decision":"block",
+// "reason":R}; Pi's bridge {"followUp":R}; OpenCode's {"prompt":R}).
+// Without a rule it is StopDecision.
+func StopDecisionBy(rule *hook.Rule, stdout, stderr []byte, code int) (bool, string) {
+	if rule == nil {
+		return StopDecision(stdout, stderr, code)
+	}
+	if rule.Exit != 0 {
+		if code != rule.Exit {
+			return false, ""
+		}
+		return true, strings.TrimSpace(string(stderr))
+	}
+	if len(rule.Stdout) == 0 {
+		return false, ""
+	}
+	var out map[string]any
+	if json.Unmarshal(stdout, &out) != nil || out == nil {
+		return false, ""
+	}
+	reason := ""
+	var match func(ms []hook.Member, obj map[string]any) bool
+	match = func(ms []hook.Member, obj map[string]any) bool {
+		for _, m := range ms {
+			v, ok := obj[m.Key]
+			switch {
+			case m.Kids != nil:
+				kid, _ := v.(map[string]any)
+				if kid == nil || !match(m.Kids, kid) {
+					return false
+				}
+			case m.Slot == hook.SlotReason:
+				if r, _ := v.(string); r != "" {
+					reason = r
+				}
+			case m.Slot != hook.NoSlot:
+			default:
+				var want any
+				if json.Unmarshal([]byte(m.Const), &want) != nil || !ok || !reflect.DeepEqual(v, want) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !match(rule.Stdout, out) {
+		return false, ""
+	}
+	return true, reason
+}
+
+// StopDecision reads a harness's native answer to its stop event when no
+// render rule is known: {"decision":"block","reason":R} (Cursor's
+// followup_message), or exit code 2 with the reason on stderr.
 func StopDecision(stdout, stderr []byte, code int) (bool, string) {
 	if code == 2 {
 		return true, strings.TrimSpace(string(stderr))

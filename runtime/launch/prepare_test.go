@@ -11,6 +11,8 @@ import (
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/launch"
 )
 
@@ -254,5 +256,60 @@ func TestMergeJSON(t *testing.T) {
 		TurnEnd: launch.TurnEnd{Event: "Stop", Files: []launch.File{{Path: "{home}/c.toml", Content: "b = \"{turnEndCommand}\"\n"}}}}
 	if _, err := launch.Prepare(s, launch.Connect{}, launch.Values{Home: "/h", TurnEndCommand: "c"}, launch.Unattended); err == nil || !strings.Contains(err.Error(), "/h/c.toml is written twice") {
 		t.Errorf("two TOML writes of one file: %v", err)
+	}
+}
+
+// TestBridgePayloadsNormalize: every payload bridge-hooks mode sends
+// through `sitter hook` is read by the harness's own normalizer as the
+// phase it stands for, with the launch's session id and workspace (the
+// babysitter plugin's session handlers key on them).
+func TestBridgePayloadsNormalize(t *testing.T) {
+	reg := registry.Registry()
+	for _, s := range genlaunch.Specs {
+		d, _, err := reg.Resolve(s.Harness)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for phase, h := range map[string]launch.Hook{"sessionStart": s.Bridge.SessionStart, "stop": s.Bridge.Stop, "sessionEnd": s.Bridge.SessionEnd} {
+			p, err := launch.Payload(h.Payload, launch.Values{Session: "sess-1", Workspace: "/work/space"}, true)
+			if err != nil {
+				t.Fatalf("%s %s: %v", s.Harness, h.Event, err)
+			}
+			ev, err := d.Normalize(p, h.Event)
+			if err != nil {
+				t.Errorf("%s %s: %v\n%s", s.Harness, h.Event, err, p)
+				continue
+			}
+			if ev.Phase != phase || ev.Session.ID != "sess-1" || ev.Session.Cwd != "/work/space" {
+				t.Errorf("%s %s: phase %q session %q cwd %q, want %s sess-1 /work/space\n%s", s.Harness, h.Event, ev.Phase, ev.Session.ID, ev.Session.Cwd, phase, p)
+			}
+		}
+	}
+}
+
+// TestStopDecisionBy: the answer sitter hook renders for a stop block,
+// in every harness's own format (Pi's followUp, OpenCode's prompt), is
+// read back as a block with its reason; a no-op is not.
+func TestStopDecisionBy(t *testing.T) {
+	reg := registry.Registry()
+	for _, s := range genlaunch.Specs {
+		d, _, _ := reg.Resolve(s.Harness)
+		rules := d.Rules(s.Bridge.Stop.Event)
+		if rules == nil || rules.Block == nil {
+			t.Errorf("%s %s: no block rule", s.Harness, s.Bridge.Stop.Event)
+			continue
+		}
+		ev := hook.Event{Harness: s.Harness, NativeEvent: s.Bridge.Stop.Event, Phase: "stop"}
+		out := hook.Render(ev, hook.Result{Decision: hook.Block, Reason: "go on: iterate"}, rules)
+		if ok, r := launch.StopDecisionBy(rules.Block, out.Stdout, out.Stderr, out.Exit); !ok || r != "go on: iterate" {
+			t.Errorf("%s: block %s (exit %d) read as %v %q", s.Harness, out.Stdout, out.Exit, ok, r)
+		}
+		noop := hook.Render(ev, hook.Result{Decision: hook.Noop}, rules)
+		if ok, _ := launch.StopDecisionBy(rules.Block, noop.Stdout, noop.Stderr, noop.Exit); ok {
+			t.Errorf("%s: no-op %s read as a block", s.Harness, noop.Stdout)
+		}
+	}
+	if ok, r := launch.StopDecisionBy(nil, []byte(`{"decision":"block","reason":"R"}`), nil, 0); !ok || r != "R" {
+		t.Errorf("without a rule: %v %q", ok, r)
 	}
 }
