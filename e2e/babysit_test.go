@@ -3,14 +3,15 @@
 package e2e
 
 import (
-	"fmt"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,9 +46,26 @@ var (
 // next effect and post it, or give the completion proof), and ends its
 // turn after every post. guides records the guide headers it loaded.
 func babysitAgent(process string, guides *[]string) llmscript.Script {
-	b64 := base64.StdEncoding.EncodeToString([]byte(process))
-	create := "mkdir -p .a5c/processes && echo " + b64 + " | base64 -d > .a5c/processes/demo.mjs && " +
-		"sitter run create --process-id demo --entry .a5c/processes/demo.mjs#process --json"
+	return scriptedAgent(agentOptions{process: process, processID: "demo", guides: guides})
+}
+
+// agentOptions vary the scripted agent: the process and its id, a hook
+// before it creates the run, and what it does after posting a result
+// (nil: end the turn).
+type agentOptions struct {
+	process, processID string
+	guides             *[]string
+	beforeCreate       func()
+	afterPost          func() llmscript.Turn
+}
+
+var resumeRE = regexp.MustCompile(`resume the babysitter run (\S+)`)
+
+func scriptedAgent(o agentOptions) llmscript.Script {
+	b64 := base64.StdEncoding.EncodeToString([]byte(o.process))
+	file := ".a5c/processes/" + o.processID + ".mjs"
+	create := "mkdir -p .a5c/processes && echo " + b64 + " | base64 -d > " + file + " && " +
+		"sitter run create --process-id " + o.processID + " --entry " + file + "#process --json"
 	return func(q *llmscript.Request) llmscript.Turn {
 		in := q.LastInput()
 		if obj := lastJSON(in); obj != nil {
@@ -57,14 +75,23 @@ func babysitAgent(process string, guides *[]string) llmscript.Script {
 			case obj["runId"] != nil && obj["runDir"] != nil && obj["entry"] != nil:
 				return llmscript.Turn{Text: "The run is created. Ending my turn."}
 			case obj["effectId"] != nil || obj["status"] == "ok":
+				if o.afterPost != nil {
+					return o.afterPost()
+				}
 				return llmscript.Turn{Text: "Posted the result. Ending my turn."}
 			}
 		}
 		text := strings.Join(in, "\n")
 		switch {
 		case strings.Contains(text, "# Babysit: orchestrate a run with sitter ("):
-			*guides = append(*guides, guideHeader(text))
+			*o.guides = append(*o.guides, guideHeader(text))
+			if o.beforeCreate != nil {
+				o.beforeCreate()
+			}
 			return llmscript.Turn{Shell: create}
+		case resumeRE.MatchString(text) && !strings.Contains(text, "is bound to this session ("):
+			// The resume command, as written: bind the run to this session.
+			return llmscript.Turn{Shell: "sitter session start --run-id " + resumeRE.FindStringSubmatch(text)[1]}
 		case statusCmdRE.MatchString(text):
 			return llmscript.Turn{Shell: "sitter run status " + statusCmdRE.FindStringSubmatch(text)[1] + " --json"}
 		case iterateCmdRE.MatchString(text):
@@ -153,7 +180,27 @@ func runJournal(t *testing.T, project, home string) (string, []journalEvent) {
 		t.Errorf("want exactly one run in %s, found %d", project, len(runs))
 		return "", nil
 	}
-	dir := filepath.Dir(runs[0])
+	return readJournal(t, filepath.Dir(runs[0]), home)
+}
+
+// runOf is the run directory of a process id in a project.
+func runOf(t *testing.T, project, processID string) string {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(project, ".a5c", "runs", "*", "run.json"))
+	for _, r := range runs {
+		b, _ := os.ReadFile(r)
+		var m struct{ ProcessID string }
+		if json.Unmarshal(b, &m) == nil && m.ProcessID == processID {
+			return filepath.Dir(r)
+		}
+	}
+	out, _ := exec.Command("find", filepath.Join(project, ".a5c", "runs"), "-name", "run.json").CombinedOutput()
+	t.Fatalf("no run of process %s in %s:\n%s", processID, project, out)
+	return ""
+}
+
+func readJournal(t *testing.T, dir, home string) (string, []journalEvent) {
+	t.Helper()
 	cmd := exec.Command(sitter(t), "run", "events", dir, "--json")
 	cmd.Env = baseEnv(t, home)
 	out, err := cmd.Output()
@@ -233,9 +280,9 @@ func checkLoop(t *testing.T, harness string, llm *llmscript.Server, project, hom
 
 // babysitRunners are the six runnable harnesses with the babysitter
 // bundle loaded the way a user loads it.
-func babysitRun(t *testing.T, harness string, llm *llmscript.Server, project, home, prompt string) runResult {
+func babysitRun(t *testing.T, harness string, llm *llmscript.Server, project, home, prompt string, extraEnv ...string) runResult {
 	bundle := filepath.Join(repo(t), "artifacts", "babysitter", harness)
-	env := babysitEnv(t, home)
+	env := append(babysitEnv(t, home), extraEnv...)
 	switch harness {
 	case "claude-code":
 		return claudeRunEnv(t, llm, project, home, env, prompt, "--plugin-dir", bundle)
@@ -342,4 +389,144 @@ func loopEnded(project string) bool {
 		}
 	}
 	return false
+}
+
+// killHarness is a shell command that SIGKILLs the nearest ancestor named
+// comm: the harness the agent's shell runs under (a crash mid-run).
+func killHarness(comm string) string {
+	return `p=$PPID; while [ "$p" -gt 1 ]; do if [ "$(cat /proc/$p/comm)" = "` + comm + `" ]; then kill -9 $p; break; fi; p=$(cut -d' ' -f4 /proc/$p/stat); done`
+}
+
+// TestBabysitResume: a run started in Claude Code, whose session is killed
+// mid-run, is resumed by id from a Codex session with the resume command's
+// words and finished there; the journal shows both sessions.
+func TestBabysitResume(t *testing.T) {
+	tmp := t.TempDir()
+	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	var guides []string
+	killed := false
+	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides,
+		afterPost: func() llmscript.Turn {
+			killed = true
+			return llmscript.Turn{Shell: killHarness("claude")}
+		}}))
+	r := babysitRun(t, "claude-code", llm, project, home, babysitPrompt)
+	if !killed || r.err == nil {
+		t.Fatalf("the Claude session was not killed mid-run (killed=%t, err=%v)\n%s\n%s", killed, r.err, r.stdout, r.stderr)
+	}
+	dir, evs := runJournal(t, project, home)
+	for _, e := range evs {
+		if e.Type == "RUN_COMPLETED" {
+			t.Fatalf("the run completed in the first session")
+		}
+	}
+	runID := filepath.Base(dir)
+	// A new session in another harness, as /babysitter:resume words it.
+	llm2 := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides}))
+	r2 := babysitRun(t, "codex", llm2, project, home, "Use the babysit skill to resume the babysitter run "+runID+" and continue the loop until it completes.")
+	if r2.err != nil {
+		t.Fatalf("codex: %v\n%s\n%s", r2.err, r2.stdout, r2.stderr)
+	}
+	_, evs = readJournal(t, dir, home)
+	var bound []string
+	completed := 0
+	for _, e := range evs {
+		switch e.Type {
+		case "SESSION_BOUND":
+			bound = append(bound, fmt.Sprint(e.Data["harness"]))
+			if e.Data["harness"] == "codex" && e.Data["takenFrom"] == nil {
+				t.Errorf("the codex binding does not name the session it took the run from: %v", e.Data)
+			}
+		case "RUN_COMPLETED":
+			completed++
+		}
+	}
+	if strings.Join(bound, ",") != "claude-code,codex" {
+		t.Errorf("sessions bound in the journal: %v, want claude-code then codex", bound)
+	}
+	if completed != 1 {
+		t.Errorf("RUN_COMPLETED = %d, want 1", completed)
+	}
+	last := evs[len(evs)-1]
+	if last.Type != "STOP_HOOK_INVOKED" || last.Data["row"] != "completion-proof" || last.Data["harness"] != "codex" {
+		t.Errorf("the loop did not end on the codex session's completion proof: %+v", last)
+	}
+	if t.Failed() {
+		for i, q := range llm2.Requests() {
+			t.Logf("codex request %d last input: %q", i, q.LastInput())
+		}
+	}
+}
+
+// TestBabysitTwoSessions: two Codex sessions in one project at once, each
+// creating its own run while both harness processes are alive: each run is
+// bound to the session that created it and driven only by it.
+func TestBabysitTwoSessions(t *testing.T) {
+	tmp := t.TempDir()
+	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	// Both agents reach the create step before either creates its run.
+	var ready sync.WaitGroup
+	ready.Add(2)
+	barrier := func() {
+		ready.Done()
+		ch := make(chan struct{})
+		go func() { ready.Wait(); close(ch) }()
+		select {
+		case <-ch:
+		case <-time.After(time.Minute):
+		}
+	}
+	// Each session has its own harness config (its own fake model); both
+	// share the user's sitter state, as two terminals of one user do.
+	state := "SITTER_STATE_DIR=" + filepath.Join(home, ".sitter-state")
+	ids := []string{"alpha", "beta"}
+	results := make([]runResult, 2)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		own := filepath.Join(tmp, "home-"+id)
+		os.MkdirAll(own, 0o755)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var guides []string
+			llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: id, guides: &guides, beforeCreate: barrier}))
+			results[i] = babysitRun(t, "codex", llm, project, own, babysitPrompt, state)
+		}()
+	}
+	wg.Wait()
+	sessions := map[string]string{}
+	for i, id := range ids {
+		if testing.Verbose() {
+			t.Logf("codex %s:\n%s\n%s", id, results[i].stdout, results[i].stderr)
+		}
+		if results[i].err != nil {
+			t.Fatalf("codex %s: %v\n%s\n%s", id, results[i].err, results[i].stdout, results[i].stderr)
+		}
+		_, evs := readJournal(t, runOf(t, project, id), home)
+		var bound string
+		completed := 0
+		for _, e := range evs {
+			switch e.Type {
+			case "SESSION_BOUND":
+				bound = fmt.Sprint(e.Data["sessionId"])
+			case "STOP_HOOK_INVOKED":
+				if s := fmt.Sprint(e.Data["sessionId"]); s != bound {
+					t.Errorf("run %s: a stop of session %s, but the run is bound to %s", id, s, bound)
+				}
+			case "RUN_COMPLETED":
+				completed++
+			}
+		}
+		if bound == "" || completed != 1 {
+			t.Errorf("run %s: bound to %q, RUN_COMPLETED %d", id, bound, completed)
+		}
+		sessions[id] = bound
+	}
+	if sessions["alpha"] == sessions["beta"] {
+		t.Errorf("both runs bound to session %s", sessions["alpha"])
+	}
 }
