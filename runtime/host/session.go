@@ -90,7 +90,7 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fu
 		if id == "" {
 			return fail(stderr, verb, fmt.Errorf("--run-id is required"))
 		}
-		return sessionBindResult(ctx, ev, id, f.runsDir(), max, via, stdout, stderr, verb)
+		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, stdout, stderr, verb)
 	case "stop-check":
 		d, err := session.StopCheck(ctx, ev)
 		if err != nil {
@@ -152,12 +152,12 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 		}
 	}
 	if id := f.vals["run-id"]; id != "" {
-		return sessionBindResult(ctx, ev, id, f.runsDir(), max, via, stdout, stderr, verb)
+		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, stdout, stderr, verb)
 	}
 	if dir := os.Getenv("SITTER_BABYSIT_RUN"); dir != "" {
 		// sitter launch --babysit: the run this harness was started on.
 		if st, _, _ := session.Read(ev.Harness, ev.Session.ID); st == nil || !st.Active || st.RunDir != dir {
-			return sessionBindResult(ctx, ev, dir, f.runsDir(), max, "launch", stdout, stderr, verb)
+			return sessionBindResult(ctx, ev, dir, f.vals["runs-dir"], max, "launch", stdout, stderr, verb)
 		}
 	}
 	st, _, _, err := session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd)
@@ -247,8 +247,8 @@ func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.
 			"Babysitter run %s is bound to this session (stop-hook iteration %d of %d). If this prompt is about it, continue with `sitter run iterate %s --json`.",
 			st.RunID, st.Iteration, st.MaxIterations, st.RunDir)})
 	}
-	if st != nil && st.Told {
-		return 0
+	if st != nil && st.Told || canTell(reg, ev.Harness, "sessionStart") {
+		return 0 // told already, or session start tells
 	}
 	if st == nil {
 		if st, _, _, err = session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
@@ -279,10 +279,12 @@ func sessionBindResult(ctx context.Context, ev hook.Event, runID, runsDir string
 // the journal shows every session that drove it.
 func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir string, max int, via string) (*session.State, error) {
 	if runsDir == "" {
+		// The default runs dir is the session's project's, wherever the
+		// handler runs; an explicit one is relative to this command.
 		runsDir = runs.DefaultRunsDir()
-	}
-	if cwd != "" && !filepath.IsAbs(runsDir) {
-		runsDir = filepath.Join(cwd, runsDir)
+		if cwd != "" && !filepath.IsAbs(runsDir) {
+			runsDir = filepath.Join(cwd, runsDir)
+		}
 	}
 	dir, err := runs.ResolveDir(runID, runsDir)
 	if err != nil {
