@@ -193,18 +193,24 @@ func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // ReadMetadata reads run.json.
 func ReadMetadata(dir string) (*Metadata, error) {
+	m, _, err := readMetadata(dir)
+	return m, err
+}
+
+// readMetadata reads run.json and returns its bytes too.
+func readMetadata(dir string) (*Metadata, []byte, error) {
 	b, err := os.ReadFile(filepath.Join(dir, MetadataFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not a run directory (no %s)", dir, MetadataFile)
+		return nil, nil, fmt.Errorf("%s is not a run directory (no %s)", dir, MetadataFile)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var m Metadata
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
 	}
-	return &m, nil
+	return &m, b, nil
 }
 
 // EntryPath is the absolute path of the run's process file.

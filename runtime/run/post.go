@@ -133,18 +133,3 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 	res.Seq = ev.Seq
 	return res, nil
 }
-
-// Append journals one event under the run lock (used for events that are
-// not effects, such as STOP_HOOK_INVOKED).
-func Append(ctx context.Context, dir, typ string, data any) (journal.Event, error) {
-	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "sitter:append")
-	if err != nil {
-		return journal.Event{}, err
-	}
-	defer lock.Release()
-	j, err := journal.Load(filepath.Join(dir, JournalDir))
-	if err != nil {
-		return journal.Event{}, err
-	}
-	return journal.Append(filepath.Join(dir, JournalDir), j.Head(), typ, data)
-}

@@ -66,6 +66,9 @@ type State struct {
 	HaltReason string
 	// StopChecks counts STOP_HOOK_INVOKED events.
 	StopChecks int
+	// lifecycle is the status the last RUN_COMPLETED, RUN_FAILED or
+	// RUN_HALTED set, "" before any.
+	lifecycle string
 }
 
 // Load reads a run: its metadata and its verified journal, replayed.
@@ -74,6 +77,11 @@ func Load(dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadJournal(dir, m)
+}
+
+// loadJournal is Load with the metadata already read.
+func loadJournal(dir string, m *Metadata) (*State, error) {
 	j, err := journal.Load(filepath.Join(dir, JournalDir))
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -82,100 +90,120 @@ func Load(dir string) (*State, error) {
 }
 
 func replay(dir string, m *Metadata, j *journal.Journal) (*State, error) {
-	s := &State{Dir: dir, Meta: m, Journal: j, byID: map[string]*Effect{}, byKey: map[string]*Effect{}, ProcessHash: m.ProcessHash}
-	lifecycle := ""
+	s := newReplay(dir, m)
+	s.Journal = j
 	for _, ev := range j.Events {
-		bad := func(why string) error {
-			return fmt.Errorf("run %s: journal file %s: %s", dir, ev.File, why)
-		}
-		switch ev.Type {
-		case journal.EffectRequested:
-			var e Effect
-			if err := json.Unmarshal(ev.Data, &e); err != nil || e.EffectID == "" || e.InvocationKey == "" {
-				return nil, bad("malformed EFFECT_REQUESTED")
-			}
-			if s.byID[e.EffectID] != nil {
-				return nil, bad("duplicate effect id " + e.EffectID)
-			}
-			if s.byKey[e.InvocationKey] != nil {
-				return nil, bad("duplicate invocation key " + e.InvocationKey)
-			}
-			e.Status = Requested
-			e.RequestedAt = ev.RecordedAt
-			s.Effects = append(s.Effects, &e)
-			s.byID[e.EffectID] = &e
-			s.byKey[e.InvocationKey] = &e
-		case journal.EffectResolved:
-			var r struct {
-				EffectID  string          `json:"effectId"`
-				Status    string          `json:"status"`
-				ResultRef string          `json:"resultRef"`
-				StdoutRef string          `json:"stdoutRef"`
-				StderrRef string          `json:"stderrRef"`
-				Error     json.RawMessage `json:"error"`
-			}
-			if err := json.Unmarshal(ev.Data, &r); err != nil {
-				return nil, bad("malformed EFFECT_RESOLVED")
-			}
-			e := s.byID[r.EffectID]
-			if e == nil {
-				return nil, bad("EFFECT_RESOLVED of unknown effect " + r.EffectID)
-			}
-			if e.Status != Requested {
-				return nil, bad("effect " + r.EffectID + " resolved twice")
-			}
-			switch r.Status {
-			case "ok":
-				e.Status = ResolvedOK
-			case "error":
-				e.Status = ResolvedError
-			default:
-				return nil, bad("unknown EFFECT_RESOLVED status " + r.Status)
-			}
-			e.ResultRef, e.StdoutRef, e.StderrRef, e.Error, e.ResolvedAt = r.ResultRef, r.StdoutRef, r.StderrRef, r.Error, ev.RecordedAt
-		case journal.RunCreated:
-			var c struct {
-				ProcessHash string `json:"processHash"`
-			}
-			json.Unmarshal(ev.Data, &c)
-			if c.ProcessHash != "" {
-				s.ProcessHash = c.ProcessHash
-			}
-		case journal.ProcessCodeHashChanged:
-			var c struct {
-				Hash string `json:"hash"`
-			}
-			json.Unmarshal(ev.Data, &c)
-			s.ProcessHash = c.Hash
-		case journal.RunCompleted:
-			lifecycle = StatusCompleted
-		case journal.RunFailed:
-			lifecycle = StatusFailed
-			var f struct {
-				Error json.RawMessage `json:"error"`
-			}
-			json.Unmarshal(ev.Data, &f)
-			s.Failure = f.Error
-		case journal.RunHalted:
-			lifecycle = StatusHalted
-			var h struct {
-				Reason string `json:"reason"`
-			}
-			json.Unmarshal(ev.Data, &h)
-			s.HaltReason = h.Reason
-		case journal.StopHookInvoked:
-			s.StopChecks++
+		if err := s.replayEvent(ev); err != nil {
+			return nil, err
 		}
 	}
+	s.setStatus()
+	return s, nil
+}
+
+// newReplay is a run before its first event.
+func newReplay(dir string, m *Metadata) *State {
+	return &State{Dir: dir, Meta: m, byID: map[string]*Effect{}, byKey: map[string]*Effect{}, ProcessHash: m.ProcessHash}
+}
+
+// replayEvent replays one event onto s. Replay is replayEvent over the
+// journal, then setStatus; the replay cache (replaycache.go) resumes it
+// with the events written after the ones it stored.
+func (s *State) replayEvent(ev journal.Event) error {
+	bad := func(why string) error {
+		return fmt.Errorf("run %s: journal file %s: %s", s.Dir, ev.File, why)
+	}
+	switch ev.Type {
+	case journal.EffectRequested:
+		var e Effect
+		if err := json.Unmarshal(ev.Data, &e); err != nil || e.EffectID == "" || e.InvocationKey == "" {
+			return bad("malformed EFFECT_REQUESTED")
+		}
+		if s.byID[e.EffectID] != nil {
+			return bad("duplicate effect id " + e.EffectID)
+		}
+		if s.byKey[e.InvocationKey] != nil {
+			return bad("duplicate invocation key " + e.InvocationKey)
+		}
+		e.Status = Requested
+		e.RequestedAt = ev.RecordedAt
+		s.Effects = append(s.Effects, &e)
+		s.byID[e.EffectID] = &e
+		s.byKey[e.InvocationKey] = &e
+	case journal.EffectResolved:
+		var r struct {
+			EffectID  string          `json:"effectId"`
+			Status    string          `json:"status"`
+			ResultRef string          `json:"resultRef"`
+			StdoutRef string          `json:"stdoutRef"`
+			StderrRef string          `json:"stderrRef"`
+			Error     json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(ev.Data, &r); err != nil {
+			return bad("malformed EFFECT_RESOLVED")
+		}
+		e := s.byID[r.EffectID]
+		if e == nil {
+			return bad("EFFECT_RESOLVED of unknown effect " + r.EffectID)
+		}
+		if e.Status != Requested {
+			return bad("effect " + r.EffectID + " resolved twice")
+		}
+		switch r.Status {
+		case "ok":
+			e.Status = ResolvedOK
+		case "error":
+			e.Status = ResolvedError
+		default:
+			return bad("unknown EFFECT_RESOLVED status " + r.Status)
+		}
+		e.ResultRef, e.StdoutRef, e.StderrRef, e.Error, e.ResolvedAt = r.ResultRef, r.StdoutRef, r.StderrRef, r.Error, ev.RecordedAt
+	case journal.RunCreated:
+		var c struct {
+			ProcessHash string `json:"processHash"`
+		}
+		json.Unmarshal(ev.Data, &c)
+		if c.ProcessHash != "" {
+			s.ProcessHash = c.ProcessHash
+		}
+	case journal.ProcessCodeHashChanged:
+		var c struct {
+			Hash string `json:"hash"`
+		}
+		json.Unmarshal(ev.Data, &c)
+		s.ProcessHash = c.Hash
+	case journal.RunCompleted:
+		s.lifecycle = StatusCompleted
+	case journal.RunFailed:
+		s.lifecycle = StatusFailed
+		var f struct {
+			Error json.RawMessage `json:"error"`
+		}
+		json.Unmarshal(ev.Data, &f)
+		s.Failure = f.Error
+	case journal.RunHalted:
+		s.lifecycle = StatusHalted
+		var h struct {
+			Reason string `json:"reason"`
+		}
+		json.Unmarshal(ev.Data, &h)
+		s.HaltReason = h.Reason
+	case journal.StopHookInvoked:
+		s.StopChecks++
+	}
+	return nil
+}
+
+// setStatus sets the status from the events applied.
+func (s *State) setStatus() {
 	switch {
-	case lifecycle != "":
-		s.Status = lifecycle
+	case s.lifecycle != "":
+		s.Status = s.lifecycle
 	case len(s.Pending()) > 0:
 		s.Status = StatusWaiting
 	default:
 		s.Status = StatusCreated
 	}
-	return s, nil
 }
 
 // Terminal says whether the run has ended.

@@ -77,7 +77,20 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	if st == nil || !st.Active || st.RunDir == "" {
 		return Decision{Row: RowNoSession, Reason: "no babysitter run is bound to this session"}, nil
 	}
-	d := decide(st, ev)
+	// The run is read and the decision journaled under the run lock: the
+	// journal is listed once (the replay cache gives the rest), and the
+	// STOP_HOOK_INVOKED follows the state it was decided on. A hook must
+	// answer quickly: wait for the lock (an iteration in progress) only
+	// briefly, and without it decide all the same.
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	held, lockErr := run.Lock(ctx, st.RunDir, "sitter:stop-check")
+	load := run.LoadSummary
+	if lockErr == nil {
+		defer held.Release()
+		load = func(string) (*run.Summary, error) { return held.Summary() }
+	}
+	d := decide(st, ev, load)
 	if d.Block {
 		st.Iteration++
 	}
@@ -92,27 +105,27 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	if d.Row == RowUnreadable {
 		return d, nil
 	}
+	if lockErr != nil {
+		return d, lockErr
+	}
 	decision := "allow"
 	if d.Block {
 		decision = "block"
 	}
-	// A hook must answer quickly: wait for the run lock (an iteration in
-	// progress) only briefly.
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	_, err = run.Append(ctx, st.RunDir, journal.StopHookInvoked, map[string]any{
+	_, err = held.Append(journal.StopHookInvoked, map[string]any{
 		"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
 		"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
 	})
 	return d, err
 }
 
-func decide(st *State, ev hook.Event) Decision {
+// decide is the decision table; load reads the bound run.
+func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error)) Decision {
 	if st.MaxIterations > 0 && st.Iteration >= st.MaxIterations {
 		return Decision{Row: RowMaxIterations, Deactivate: true,
 			Reason: fmt.Sprintf("the session reached its cap of %d stop-hook iterations", st.MaxIterations)}
 	}
-	rs, err := run.Load(st.RunDir)
+	rs, err := load(st.RunDir)
 	if err != nil {
 		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
 	}

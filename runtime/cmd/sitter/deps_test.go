@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The hook binary links only the hook path: every package it links costs
+// The hook binary links only the hook path and the stop check: every package it links costs
 // each hook call start-up time, and cue, jsonschema and net/http are far
 // too heavy for it (the host verbs live in sitter-host, the gateway in
 // sitter-proxy).
@@ -23,6 +23,11 @@ func TestHookBinaryDeps(t *testing.T) {
 		"sitter.dev/sitter/runtime/cmd/sitter", "sitter.dev/sitter/runtime/hook", "sitter.dev/sitter/runtime/adapter",
 		"sitter.dev/sitter/runtime/audit", "sitter.dev/sitter/runtime/redact", "sitter.dev/sitter/runtime/guard", "sitter.dev/sitter/runtime/internal/sibling",
 		"sitter.dev/sitter/generated/registry", "sitter.dev/sitter/generated/harness/",
+		// The babysitter stop check (sitter session stop-check), a hook
+		// handler on every turn of an agent: session state, run replay
+		// through its cache, transcripts through the atlas's shapes.
+		"sitter.dev/sitter/runtime/session", "sitter.dev/sitter/runtime/run", "sitter.dev/sitter/runtime/journal",
+		"sitter.dev/sitter/runtime/transcript", "sitter.dev/sitter/generated/transcript",
 	}
 	forbidden := []string{"net", "crypto/tls", "text/template", "html/template"}
 	for _, p := range strings.Fields(string(out)) {

@@ -71,8 +71,9 @@ func main() {
 	os.Exit(sitterMain(os.Args[1:]))
 }
 
-// sitterMain is the process: the hook path runs here, every other verb
-// in the sitter-host binary, which replaces this process.
+// sitterMain is the process: the hook path (and the babysitter plugin's
+// stop check, a hook handler too) runs here, every other verb in the
+// sitter-host binary, which replaces this process.
 func sitterMain(args []string) int {
 	reg := registry.Registry
 	if len(args) > 0 && args[0] == "hook" {
@@ -117,6 +118,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 	case "help", "--help", "-help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0
+	}
+	if isStopCheck(args) {
+		return stopCheck(args, stdin, stdout, stderr)
 	}
 	return execHost(args, stderr)
 }

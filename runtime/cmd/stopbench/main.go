@@ -1,0 +1,504 @@
+// Command stopbench measures what the babysitter stop hook costs on top of
+// starting any Go program: it builds sitter, sitter-host and a floor
+// program (a Go program that only copies stdin to stdout), makes runs
+// whose journals hold 1,000 events (one effect still pending, so the check
+// really decides: it blocks), binds a session to each with a cap of 1e9
+// iterations, then times, interleaved so that machine noise hits all
+// alike, the floor and `sitter session stop-check` with the session's
+// canonical Stop event on stdin, the way the babysitter plugin's stop
+// handler calls it:
+//
+//   - with nothing journaled since the last check (the target);
+//   - with a result posted since the last check (an effect requested and
+//     resolved, journaled before each run behind the replay cache);
+//   - with the run's replay cache removed before each run (a full replay);
+//   - with -host, sitter-host called directly.
+//
+// Every stop-check appends STOP_HOOK_INVOKED to its run, so a journal
+// grows by one event per call: the report says how many the target's held
+// at the first and the last timed call.
+//
+// Run it from inside the sitter module:
+//
+//	go run ./runtime/cmd/stopbench [-n 200] [-events 1000] [-host] [-src DIR] [-strict]
+//
+// -src builds the two binaries from another checkout (an older commit, to
+// compare). The target is a stop-check within 1.5× the floor's median; a
+// miss is informational unless -strict.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+// target is the stop-check's allowed median over the floor's.
+const target = 1.5
+
+const floorMain = `package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() { io.Copy(os.Stdout, os.Stdin) }
+`
+
+// syncFloorMain is the least a stop check that records its decision
+// durably must do besides starting: replace the session's state file and
+// add one journal file, each as journal.WriteFileAtomic does (temp file,
+// fsync, rename, fsync of the directory).
+const syncFloorMain = `package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+func main() {
+	in, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		panic(err)
+	}
+	write(filepath.Join(os.Args[1], "sessions"), "state.json", in)
+	write(filepath.Join(os.Args[1], "journal"), strconv.Itoa(os.Getpid())+".json", in)
+	os.Stdout.Write(in)
+}
+
+func write(dir, name string, b []byte) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		panic(err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		panic(err)
+	}
+	if err := f.Sync(); err != nil {
+		panic(err)
+	}
+	f.Close()
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		panic(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	if err := d.Sync(); err != nil {
+		panic(err)
+	}
+	d.Close()
+}
+`
+
+type variant struct {
+	name  string
+	argv  []string
+	in    string // stdin file
+	env   []string
+	want  string       // stdout must contain this (checked at warm-up)
+	prep  func() error // before each run, untimed
+	dir   string       // the bound run
+	times []time.Duration
+}
+
+func main() {
+	n := flag.Int("n", 200, "timed runs of each variant (at least 200)")
+	warm := flag.Int("warmup", 10, "untimed runs of each variant first")
+	events := flag.Int("events", 1000, "journal events of the bound run")
+	strict := flag.Bool("strict", false, "exit 1 when the stop-check misses the target")
+	host := flag.Bool("host", false, "also time sitter-host session stop-check (no exec from sitter)")
+	src := flag.String("src", "", "build sitter and sitter-host from the sitter module in this directory (default: this one), e.g. an older checkout to compare")
+	flag.Parse()
+	if *n < 200 {
+		fatalf("-n %d: need at least 200 runs for a stable median and p90", *n)
+	}
+	if *events < 3 {
+		fatalf("-events %d: need at least 3 (RUN_CREATED, one pending effect and one more)", *events)
+	}
+	miss, err := bench(*n, *warm, *events, *host, *src, os.Stdout)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if miss && *strict {
+		os.Exit(1)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "stopbench: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+func bench(n, warm, events int, withHost bool, src string, out io.Writer) (miss bool, err error) {
+	tmp, err := os.MkdirTemp("", "stopbench-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(tmp)
+
+	bin := filepath.Join(tmp, "bin")
+	sitter, host := filepath.Join(bin, "sitter"), filepath.Join(bin, "sitter-host")
+	if err := gobuild(src, sitter, "./runtime/cmd/sitter"); err != nil {
+		return false, err
+	}
+	if err := gobuild(src, host, "./runtime/cmd/sitter-host"); err != nil {
+		return false, err
+	}
+	floor := filepath.Join(tmp, "floorbin")
+	if err := goprogram(filepath.Join(tmp, "floor"), floor, floorMain); err != nil {
+		return false, err
+	}
+	syncFloor := filepath.Join(tmp, "syncfloorbin")
+	if err := goprogram(filepath.Join(tmp, "syncfloor"), syncFloor, syncFloorMain); err != nil {
+		return false, err
+	}
+	// On tmpfs, fsync costs nothing: what is left is the check's own work.
+	shm := ""
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if shm, err = os.MkdirTemp("/dev/shm", "stopbench-"); err != nil {
+			shm = ""
+		} else {
+			defer os.RemoveAll(shm)
+		}
+	}
+
+	fmt.Fprintf(out, "building runs of %d journal events…\n", events)
+	t0 := time.Now()
+	vs := []*variant{{name: "floor (copy stdin to stdout)", argv: []string{floor}}}
+	type sessionRun struct {
+		name, session string
+		base          string // the run's and the state dir's directory
+		argv          []string
+		prep          func(dir string) error
+	}
+	srs := []sessionRun{
+		{name: "sitter session stop-check", session: "bench-sitter", argv: []string{sitter, "session", "stop-check"}},
+		{name: "  the same, a result posted since the last check", session: "bench-tail", argv: []string{sitter, "session", "stop-check"}, prep: postBehind},
+		{name: "  the same, no replay cache", session: "bench-nocache", argv: []string{sitter, "session", "stop-check"}, prep: dropCache},
+	}
+	if shm != "" {
+		srs = append(srs, sessionRun{name: "  the same, run and state on tmpfs", session: "bench-tmpfs", base: shm, argv: []string{sitter, "session", "stop-check"}})
+	}
+	if withHost {
+		srs = append(srs, sessionRun{name: "sitter-host session stop-check", session: "bench-host", argv: []string{host, "session", "stop-check"}})
+	}
+	for _, sr := range srs {
+		base := sr.base
+		if base == "" {
+			base = tmp
+		}
+		// The fixture binds the session in this process's state dir.
+		stateDir := filepath.Join(base, "state")
+		if err := os.Setenv("SITTER_STATE_DIR", stateDir); err != nil {
+			return false, err
+		}
+		dir, in, err := fixture(base, sr.session, events)
+		if err != nil {
+			return false, err
+		}
+		v := &variant{name: sr.name, argv: sr.argv, in: in, env: []string{"SITTER_STATE_DIR=" + stateDir}, want: `"decision":"block"`, dir: dir}
+		if sr.prep != nil {
+			v.prep = func() error { return sr.prep(dir) }
+		}
+		vs = append(vs, v)
+	}
+	os.Setenv("SITTER_STATE_DIR", filepath.Join(tmp, "state"))
+	vs = append(vs, &variant{name: "sync floor (two durable file writes)", argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
+	vs[0].in, vs[len(vs)-1].in = vs[1].in, vs[1].in // the floors read the same event
+	fmt.Fprintf(out, "built in %s\n\n", time.Since(t0).Round(time.Millisecond))
+
+	// The warm-up also checks that each variant answers cleanly and that
+	// the stop-check blocks: timing an error path or an early allow would
+	// measure the wrong thing.
+	for _, v := range vs {
+		var stdout, stderr strings.Builder
+		if _, err := runOnce(v, &stdout, &stderr); err != nil || stderr.Len() > 0 {
+			return false, fmt.Errorf("%s: %v %s", v.name, err, strings.TrimSpace(stderr.String()))
+		}
+		if !strings.Contains(stdout.String(), v.want) {
+			return false, fmt.Errorf("%s: answered %q, want %s", v.name, strings.TrimSpace(stdout.String()), v.want)
+		}
+	}
+	for range warm {
+		for _, v := range vs {
+			if _, err := runOnce(v, nil, nil); err != nil {
+				return false, fmt.Errorf("%s: %v", v.name, err)
+			}
+		}
+	}
+	first := countEvents(vs[1].dir)
+	// Interleaved: A B C A B C ...
+	for range n {
+		for _, v := range vs {
+			d, err := runOnce(v, nil, nil)
+			if err != nil {
+				return false, fmt.Errorf("%s: %v", v.name, err)
+			}
+			v.times = append(v.times, d)
+		}
+	}
+	last := countEvents(vs[1].dir) - 1
+	// The last call must still have blocked: the cap was never hit.
+	if st, _, err := session.Read("claude-code", srs[0].session); err != nil || st == nil || !st.Active {
+		return false, fmt.Errorf("the session was released during the timed runs (%+v, %v)", st, err)
+	}
+
+	floorMed := quantile(vs[0].times, 0.5)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "variant\tmedian\tp90\tmedian/floor\t\n")
+	for _, v := range vs {
+		med := quantile(v.times, 0.5)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f×\t\n", v.name, ms(med), ms(quantile(v.times, 0.9)), ratio(med, floorMed))
+	}
+	tw.Flush()
+	r := ratio(quantile(vs[1].times, 0.5), floorMed)
+	verdict := "PASS"
+	if r > target {
+		verdict, miss = "MISS", true
+	}
+	fmt.Fprintf(out, "\n%d interleaved runs each; the bound run's journal held %d events at the first timed stop-check, %d at the last\n", n, first, last)
+	fmt.Fprintf(out, "(a result posted: EFFECT_REQUESTED and EFFECT_RESOLVED journaled behind the replay cache before each run;\n")
+	fmt.Fprintf(out, " no replay cache: its files removed before each run; sync floor: the floor plus the two fsync'd writes every check makes)\n")
+	syncMed := quantile(vs[len(vs)-1].times, 0.5)
+	fmt.Fprintf(out, "stop-check over the sync floor: %.2f×\n", ratio(quantile(vs[1].times, 0.5), syncMed))
+	fmt.Fprintf(out, "target: stop-check (1,000-event run) ≤ %.1f× floor: %.2f× %s\n", target, r, verdict)
+	return miss, nil
+}
+
+// fixture makes a run whose journal holds exactly events events
+// (RUN_CREATED, effects requested and resolved, one effect still
+// pending), binds session to it with a cap the timed runs never reach,
+// and writes the canonical Stop event of session to a file.
+func fixture(tmp, sessionID string, events int) (dir, in string, err error) {
+	ws := filepath.Join(tmp, "ws-"+sessionID)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return "", "", err
+	}
+	entry := filepath.Join(ws, "process.mjs")
+	if err := os.WriteFile(entry, []byte("export async function process() {}\n"), 0o644); err != nil {
+		return "", "", err
+	}
+	ctx := context.Background()
+	dir, m, err := run.Create(ctx, run.CreateOptions{RunsDir: filepath.Join(ws, "runs"), ProcessID: "bench", Entry: entry})
+	if err != nil {
+		return "", "", err
+	}
+	// 1 + requested + resolved = events, one effect pending (two for an
+	// odd count).
+	requested := (events + 1) / 2
+	resolved := events - 1 - requested
+	var effs []run.NewEffect
+	for i := range requested {
+		kind := "shell"
+		if i%3 == 1 {
+			kind = "agent"
+		}
+		effs = append(effs, run.NewEffect{Key: fmt.Sprintf("step-%04d", i), TaskID: "task-" + kind, Kind: kind, Label: fmt.Sprintf("step %d", i)})
+	}
+	es, err := run.RequestEffects(ctx, dir, effs)
+	if err != nil {
+		return "", "", err
+	}
+	if err := resolve(ctx, dir, es[:resolved]); err != nil {
+		return "", "", err
+	}
+	if got := countEvents(dir); got != events {
+		return "", "", fmt.Errorf("fixture journal holds %d events, want %d", got, events)
+	}
+	if _, _, err := session.Bind("claude-code", sessionID, m.RunID, dir, 1_000_000_000); err != nil {
+		return "", "", err
+	}
+	ev := hook.Event{Version: hook.Version, Harness: "claude-code", NativeEvent: "Stop", Phase: "stop", Support: "native",
+		Session:              hook.Session{ID: sessionID, Cwd: ws, TranscriptPath: filepath.Join(ws, "transcript.jsonl")},
+		LastAssistantMessage: "I ran the next step; the review is still pending."}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return "", "", err
+	}
+	in = filepath.Join(tmp, sessionID+".json")
+	return dir, in, os.WriteFile(in, append(b, '\n'), 0o644)
+}
+
+// resolve journals an ok result for each effect, one journal load for
+// all (run.Post loads the journal once per result, which makes a large
+// fixture slow to build). The results' files are not written: the stop
+// check reads only the journal.
+func resolve(ctx context.Context, dir string, es []*run.Effect) error {
+	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "stopbench")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	jdir := filepath.Join(dir, run.JournalDir)
+	j, err := journal.Load(jdir)
+	if err != nil {
+		return err
+	}
+	head := j.Head()
+	for _, e := range es {
+		ev, err := journal.Append(jdir, head, journal.EffectResolved, resolved(e.EffectID))
+		if err != nil {
+			return err
+		}
+		head = &ev
+	}
+	return nil
+}
+
+func resolved(effectID string) map[string]any {
+	return map[string]any{"effectId": effectID, "status": "ok", "resultRef": "tasks/" + effectID + "/result.json"}
+}
+
+// head is the last event of a journal, from its file names.
+func head(jdir string) (*journal.Event, error) {
+	names, _, err := journal.Names(jdir)
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("journal %s: no head (%v)", jdir, err)
+	}
+	f := names[len(names)-1]
+	seq, rest, _ := strings.Cut(f, ".")
+	ulid, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(seq)
+	if err != nil {
+		return nil, err
+	}
+	return &journal.Event{Seq: n, ULID: ulid, File: f}, nil
+}
+
+// postBehind journals what an agent's `task post` leaves between two stop
+// checks, straight into the journal as another writer would: an effect
+// requested and its result (the pending effect stays pending).
+func postBehind(dir string) error {
+	jdir := filepath.Join(dir, run.JournalDir)
+	h, err := head(jdir)
+	if err != nil {
+		return err
+	}
+	id := journal.NewULID("")
+	ev, err := journal.Append(jdir, h, journal.EffectRequested, map[string]any{
+		"effectId": id, "invocationKey": "between-" + id, "taskId": "task-shell", "kind": "shell", "label": "between checks"})
+	if err != nil {
+		return err
+	}
+	_, err = journal.Append(jdir, &ev, journal.EffectResolved, resolved(id))
+	return err
+}
+
+// dropCache removes the run's replay cache: the check replays the journal.
+func dropCache(dir string) error {
+	files, _ := filepath.Glob(filepath.Join(dir, run.StateDir, "replay-*.json"))
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countEvents(dir string) int {
+	j, err := journal.Load(filepath.Join(dir, run.JournalDir))
+	if err != nil {
+		return -1
+	}
+	return len(j.Events)
+}
+
+// goprogram builds a one-file program of its own module in dir.
+func goprogram(dir, out, src string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.25\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		return err
+	}
+	return gobuild(dir, out, ".")
+}
+
+func gobuild(dir, out, pkg string) error {
+	// As `make build` builds them: stripped and trimmed, as a release
+	// would ship them.
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = dir
+	if dir != "" {
+		// The floor (or another checkout) is its own module, outside any
+		// workspace.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+	}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// runOnce runs a variant with its input file as stdin (a file, not a
+// pipe, so no copying goroutine adds noise) and times it from start to
+// exit.
+func runOnce(v *variant, stdout, stderr io.Writer) (time.Duration, error) {
+	if v.prep != nil {
+		if err := v.prep(); err != nil {
+			return 0, fmt.Errorf("before the run: %w", err)
+		}
+	}
+	f, err := os.Open(v.in)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cmd := exec.Command(v.argv[0], v.argv[1:]...)
+	cmd.Stdin = f
+	cmd.Env = append(os.Environ(), v.env...)
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	start := time.Now()
+	err = cmd.Run()
+	d := time.Since(start)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return d, fmt.Errorf("exit %d", exit.ExitCode())
+	}
+	return d, err
+}
+
+// quantile is the q-quantile by the nearest-rank method.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+func TestQuantile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5}, {0.9, 9}, {0, 1}, {1, 10}} {
+		if got := quantile(ds, c.q); got != c.want {
+			t.Errorf("quantile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// The fixture is what the bench says it is: a run of exactly the events
+// asked for, bound to the session, whose stop check blocks on the one
+// pending effect; the preparations between runs do what they say.
+func TestFixture(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", filepath.Join(base, "state"))
+	for _, events := range []int{20, 21} {
+		dir, in, err := fixture(base, "s"+string(rune('a'+events)), events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countEvents(dir); got != events {
+			t.Fatalf("fixture of %d events has %d", events, got)
+		}
+		b, _ := os.ReadFile(in)
+		var ev hook.Event
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		d, err := session.StopCheck(context.Background(), ev)
+		if err != nil || !d.Block || d.Row != session.RowPending {
+			t.Fatalf("stop check of the fixture: %+v, %v", d, err)
+		}
+		if err := postBehind(dir); err != nil {
+			t.Fatal(err)
+		}
+		if got := countEvents(dir); got != events+3 {
+			t.Errorf("after a stop check and a post: %d events, want %d", got, events+3)
+		}
+		h, err := head(filepath.Join(dir, run.JournalDir))
+		j, _ := journal.Load(filepath.Join(dir, run.JournalDir))
+		if err != nil || h.Seq != j.Head().Seq || h.ULID != j.Head().ULID {
+			t.Errorf("head %+v, %v; journal's %+v", h, err, j.Head())
+		}
+		if err := dropCache(dir); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, run.StateDir, "replay-*")); len(m) > 0 {
+			t.Errorf("cache left: %v", m)
+		}
+	}
+}

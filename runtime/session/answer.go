@@ -1,0 +1,38 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"sitter.dev/sitter/runtime/hook"
+)
+
+// StopCheckAnswer is the verb `sitter session stop-check` once its event
+// is known: it decides the stop (StopCheck) and writes the answer, a
+// canonical block result as one JSON line on stdout, or nothing when the
+// agent may stop. It returns the exit code. Both binaries answer the verb
+// with it: sitter itself for a hook event that names its session (the
+// babysitter plugin's stop handler, on every turn of an agent), sitter-host
+// for every other call.
+func StopCheckAnswer(ctx context.Context, ev hook.Event, stdout, stderr io.Writer) int {
+	d, err := StopCheck(ctx, ev)
+	if err != nil {
+		// Never trap an agent because sitter failed: the decision
+		// stands, the error is a diagnostic.
+		fmt.Fprintf(stderr, "sitter: session stop-check: %v\n", err)
+	}
+	if !d.Block {
+		return 0
+	}
+	b, err := json.Marshal(d.Result())
+	if err == nil {
+		_, err = stdout.Write(append(b, '\n'))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: session: %v\n", err)
+		return 1
+	}
+	return 0
+}
