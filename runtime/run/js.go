@@ -122,6 +122,8 @@ type replayInput struct {
 	// itself) or "hook" (a resolve hook, whose loader thread costs Node
 	// ~70 ms at start, so only graphs that need it pay for it).
 	Shim string `json:"shim,omitempty"`
+	// Mode "exports" asks only for the module's exports (see CheckEntry).
+	Mode string `json:"mode,omitempty"`
 }
 
 // sdkSpecifier is the import sitter answers.
@@ -179,16 +181,19 @@ type jsEffect struct {
 	Labels   []string        `json:"labels"`
 	TaskDef  json.RawMessage `json:"taskDef"`
 	Args     json.RawMessage `json:"args"`
+	// ParallelGroupID marks the effects of one ctx.parallel batch.
+	ParallelGroupID string `json:"parallelGroupId"`
 }
 
 // replayAnswer is what the runner answers.
 type replayAnswer struct {
-	Status  string          `json:"status"` // waiting, completed, failed, halted, runtime-error
-	Effects []jsEffect      `json:"effects"`
-	Output  json.RawMessage `json:"output"`
-	Error   json.RawMessage `json:"error"`
-	Reason  string          `json:"reason"`
-	Logs    []string        `json:"logs"`
+	Status  string            `json:"status"` // waiting, completed, failed, halted, runtime-error, exports
+	Effects []jsEffect        `json:"effects"`
+	Exports map[string]string `json:"exports"` // export name → typeof, for mode "exports"
+	Output  json.RawMessage   `json:"output"`
+	Error   json.RawMessage   `json:"error"`
+	Reason  string            `json:"reason"`
+	Logs    []string          `json:"logs"`
 }
 
 // runtimeError is a failure to run the process at all (no node, a module

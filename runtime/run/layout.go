@@ -179,9 +179,11 @@ func Create(ctx context.Context, o CreateOptions) (string, *Metadata, error) {
 		return "", nil, err
 	}
 	defer lock.Release()
+	// The SDK's RUN_CREATED; the process hash is in run.json (replay
+	// still reads it from the RUN_CREATED of runs made before).
 	_, err = journal.Append(filepath.Join(dir, JournalDir), nil, journal.RunCreated, obj{
 		{"runId", id}, {"processId", o.ProcessID}, {"entrypoint", m.Entrypoint},
-		{"harness", o.Harness}, {"inputsRef", inputsRef}, {"prompt", o.Prompt}, {"processHash", hash},
+		{"harness", o.Harness}, {"inputsRef", inputsRef}, {"prompt", o.Prompt},
 	})
 	if err != nil {
 		return "", nil, err

@@ -28,7 +28,10 @@ type PostResult struct {
 	ResultRef string `json:"resultRef"`
 	StdoutRef string `json:"stdoutRef,omitempty"`
 	StderrRef string `json:"stderrRef,omitempty"`
-	Seq       int    `json:"seq"`
+	// StartedAt and FinishedAt are the times the result records.
+	StartedAt  string `json:"startedAt"`
+	FinishedAt string `json:"finishedAt"`
+	Seq        int    `json:"seq"`
 }
 
 // ErrAlreadyResolved is returned when an effect already has a result.
@@ -49,10 +52,12 @@ func Post(ctx context.Context, dir, effectID string, o PostOptions) (*PostResult
 		return nil, errors.New("the value is not valid JSON")
 	}
 	if o.Status == "error" {
-		if len(o.Error) == 0 {
+		if len(o.Error) == 0 || string(o.Error) == "null" {
 			o.Error = json.RawMessage(`{"name":"Error","message":"Task reported failure"}`)
-		} else if !json.Valid(o.Error) {
-			return nil, errors.New("the error is not valid JSON")
+		}
+		var err error
+		if o.Error, err = serializeEffectError(o.Error); err != nil {
+			return nil, err
 		}
 	}
 	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "sitter:task-post")
@@ -66,10 +71,10 @@ func Post(ctx context.Context, dir, effectID string, o PostOptions) (*PostResult
 	}
 	e := s.Effect(effectID)
 	if e == nil {
-		return nil, fmt.Errorf("effect %s not found in %s (see `sitter task list %s`)", effectID, dir, dir)
+		return nil, unknownEffect(effectID, dir)
 	}
 	if e.Status != Requested {
-		return nil, fmt.Errorf("effect %s: %w (status %s)", effectID, ErrAlreadyResolved, e.Status)
+		return nil, notRequested(effectID, e.Status)
 	}
 	return post(s, e, o)
 }
@@ -84,7 +89,7 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 		o.FinishedAt = t
 	}
 	taskDir := TasksDir + "/" + e.EffectID
-	res := &PostResult{Status: o.Status, EffectID: e.EffectID, ResultRef: taskDir + "/result.json"}
+	res := &PostResult{Status: o.Status, EffectID: e.EffectID, ResultRef: taskDir + "/result.json", StartedAt: o.StartedAt, FinishedAt: o.FinishedAt}
 	if o.Stdout != nil {
 		res.StdoutRef = taskDir + "/stdout.log"
 		if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.StdoutRef)), []byte(*o.Stdout)); err != nil {

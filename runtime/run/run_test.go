@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"sitter.dev/sitter/runtime/journal"
 )
@@ -119,8 +120,17 @@ func TestReplayDeterminism(t *testing.T) {
 	if r1.Status != StatusWaiting || len(r1.NextActions) != 1 {
 		t.Fatalf("first iterate: %+v", r1)
 	}
-	if diff := cmp.Diff(r1.NextActions, r2.NextActions); diff != "" {
+	// As in the SDK, a new effect shows the definition the process built,
+	// a pending one its stored task.json (the definition and the SDK's keys).
+	if diff := cmp.Diff(r1.NextActions, r2.NextActions, cmpopts.IgnoreFields(Action{}, "TaskDef")); diff != "" {
 		t.Errorf("second iterate asks differently (-first +second):\n%s", diff)
+	}
+	var stored struct {
+		Shell  struct{ Command string } `json:"shell"`
+		Effect string                   `json:"effectId"`
+	}
+	if json.Unmarshal(r2.NextActions[0].TaskDef, &stored); stored.Shell.Command != "make all" || stored.Effect != r1.NextActions[0].EffectID {
+		t.Errorf("second iterate's task definition: %s", r2.NextActions[0].TaskDef)
 	}
 	if got := len(eventTypes(t, dir)); got != n {
 		t.Errorf("second iterate journaled %d events", got-n)
@@ -316,7 +326,7 @@ func TestHaltAndSleep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if later.Status != StatusHalted || later.Reason != "enough" || len(later.Logs) != 1 || later.Logs[0] != "woke" {
+	if later.Status != StatusHalted || later.HaltReason != "enough" || len(later.Logs) != 1 || later.Logs[0] != "woke" {
 		t.Fatalf("after the sleep: %+v", later)
 	}
 	want := []string{journal.RunCreated, journal.EffectRequested, journal.EffectResolved, journal.RunHalted}
@@ -424,5 +434,84 @@ func TestOrchestratorTaskAndHook(t *testing.T) {
 	postOK(t, dir, r.NextActions[0].EffectID, `"planned"`)
 	if r := iterate(t, dir); compactJSON(r.Output) != `"planned"` {
 		t.Fatalf("output %s", r.Output)
+	}
+}
+
+// run create's check: the named export must be a function; the error
+// names the exports the module has.
+func TestCheckEntry(t *testing.T) {
+	needNode(t)
+	ws := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(ws, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f := write("f.mjs", twoSteps+"export const build2 = 1;\n")
+	g := write("g.mjs", "export default async function (inputs, ctx) { return 1; }\n")
+	h := write("h.mjs", "const run = async (inputs, ctx) => 1;\nexport { run as process };\n")
+	bad := write("bad.mjs", "export const x = ;\n")
+	for _, tc := range []struct{ entry, want string }{
+		{f + "#process", ""},
+		{f, ""},
+		{g, ""},
+		{h + "#process", ""}, // not plainly declared: Node answers
+		{f + "#typo", `export "typo" not found in ` + f + `; it exports: build2, process`},
+		{f + "#build2", `export "build2" of ` + f + ` is a number, not a function; it exports: build2, process`},
+		{g + "#process", `export "process" not found in ` + g + `; it exports: default`},
+		{bad + "#process", "did not load"},
+		{filepath.Join(ws, "nope.mjs"), "process entry file not found"},
+	} {
+		err := CheckEntry(context.Background(), tc.entry)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.entry, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want %q", tc.entry, err, tc.want)
+		}
+	}
+}
+
+// Effects get the SDK's invocation keys (processId:stepId:taskId), and a
+// run journaled under sitter's earlier keys (task, label, argument shape,
+// occurrence) goes on where it was.
+func TestInvocationKeys(t *testing.T) {
+	needNode(t)
+	dir, _ := newRun(t, twoSteps, `{"target": "all"}`)
+	shape := sha256Hex(`{"target":string}`)[:16]
+	legacy := []NewEffect{{Key: "p:build::" + shape + ":1", TaskID: "build", Kind: "shell", Label: "Build", Args: json.RawMessage(`{"target":"all"}`)}}
+	es, err := RequestEffects(context.Background(), dir, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	postOK(t, dir, es[0].EffectID, `{"out": "bin"}`)
+	r := iterate(t, dir)
+	if len(r.NextActions) != 1 || r.NextActions[0].TaskID != "review" {
+		t.Fatalf("the legacy effect was not found again: %+v", r.NextActions)
+	}
+	if got := r.NextActions[0].InvocationKey; got != "p:S000002:review" {
+		t.Errorf("new effect key %q, want the SDK's p:S000002:review", got)
+	}
+}
+
+// Posted errors are stored in the SDK's shape.
+func TestSerializeEffectError(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"name":"Boom","message":"m","stack":"s","data":{"x":1},"extra":2}`: `{"name":"Boom","message":"m","stack":"s","data":{"x":1}}`,
+		`{"name":null}`:   `{"name":"Error","message":"Task failed"}`,
+		`{"message":"m"}`: `{"name":"Object","message":"{\"message\":\"m\"}","data":{"message":"m"}}`,
+		`[1, 2]`:          `{"name":"Array","message":"[1,2]","data":[1,2]}`,
+		`"exit 1"`:        `{"name":"Error","message":"exit 1"}`,
+		`42`:              `{"name":"Error","message":"42"}`,
+	} {
+		got, err := serializeEffectError(json.RawMessage(in))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %s %v, want %s", in, got, err, want)
+		}
+	}
+	if _, err := serializeEffectError(json.RawMessage(`{`)); err == nil {
+		t.Error("invalid JSON was taken")
 	}
 }

@@ -32,15 +32,6 @@ func RequestEffects(ctx context.Context, dir string, effs []NewEffect) ([]*Effec
 	if err != nil {
 		return nil, err
 	}
-	jdir := filepath.Join(dir, JournalDir)
-	appendEv := func(typ string, data any) error {
-		ev, err := journal.Append(jdir, s.Journal.Head(), typ, data)
-		if err != nil {
-			return err
-		}
-		s.Journal.Events = append(s.Journal.Events, ev)
-		return nil
-	}
 	var out []*Effect
 	for i, ne := range effs {
 		def := ne.TaskDef
@@ -50,7 +41,7 @@ func RequestEffects(ctx context.Context, dir string, effs []NewEffect) ([]*Effec
 		e, err := s.request(jsEffect{
 			Key: ne.Key, StepID: fmt.Sprintf("S%06d", len(s.Effects)+i+1), TaskID: ne.TaskID,
 			Kind: ne.Kind, Label: ne.Label, TaskDef: def, Args: ne.Args,
-		}, appendEv)
+		})
 		if err != nil {
 			return out, err
 		}

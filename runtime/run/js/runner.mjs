@@ -1,6 +1,7 @@
 // sitter's process runner: replays a process once. stdin: the replay input
 // (JSON); fd 3: one JSON answer, {status: waiting|completed|failed|halted|
-// runtime-error, …}. The process's own console output goes to stderr.
+// runtime-error, …}, or with mode "exports" {status: exports, exports:
+// {name: typeof}}. The process's own console output goes to stderr.
 import { register, isBuiltin } from 'node:module';
 import vm from 'node:vm';
 import { readFileSync, writeSync } from 'node:fs';
@@ -65,6 +66,7 @@ const input = JSON.parse(readFileSync(0, 'utf8'));
 if (input.shim === 'hook') register('./hooks.mjs', import.meta.url);
 const deps = {
   hash: (s) => createHash('sha256').update(s).digest('hex').slice(0, 16),
+  sha1: (s) => createHash('sha1').update(s).digest('hex'),
   ulid: () => ulid(randomBytes),
 };
 
@@ -82,6 +84,11 @@ try {
   } else {
     if (input.shim === 'vm') register('./hooks.mjs', import.meta.url);
     mod = await import(pathToFileURL(input.entry).href);
+  }
+  if (input.mode === 'exports') {
+    // `run create` asks what the module exports before it makes a run.
+    send({ status: 'exports', exports: Object.fromEntries(Object.keys(mod).map((k) => [k, typeof mod[k]])) });
+    process.exit(0);
   }
   fn = (input.exportName && mod[input.exportName]) ?? mod.process ?? mod.default;
   if (typeof fn !== 'function') throw new Error(`export '${input.exportName || 'process'}' of ${input.entry} is not a function`);

@@ -79,7 +79,7 @@ function rehydrate(e) {
 const breakpointTask = defineTask('__sdk.breakpoint', (args) => ({
   kind: 'breakpoint',
   title: args.label,
-  metadata: { payload: args.payload, label: args.label, expert: args.expert, tags: args.tags, strategy: args.strategy },
+  metadata: { payload: args.payload, requestedAt: args.requestedAt, label: args.label, expert: args.expert, tags: args.tags, strategy: args.strategy },
 }));
 
 const orchestratorTask = defineTask('__sdk.orchestratorTask', (args) => ({
@@ -104,6 +104,21 @@ export function createContext(input, deps) {
   const requested = input.requested || {};
   const now = () => new Date(input.now);
 
+  // invocationKey is the SDK's `processId:stepId:taskId`, so sitter and the
+  // SDK continue each other's runs. Runs journaled by sitter before it used
+  // the SDK's keys named effects by task, label and argument shape: a key
+  // the journal knows only in that older form is answered in it.
+  function invocationKey(t, stepId, args, opts) {
+    if (opts.key !== undefined && opts.key !== null) return `${input.processId}:${t.id}:key:${opts.key}`;
+    const key = `${input.processId}:${stepId}:${t.id}`;
+    const base = `${input.processId}:${t.id}:${opts.label ?? ''}:${deps.hash(shape(args))}`;
+    const n = (state.occurrences.get(base) || 0) + 1;
+    state.occurrences.set(base, n);
+    const legacy = `${base}:${n}`;
+    const known = (k) => results[k] || requested[k];
+    return !known(key) && known(legacy) ? legacy : key;
+  }
+
   async function task(def, args, opts = {}) {
     let t = def;
     if (!t || typeof t !== 'object') throw new Error('ctx.task requires a task defined with defineTask(id, fn)');
@@ -113,15 +128,7 @@ export function createContext(input, deps) {
       t = { id: plain.id || plain.taskId || plain.title || plain.kind, build: async () => plain };
     }
     const stepId = 'S' + String(++state.step).padStart(6, '0');
-    let key;
-    if (opts.key !== undefined && opts.key !== null) {
-      key = `${input.processId}:${t.id}:key:${opts.key}`;
-    } else {
-      const base = `${input.processId}:${t.id}:${opts.label ?? ''}:${deps.hash(shape(args))}`;
-      const n = (state.occurrences.get(base) || 0) + 1;
-      state.occurrences.set(base, n);
-      key = `${base}:${n}`;
-    }
+    const key = invocationKey(t, stepId, args, opts);
     const r = results[key];
     if (r) {
       if (r.status === 'ok') return r.value;
@@ -135,7 +142,9 @@ export function createContext(input, deps) {
       const taskCtx = { effectId, runId: input.runId, runDir: input.runDir, invocationKey: key, taskId: t.id, label: opts.label, labels: opts.labels };
       const taskDef = await t.build(args, taskCtx);
       if (!taskDef || typeof taskDef.kind !== 'string' || !taskDef.kind) throw new Error(`task ${t.id} did not provide a kind`);
-      const labels = Array.from(new Set([...(opts.labels || []), ...(Array.isArray(taskDef.labels) ? taskDef.labels : [])].filter((l) => typeof l === 'string' && l.trim()).map((l) => l.trim())));
+      // The SDK's labels: the call's label, then the definition's, deduplicated.
+      const own = [...(opts.label ? [opts.label] : []), ...(opts.labels || [])];
+      const labels = Array.from(new Set([...own, ...(Array.isArray(taskDef.labels) ? taskDef.labels : [])].filter((l) => typeof l === 'string' && l.trim()).map((l) => l.trim())));
       const label = opts.label ?? labels[0] ?? taskDef.title ?? t.id;
       effect = { key, effectId, stepId, taskId: t.id, kind: taskDef.kind, label, labels: labels.length ? labels : undefined, taskDef, args: args === undefined ? null : args };
     }
@@ -156,8 +165,20 @@ export function createContext(input, deps) {
         throw e;
       }
     }
-    if (pending.length) throw new Suspend(pending);
+    if (pending.length) throw new Suspend(groupParallel(pending));
     return out;
+  }
+
+  // groupParallel dedupes a batch by effect and, as the SDK does for a
+  // batch of two or more, marks its effects with one parallelGroupId: the
+  // first 16 hex digits of the SHA-1 of their keys, each followed by "|".
+  function groupParallel(effects) {
+    const batch = Array.from(new Map(effects.map((e) => [e.effectId, e])).values());
+    if (batch.length > 1) {
+      const id = deps.sha1(batch.map((e) => e.key + '|').join('')).slice(0, 16);
+      for (const e of batch) e.parallelGroupId = id;
+    }
+    return batch;
   }
 
   const ctx = {
@@ -167,7 +188,7 @@ export function createContext(input, deps) {
     task,
     breakpoint: (payload, opts = {}) => {
       const label = opts.label || (payload && typeof payload === 'object' && typeof payload.label === 'string' && payload.label) || 'breakpoint';
-      return task(breakpointTask, { payload: payload === undefined ? null : payload, label, expert: opts.expert, tags: opts.tags, strategy: opts.strategy }, { ...opts, label });
+      return task(breakpointTask, { payload, label, requestedAt: now().toISOString(), expert: opts.expert, tags: opts.tags, strategy: opts.strategy }, { ...opts, label });
     },
     sleepUntil: async (target, opts = {}) => {
       const epoch = typeof target === 'number' ? target : typeof target === 'string' ? Date.parse(target) : target instanceof Date ? target.getTime() : NaN;
