@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,11 +95,77 @@ func (f *cmdFlags) runsDir() string {
 	return runs.DefaultRunsDir()
 }
 
-func (f *cmdFlags) runDir(verb string) (string, error) {
+// runDir resolves <runDir>: a run directory, or a run id in the runs dir.
+// For one that is neither it returns the path the SDK would read and the
+// error the SDK prints for it (Node's, for the missing run.json); "" when
+// no <runDir> was given.
+func (f *cmdFlags) runDir() (string, error) {
 	if len(f.pos) == 0 {
-		return "", fmt.Errorf("usage: sitter %s <runDir>", verb)
+		return "", errors.New("a run directory (or run id) is required")
 	}
-	return runs.ResolveDir(f.pos[0], f.runsDir())
+	if d, err := runs.ResolveDir(f.pos[0], f.runsDir()); err == nil {
+		return d, nil
+	}
+	d := sdkRunDir(f.pos[0], f.runsDir())
+	return d, fmt.Errorf("ENOENT: no such file or directory, open '%s'", filepath.Join(d, runs.MetadataFile))
+}
+
+// sdkRunDir is the run directory the SDK reads for arg: an absolute path
+// as is; a path that starts with the runs dir from the working directory;
+// else in the runs dir, unless only the path from the working directory
+// exists.
+func sdkRunDir(arg, runsDir string) string {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	if filepath.IsAbs(arg) {
+		return filepath.Clean(arg)
+	}
+	base, a := filepath.ToSlash(filepath.Clean(runsDir)), filepath.ToSlash(filepath.Clean(arg))
+	if a == base || strings.HasPrefix(a, base+"/") {
+		return abs(arg)
+	}
+	std := abs(filepath.Join(runsDir, arg))
+	if _, err := os.Stat(std); err != nil {
+		if _, err := os.Stat(arg); err == nil {
+			return abs(arg)
+		}
+	}
+	return std
+}
+
+// sdkFail reports a failure as the SDK's run and task verbs do: one
+// "[run:status] …" line on stderr and exit code 1.
+func sdkFail(stderr io.Writer, verb, format string, a ...any) int {
+	fmt.Fprintf(stderr, "[%s] %s\n", strings.Replace(verb, " ", ":", 1), fmt.Sprintf(format, a...))
+	return 1
+}
+
+// usageFail is the SDK's answer to a missing argument: the usage, exit 1.
+func usageFail(stderr io.Writer, usage string) int {
+	fmt.Fprint(stderr, usage)
+	return 1
+}
+
+// outCompact is out with the JSON on one line, as the SDK prints `run
+// status`, `task show` and `task post`.
+func outCompact(stdout, stderr io.Writer, asJSON bool, v any, text string) int {
+	if !asJSON {
+		return out(stdout, stderr, false, v, text)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", err)
+		return 1
+	}
+	if _, err := stdout.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 const runUsage = `Usage:
@@ -132,33 +200,20 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	case "list":
 		return runList(f, stdout, stderr)
 	}
-	dir, err := f.runDir(verb)
+	switch args[0] {
+	case "iterate":
+		return runIterate(ctx, f, stdout, stderr)
+	case "status":
+		return runStatus(f, stdout, stderr)
+	}
+	dir, err := f.runDir()
+	if dir == "" {
+		return usageFail(stderr, runUsage)
+	}
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
 	switch args[0] {
-	case "iterate":
-		o := runs.IterateOptions{Stderr: stderr}
-		if t := f.vals["timeout"]; t != "" {
-			if o.Timeout, err = time.ParseDuration(t); err != nil {
-				return fail(stderr, verb, fmt.Errorf("--timeout: %w", err))
-			}
-		}
-		res, err := runs.Iterate(ctx, dir, o)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		code := out(stdout, stderr, asJSON, res, iterateText(res))
-		if res.RuntimeError && code == 0 {
-			code = 1
-		}
-		return code
-	case "status":
-		st, err := runs.Load(dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		return out(stdout, stderr, asJSON, statusJSON(st), statusText(st))
 	case "events":
 		st, err := runs.Load(dir)
 		if err != nil {
@@ -183,19 +238,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 				evs = evs[len(evs)-n:]
 			}
 		}
-		type event struct {
-			Seq        int             `json:"seq"`
-			ULID       string          `json:"ulid"`
-			Type       string          `json:"type"`
-			RecordedAt string          `json:"recordedAt"`
-			Filename   string          `json:"filename"`
-			Path       string          `json:"path"`
-			Data       json.RawMessage `json:"data"`
-		}
-		list := []event{}
+		list := []eventJSON{}
 		var b strings.Builder
 		for _, e := range evs {
-			list = append(list, event{e.Seq, e.ULID, e.Type, e.RecordedAt, e.File, runs.JournalDir + "/" + e.File, e.Data})
+			list = append(list, newEventJSON(e))
 			fmt.Fprintf(&b, "%06d %s %s %s\n", e.Seq, e.RecordedAt, e.Type, compact(e.Data, 120))
 		}
 		return out(stdout, stderr, asJSON, map[string]any{"events": list}, b.String())
@@ -204,7 +250,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, verb, err)
 		}
-		if err := st.Snapshot("rebuild"); err != nil {
+		if err := st.Snapshot(runs.RebuildManual); err != nil {
 			return fail(stderr, verb, err)
 		}
 		seq := 0
@@ -232,6 +278,17 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 }
 
 func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
+	// The SDK's checks and words: a missing flag prints the usage too.
+	for _, flag := range []string{"process-id", "entry"} {
+		if f.vals[flag] == "" {
+			fmt.Fprintf(stderr, "--%s is required for run:create\n", flag)
+			return usageFail(stderr, runUsage)
+		}
+	}
+	if err := runs.CheckEntry(ctx, f.vals["entry"]); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	o := runs.CreateOptions{
 		RunsDir: f.runsDir(), RunID: f.vals["run-id"], ProcessID: f.vals["process-id"], Entry: f.vals["entry"],
 		Harness: f.vals["harness"], SessionID: f.vals["session-id"], Prompt: f.vals["prompt"], NonInteractive: f.bools["non-interactive"],
@@ -302,24 +359,57 @@ func readInput(p string) ([]byte, error) {
 	return os.ReadFile(p)
 }
 
+// runIterate is `run iterate`; like the SDK's, every failure is one
+// "[run:iterate] Error: …" line and exit code 1.
+func runIterate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "run iterate"
+	dir, err := f.runDir()
+	if dir == "" {
+		return usageFail(stderr, runUsage)
+	}
+	if err != nil {
+		return sdkFail(stderr, verb, "Error: %v", err)
+	}
+	o := runs.IterateOptions{Stderr: stderr}
+	if t := f.vals["timeout"]; t != "" {
+		if o.Timeout, err = time.ParseDuration(t); err != nil {
+			return sdkFail(stderr, verb, "Error: --timeout: %v", err)
+		}
+	}
+	res, err := runs.Iterate(ctx, dir, o)
+	if err != nil {
+		return sdkFail(stderr, verb, "Error: %v", err)
+	}
+	code := out(stdout, stderr, f.bools["json"], res, iterateText(res))
+	if res.RuntimeError && code == 0 {
+		code = 1
+	}
+	return code
+}
+
+// iterateText is the SDK's line, then what sitter adds: the effects to
+// do, the error or halt reason, the process's log lines.
 func iterateText(r *runs.IterateResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[run:iterate] status=%s", r.Status)
-	if r.CodeChanged {
-		b.WriteString(" (process code changed)")
+	done := ""
+	if r.IterationCount > 0 {
+		done = fmt.Sprintf(" (%d completed)", r.IterationCount)
 	}
-	b.WriteString("\n")
-	for _, a := range r.NextActions {
-		fmt.Fprintf(&b, "  %s [%s] %s (task %s)\n", a.EffectID, a.Kind, a.Label, a.TaskID)
-	}
+	fmt.Fprintf(&b, "[run:iterate] iteration=%d%s status=%s action=%s reason=%s\n", r.Iteration, done, r.Status, r.Action, r.Reason)
 	if r.CompletionProof != "" {
 		fmt.Fprintf(&b, "[run:iterate] completionProof=%s\n", r.CompletionProof)
+	}
+	if r.CodeChanged {
+		b.WriteString("[run:iterate] the process code changed since the last iteration\n")
+	}
+	for _, a := range r.NextActions {
+		fmt.Fprintf(&b, "  %s [%s] %s (task %s)\n", a.EffectID, a.Kind, a.Label, a.TaskID)
 	}
 	if len(r.Error) > 0 {
 		fmt.Fprintf(&b, "[run:iterate] error=%s\n", compact(r.Error, 400))
 	}
-	if r.Reason != "" {
-		fmt.Fprintf(&b, "[run:iterate] reason=%s\n", r.Reason)
+	if r.HaltReason != "" {
+		fmt.Fprintf(&b, "[run:iterate] haltReason=%s\n", r.HaltReason)
 	}
 	for _, l := range r.Logs {
 		fmt.Fprintf(&b, "[log] %s\n", l)
@@ -339,42 +429,137 @@ func compact(raw json.RawMessage, max int) string {
 	return s
 }
 
-// statusJSON is `run status --json`, the SDK's shape plus sitter's fields.
-func statusJSON(st *runs.State) map[string]any {
-	pending := st.PendingByKind()
-	var last any
-	if h := st.Journal.Head(); h != nil {
-		last = map[string]any{"seq": h.Seq, "ulid": h.ULID, "type": h.Type, "recordedAt": h.RecordedAt, "filename": h.File, "path": runs.JournalDir + "/" + h.File, "data": h.Data}
+// runStatus is `run status`.
+func runStatus(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "run status"
+	dir, err := f.runDir()
+	if dir == "" {
+		return usageFail(stderr, runUsage)
 	}
-	var proof any
-	if st.Status == runs.StatusCompleted {
-		proof = st.Meta.CompletionProof
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run metadata at %s: %v", dir, err)
 	}
-	total := 0
-	for _, n := range pending {
-		total += n
+	st, err := runs.Load(dir)
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
 	}
-	return map[string]any{
-		"state": st.Status, "runId": st.Meta.RunID, "processId": st.Meta.ProcessID, "lastEvent": last,
-		"pendingByKind":         pending,
-		"pendingEffectsSummary": map[string]any{"totalPending": total, "countsByKind": pending},
-		"completionProof":       proof, "events": len(st.Journal.Events), "partialWrites": nonNil(st.Journal.Partial),
+	// Like the SDK, status goes on without the snapshot, saying so.
+	c, err := runs.ReadStateCache(dir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "[run:status] unable to read state cache at %s: %v (continuing without metadata)\n", dir, err)
+	case c == nil:
+		fmt.Fprintf(stderr, "[run:status] state cache snapshot missing at %s (continuing without metadata)\n", dir)
 	}
+	v := newRunStatus(st, c)
+	return outCompact(stdout, stderr, f.bools["json"], v, v.text(st))
 }
 
-func statusText(st *runs.State) string {
-	var b strings.Builder
-	last := "none"
-	if h := st.Journal.Head(); h != nil {
-		last = fmt.Sprintf("%s#%06d %s", h.Type, h.Seq, h.RecordedAt)
-	}
-	fmt.Fprintf(&b, "[run:status] state=%s last=%s", st.Status, last)
+// runStatusJSON is `run status --json`: the SDK's fields, then sitter's.
+type runStatusJSON struct {
+	State                 string         `json:"state"`
+	LastEvent             *eventJSON     `json:"lastEvent"`
+	PendingByKind         map[string]int `json:"pendingByKind"`
+	PendingEffectsSummary pendingSummary `json:"pendingEffectsSummary"`
+	NeedsMoreIterations   bool           `json:"needsMoreIterations"`
+	Metadata              statusMetadata `json:"metadata"`
+	CompletionProof       *string        `json:"completionProof"`
+
+	// Sitter's: the run, the journal's length and the temp files that
+	// interrupted writes left (`sitter run repair` quarantines them).
+	RunID         string   `json:"runId"`
+	ProcessID     string   `json:"processId"`
+	Events        int      `json:"events"`
+	PartialWrites []string `json:"partialWrites"`
+}
+
+// eventJSON is a journal event as the SDK prints it.
+type eventJSON struct {
+	Seq        int             `json:"seq"`
+	ULID       string          `json:"ulid"`
+	Type       string          `json:"type"`
+	RecordedAt string          `json:"recordedAt"`
+	Filename   string          `json:"filename"`
+	Path       string          `json:"path"`
+	Data       json.RawMessage `json:"data"`
+}
+
+func newEventJSON(e journal.Event) eventJSON {
+	return eventJSON{e.Seq, e.ULID, e.Type, e.RecordedAt, e.File, runs.JournalDir + "/" + e.File, e.Data}
+}
+
+type pendingSummary struct {
+	TotalPending int            `json:"totalPending"`
+	CountsByKind map[string]int `json:"countsByKind"`
+	// AutoRunnableCount counts "node" effects, which the SDK's hooks can
+	// run without an agent.
+	AutoRunnableCount int `json:"autoRunnableCount"`
+}
+
+// statusMetadata is the pending counts and, when there is one, what the
+// state snapshot says (see runs.StateCache).
+type statusMetadata struct {
+	PendingEffectsByKind map[string]int  `json:"pendingEffectsByKind"`
+	StateVersion         *int            `json:"stateVersion,omitempty"`
+	JournalHead          json.RawMessage `json:"journalHead,omitempty"` // null in a snapshot without one
+	StateRebuilt         bool            `json:"stateRebuilt,omitempty"`
+	StateRebuildReason   string          `json:"stateRebuildReason,omitempty"`
+}
+
+func newRunStatus(st *runs.State, c *runs.StateCache) *runStatusJSON {
 	pending := st.PendingByKind()
-	for _, k := range sortedCounts(pending) {
-		fmt.Fprintf(&b, " pending[%s]=%d", k, pending[k])
+	v := &runStatusJSON{
+		State: st.Status, PendingByKind: pending,
+		PendingEffectsSummary: pendingSummary{CountsByKind: pending, AutoRunnableCount: pending["node"]},
+		Metadata:              statusMetadata{PendingEffectsByKind: pending},
+		RunID:                 st.Meta.RunID, ProcessID: st.Meta.ProcessID, Events: len(st.Journal.Events), PartialWrites: nonNil(st.Journal.Partial),
+	}
+	for _, n := range pending {
+		v.PendingEffectsSummary.TotalPending += n
+	}
+	v.NeedsMoreIterations = st.Status == runs.StatusWaiting && v.PendingEffectsSummary.AutoRunnableCount > 0
+	if h := st.Journal.Head(); h != nil {
+		e := newEventJSON(*h)
+		v.LastEvent = &e
 	}
 	if st.Status == runs.StatusCompleted {
-		fmt.Fprintf(&b, " completionProof=%s", st.Meta.CompletionProof)
+		v.CompletionProof = &st.Meta.CompletionProof
+	}
+	if c != nil {
+		v.Metadata.StateVersion = &c.StateVersion
+		v.Metadata.JournalHead, _ = json.Marshal(c.JournalHead)
+		if c.RebuildReason != nil && *c.RebuildReason != "" {
+			v.Metadata.StateRebuilt, v.Metadata.StateRebuildReason = true, *c.RebuildReason
+		}
+	}
+	return v
+}
+
+// text is the SDK's status line, then sitter's line on interrupted writes.
+func (v *runStatusJSON) text(st *runs.State) string {
+	var b strings.Builder
+	last := "none"
+	if e := v.LastEvent; e != nil {
+		last = fmt.Sprintf("%s#%06d %s", e.Type, e.Seq, e.RecordedAt)
+	}
+	fmt.Fprintf(&b, "[run:status] state=%s last=%s", v.State, last)
+	m := v.Metadata
+	if m.StateVersion != nil {
+		fmt.Fprintf(&b, " stateVersion=%d", *m.StateVersion)
+	}
+	var head runs.CacheHead
+	if json.Unmarshal(m.JournalHead, &head) == nil && head.ULID != "" {
+		fmt.Fprintf(&b, " journalHead=#%06d journalHead.ulid=%s", head.Seq, head.ULID)
+	}
+	if m.StateRebuilt {
+		fmt.Fprintf(&b, " stateRebuilt=true(%s)", m.StateRebuildReason)
+	}
+	fmt.Fprintf(&b, " pending[total]=%d", v.PendingEffectsSummary.TotalPending)
+	for _, k := range sortedCounts(v.PendingByKind) {
+		fmt.Fprintf(&b, " pending[%s]=%d", k, v.PendingByKind[k])
+	}
+	if v.CompletionProof != nil {
+		fmt.Fprintf(&b, " completionProof=%s", *v.CompletionProof)
 	}
 	b.WriteString("\n")
 	if n := len(st.Journal.Partial); n > 0 {

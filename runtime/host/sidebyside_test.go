@@ -1,20 +1,27 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"sitter.dev/sitter/runtime/journal"
 )
 
+// sdkVersion is the npm SDK whose CLI sitter's run and task verbs match.
+const sdkVersion = "0.0.187"
+
 // sdkDir is where the npm SDK is installed for comparison, never inside
-// the repository: $SITTER_SDK_DIR, else ~/.cache/sitter-npm/babysitter
-// (npm install --prefix "$dir" @a5c-ai/babysitter-sdk).
+// the repository: $SITTER_SDK_DIR, else ~/.cache/sitter-npm/babysitter.
 func sdkDir() string {
 	if d := os.Getenv("SITTER_SDK_DIR"); d != "" {
 		return d
@@ -23,152 +30,585 @@ func sdkDir() string {
 	return filepath.Join(home, ".cache", "sitter-npm", "babysitter")
 }
 
-// sideProcess is the comparison process: one shell effect, one agent
-// effect, then completion.
-const sideProcess = `import { defineTask } from '@a5c-ai/babysitter-sdk';
+// needSDK returns the SDK's CLI. Without it (or without node) the test
+// skips, saying how to install it, except in CI (CI set), where a
+// comparison that silently does not run is a failure.
+func needSDK(t *testing.T) string {
+	t.Helper()
+	sdk := sdkDir()
+	bin := filepath.Join(sdk, "node_modules", ".bin", "babysitter")
+	why := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		why = "node is not on PATH"
+	} else if _, err := os.Stat(bin); err != nil {
+		why = fmt.Sprintf("the npm SDK is not installed in %s (npm install --prefix %s @a5c-ai/babysitter-sdk@%s, or set SITTER_SDK_DIR)", sdk, sdk, sdkVersion)
+	}
+	switch {
+	case why == "":
+		return bin
+	case os.Getenv("CI") != "":
+		t.Fatalf("CI needs the side-by-side comparison: %s", why)
+	default:
+		t.Skip(why)
+	}
+	return ""
+}
+
+// cli runs one verb, named as the SDK names it (run:create, task:post …).
+type cli struct {
+	name string
+	cmd  func(verb string, args ...string) *exec.Cmd
+}
+
+// sideEnv is a clean environment for both CLIs: no session, state, runs
+// dir or SDK setting of the caller's leaks in.
+func sideEnv(t *testing.T) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SITTER_") || strings.HasPrefix(k, "BABYSITTER_") || strings.HasPrefix(k, "CLAUDE") || k == "XDG_STATE_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+t.TempDir(), "SITTER_STATE_DIR="+t.TempDir(), "SITTER_CACHE_DIR="+t.TempDir())
+}
+
+func newCLIs(t *testing.T, bin string) (sdk, sitter cli) {
+	env := sideEnv(t)
+	sdk = cli{"sdk", func(verb string, args ...string) *exec.Cmd {
+		if verb == "task:show" {
+			// The SDK prints a task's definition and result only when
+			// secrets may be logged; sitter always prints them.
+			args = append(args, "--verbose")
+		}
+		cmd := exec.Command(bin, append([]string{verb}, args...)...)
+		cmd.Env = append(env, "BABYSITTER_ALLOW_SECRET_LOGS=true")
+		return cmd
+	}}
+	sitter = cli{"sitter", func(verb string, args ...string) *exec.Cmd {
+		noun, v, _ := strings.Cut(verb, ":")
+		cmd := exec.Command(os.Args[0], append([]string{noun, v}, args...)...)
+		cmd.Env = append(env, "SITTER_TEST_MAIN=1")
+		return cmd
+	}}
+	return sdk, sitter
+}
+
+// step is one CLI call: its exit code, stdout (parsed when JSON) and stderr.
+type step struct {
+	Verb   string
+	Code   int
+	Stdout any
+	Stderr string
+}
+
+func (c cli) run(t *testing.T, ws, verb string, args ...string) step {
+	t.Helper()
+	cmd := c.cmd(verb, args...)
+	cmd.Dir = ws
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	s := step{Verb: verb, Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		s.Code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %s %v: %v", c.name, verb, args, err)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &s.Stdout); err != nil {
+		s.Stdout = stdout.String()
+	}
+	return s
+}
+
+// sideCase is a process both CLIs drive to its end.
+type sideCase struct {
+	name   string
+	proc   string
+	inputs func() string // the inputs file, computed once per CLI; nil for none
+	// post gives the result flags of an effect of a kind.
+	post func(kind string) []string
+}
+
+func okValue(v string) func(string) []string {
+	return func(string) []string { return []string{"--status", "ok", "--value-inline", v} }
+}
+
+var sideCases = []sideCase{{
+	name: "shell and agent",
+	proc: `import { defineTask } from '@a5c-ai/babysitter-sdk';
 export const build = defineTask('build', (args) => ({ kind: 'shell', title: 'Build', shell: { command: 'echo ' + args.target } }));
 export const review = defineTask('review', (args) => ({ kind: 'agent', title: 'Review', agent: { name: 'reviewer', prompt: { task: 'review ' + args.out } } }));
 export async function process(inputs, ctx) {
-  const b = await ctx.task(build, { target: 'all' });
+  const b = await ctx.task(build, { target: inputs.target });
   const r = await ctx.task(review, { out: b.out });
   return { b, r };
 }
-`
-
-type cycleTrace struct {
-	Types []string
-	Kinds []string
-	Dir   string
-	Proof string
+`,
+	inputs: func() string { return `{"target": "all"}` },
+	post: func(kind string) []string {
+		if kind == "shell" {
+			return []string{"--status", "ok", "--value-inline", `{"out": "bin"}`}
+		}
+		return []string{"--status", "ok", "--value-inline", `"LGTM"`}
+	},
+}, {
+	name: "breakpoint",
+	proc: `export async function process(inputs, ctx) {
+  const answer = await ctx.breakpoint({ question: 'Ship?' }, { label: 'approve' });
+  return answer.approved ? 'shipped' : 'held';
 }
+`,
+	post: okValue(`{"approved": true}`),
+}, {
+	name: "sleep until the near future",
+	proc: `export async function process(inputs, ctx) {
+  await ctx.sleepUntil(inputs.until);
+  return 'awake';
+}
+`,
+	// Late enough that the first iterate asks for the sleep, even on a
+	// busy machine (an SDK call takes up to a second or two); the driver
+	// waits for it, then posts its result as the SDK's harness does.
+	inputs: func() string {
+		return fmt.Sprintf(`{"until": %q}`, time.Now().Add(6*time.Second).UTC().Format(time.RFC3339Nano))
+	},
+	post: okValue(`{"slept": true}`),
+}, {
+	name: "sleep until the past",
+	proc: `export async function process(inputs, ctx) {
+  await ctx.sleepUntil('2000-01-01T00:00:00.000Z');
+  return 'awake';
+}
+`,
+}, {
+	name: "parallel",
+	proc: `import { defineTask } from '@a5c-ai/babysitter-sdk';
+export const lint = defineTask('lint', (args) => ({ kind: 'shell', title: 'Lint ' + args.dir, shell: { command: 'lint ' + args.dir } }));
+export const doc = defineTask('doc', () => ({ kind: 'agent', title: 'Docs', labels: ['writing', 'docs'], agent: { name: 'writer', prompt: { task: 'document' } } }));
+export async function process(inputs, ctx) {
+  const [a, b, c] = await ctx.parallel.all([() => ctx.task(lint, { dir: 'src' }), () => ctx.task(lint, { dir: 'test' }), () => ctx.task(doc, {})]);
+  return { a, b, c };
+}
+`,
+	post: okValue(`"done"`),
+}, {
+	name: "failing task",
+	proc: `import { defineTask } from '@a5c-ai/babysitter-sdk';
+export const deploy = defineTask('deploy', () => ({ kind: 'shell', title: 'Deploy', shell: { command: 'false' } }));
+export async function process(inputs, ctx) {
+  await ctx.task(deploy, {});
+  return 'deployed';
+}
+`,
+	post: func(string) []string { return []string{"--status", "error"} },
+}}
 
-// drive runs the comparison process through a CLI: create, then iterate
-// and post until it completes. cli maps a verb (run:create, …) to argv.
-func drive(t *testing.T, ws string, cli func(verb string, args ...string) *exec.Cmd) cycleTrace {
+// workspace makes a directory with the process as proc.mjs (and its
+// inputs); the SDK resolves its own import through node_modules, sitter
+// answers it itself.
+func workspace(t *testing.T, proc, inputs string) string {
 	t.Helper()
-	runJSON := func(v any, verb string, args ...string) {
-		t.Helper()
-		cmd := cli(verb, args...)
-		cmd.Dir = ws
-		out, err := cmd.Output()
-		if err != nil {
-			msg := ""
-			if ee, ok := err.(*exec.ExitError); ok {
-				msg = string(ee.Stderr)
-			}
-			t.Fatalf("%s %v: %v\n%s%s", verb, args, err, out, msg)
-		}
-		if v != nil {
-			if err := json.Unmarshal(out, v); err != nil {
-				t.Fatalf("%s: %v\n%s", verb, err, out)
-			}
-		}
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "proc.mjs"), []byte(proc), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	var created struct{ RunDir string }
-	runJSON(&created, "run:create", "--process-id", "side", "--entry", "./proc.mjs#process", "--runs-dir", "runs", "--json")
-	var tr cycleTrace
-	tr.Dir = created.RunDir
-	values := []string{`{"out":"bin"}`, `"LGTM"`}
-	for i := 0; i < 5; i++ {
-		var it struct {
-			Status          string
-			CompletionProof string
-			NextActions     []struct{ EffectID, Kind string }
-		}
-		runJSON(&it, "run:iterate", created.RunDir, "--json")
-		if it.Status == "completed" {
-			tr.Proof = it.CompletionProof
-			break
-		}
-		if len(it.NextActions) != 1 || i >= len(values) {
-			t.Fatalf("iteration %d: %+v", i, it)
-		}
-		tr.Kinds = append(tr.Kinds, it.NextActions[0].Kind)
-		runJSON(nil, "task:post", created.RunDir, it.NextActions[0].EffectID, "--status", "ok", "--value-inline", values[i], "--json")
-	}
-	j, err := journal.Load(filepath.Join(created.RunDir, "journal"))
-	if err != nil {
-		t.Fatalf("journal of %s: %v", created.RunDir, err)
-	}
-	for _, e := range j.Events {
-		tr.Types = append(tr.Types, e.Type)
-	}
-	return tr
-}
-
-// Side by side with the npm SDK: the same process gives the same journal
-// event types and effect kinds, sitter verifies the SDK's journal, and
-// the SDK's own run:status and task:list read sitter's run directory.
-func TestSideBySideWithSDK(t *testing.T) {
-	sdk := sdkDir()
-	bin := filepath.Join(sdk, "node_modules", ".bin", "babysitter")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("the npm SDK is not installed in %s (install it with: npm install --prefix %s @a5c-ai/babysitter-sdk; or set SITTER_SDK_DIR)", sdk, sdk)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
-	}
-	home := t.TempDir()
-	cache := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "SITTER_CACHE_DIR="+cache, "SITTER_TEST_MAIN=1")
-
-	sdkWS, sitterWS := t.TempDir(), t.TempDir()
-	for _, ws := range []string{sdkWS, sitterWS} {
-		if err := os.WriteFile(filepath.Join(ws, "proc.mjs"), []byte(sideProcess), 0o644); err != nil {
+	if inputs != "" {
+		if err := os.WriteFile(filepath.Join(ws, "inputs.json"), []byte(inputs), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The SDK resolves its own import from node_modules; sitter answers it.
-	if err := os.Symlink(filepath.Join(sdk, "node_modules"), filepath.Join(sdkWS, "node_modules")); err != nil {
+	if err := os.Symlink(filepath.Join(sdkDir(), "node_modules"), filepath.Join(ws, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	sdkCLI := func(verb string, args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append([]string{verb}, args...)...)
-		cmd.Env = env
-		return cmd
-	}
-	sitterCLI := func(verb string, args ...string) *exec.Cmd {
-		v := map[string][]string{"run:create": {"run", "create"}, "run:iterate": {"run", "iterate"}, "task:post": {"task", "post"}}[verb]
-		cmd := exec.Command(os.Args[0], append(v, args...)...)
-		cmd.Env = env
-		return cmd
-	}
-	want := drive(t, sdkWS, sdkCLI)
-	got := drive(t, sitterWS, sitterCLI)
-	if diff := cmp.Diff(want.Types, got.Types); diff != "" {
-		t.Errorf("journal event types (-sdk +sitter):\n%s", diff)
-	}
-	if diff := cmp.Diff(want.Kinds, got.Kinds); diff != "" {
-		t.Errorf("effect kinds (-sdk +sitter):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"shell", "agent"}, got.Kinds); diff != "" {
-		t.Errorf("effect kinds (-want +got):\n%s", diff)
-	}
+	return ws
+}
 
-	// babysitter run:status reads sitter's run directory.
-	var status struct {
-		State           string
-		CompletionProof string
-		LastEvent       struct{ Type string }
+// create makes a workspace and a run of the case's process in it.
+func (c sideCase) create(t *testing.T, cl cli) step {
+	t.Helper()
+	inputs := ""
+	if c.inputs != nil {
+		inputs = c.inputs()
 	}
-	out, err := sdkCLI("run:status", got.Dir, "--json").Output()
-	if err != nil {
-		t.Fatalf("babysitter run:status %s: %v\n%s", got.Dir, err, out)
+	ws := workspace(t, c.proc, inputs)
+	args := []string{"--process-id", "side", "--entry", "./proc.mjs#process", "--runs-dir", "runs", "--json"}
+	if inputs != "" {
+		args = append(args, "--inputs", "inputs.json")
 	}
-	if err := json.Unmarshal(out, &status); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	return cl.run(t, ws, "run:create", args...)
+}
+
+// drive runs a case through one CLI: create, then iterate, status, list,
+// and show and post each effect, until the run ends. It returns every
+// step and the run directory.
+func (c sideCase) drive(t *testing.T, cl cli) ([]step, string) {
+	t.Helper()
+	steps := []step{c.create(t, cl)}
+	created, _ := steps[0].Stdout.(map[string]any)
+	dir, _ := created["runDir"].(string)
+	if dir == "" {
+		t.Fatalf("%s run:create: %+v", cl.name, steps[0])
 	}
-	if status.State != "completed" || status.CompletionProof != got.Proof || status.LastEvent.Type != journal.RunCompleted {
-		t.Errorf("babysitter run:status of sitter's run: %s", out)
+	ws := wsOf(dir)
+	steps = append(steps, cl.run(t, ws, "run:status", dir, "--json"))
+	for i := 0; ; i++ {
+		it := cl.run(t, ws, "run:iterate", dir, "--json")
+		steps = append(steps, it, cl.run(t, ws, "run:status", dir, "--json"), cl.run(t, ws, "task:list", dir, "--json"))
+		res, _ := it.Stdout.(map[string]any)
+		if res["status"] != "waiting" || i == 5 {
+			break
+		}
+		acts, _ := res["nextActions"].([]any)
+		for _, a := range acts {
+			act, _ := a.(map[string]any)
+			steps = append(steps, c.resolve(t, cl, dir, act)...)
+		}
 	}
-	var list struct {
-		Tasks []struct{ Kind, Status string }
+	return steps, dir
+}
+
+// resolve shows an effect and posts its result, once a sleep's time has
+// come.
+func (c sideCase) resolve(t *testing.T, cl cli, dir string, act map[string]any) []step {
+	t.Helper()
+	id, _ := act["effectId"].(string)
+	kind, _ := act["kind"].(string)
+	show := cl.run(t, wsOf(dir), "task:show", dir, id, "--json")
+	waitSleep(act)
+	args := append([]string{dir, id}, append(c.post(kind), "--json")...)
+	return []step{show, cl.run(t, wsOf(dir), "task:post", args...)}
+}
+
+// waitSleep waits until a sleep effect's time has come.
+func waitSleep(act map[string]any) {
+	hints, _ := act["schedulerHints"].(map[string]any)
+	if ms, ok := hints["sleepUntilEpochMs"].(float64); ok {
+		time.Sleep(time.Until(time.UnixMilli(int64(ms))) + 50*time.Millisecond)
 	}
-	out, err = sdkCLI("task:list", got.Dir, "--json").Output()
-	if err != nil || json.Unmarshal(out, &list) != nil {
-		t.Fatalf("babysitter task:list %s: %v\n%s", got.Dir, err, out)
+}
+
+// sitterOnly are the fields sitter prints that the SDK does not, per
+// verb (see the comments on the JSON types in run.go and task.go).
+var sitterOnly = map[string][]string{
+	"run:iterate": {"output", "error", "haltReason", "runtimeError", "processCodeChanged", "logs"},
+	"run:status":  {"runId", "processId", "events", "partialWrites"},
+	"task:post":   {"effectId", "seq"},
+}
+
+// Stderr that differs by design: sitter's run create may say that the run
+// is bound to no session.
+var stderrNotCompared = map[string]bool{"run:create": true}
+
+// verboseRE is a line the SDK's --verbose adds (see newCLIs).
+var verboseRE = regexp.MustCompile(`(?m)^\[[a-z-]+:[a-z-]+\] verbose .*\n`)
+
+var (
+	ulidRE = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	timeRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	hexRE  = regexp.MustCompile(`^[0-9a-f]{32}$`)
+)
+
+// normalizer replaces the values that legitimately differ between two
+// runs by their shape: each ULID by the order it was first seen in (so
+// that the same id in two places stays the same), timestamps, the
+// completion proof, stack traces, epoch times, the workspace path.
+type normalizer struct {
+	ws    string
+	ulids map[string]string
+}
+
+func (n *normalizer) value(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out[k] = n.value(k, x[k])
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = n.value(key, e)
+		}
+		return out
+	case float64:
+		if strings.HasSuffix(key, "EpochMs") {
+			return "<epoch-ms>"
+		}
+	case string:
+		return n.text(key, x)
 	}
-	if len(list.Tasks) != 2 || list.Tasks[0].Status != "resolved_ok" || list.Tasks[1].Status != "resolved_ok" {
-		t.Errorf("babysitter task:list of sitter's run: %s", out)
+	return v
+}
+
+func (n *normalizer) text(key, s string) string {
+	switch {
+	case key == "stack":
+		return "<stack>"
+	case key == "completionProof" && hexRE.MatchString(s):
+		return "<proof>"
 	}
+	s = strings.ReplaceAll(s, n.ws, "<WS>")
+	s = timeRE.ReplaceAllString(s, "<time>")
+	return ulidRE.ReplaceAllStringFunc(s, func(u string) string {
+		if n.ulids[u] == "" {
+			n.ulids[u] = fmt.Sprintf("<ulid-%d>", len(n.ulids)+1)
+		}
+		return n.ulids[u]
+	})
+}
+
+// normalize makes the steps of one CLI comparable; sitter's own fields
+// are dropped from sitter's steps.
+func normalize(steps []step, ws string, sitter bool) []step {
+	n := &normalizer{ws: ws, ulids: map[string]string{}}
+	out := make([]step, len(steps))
+	for i, s := range steps {
+		if m, ok := s.Stdout.(map[string]any); ok && sitter {
+			m = copyMap(m)
+			for _, k := range sitterOnly[s.Verb] {
+				delete(m, k)
+			}
+			s.Stdout = m
+		}
+		s.Stdout = n.value("", s.Stdout)
+		s.Stderr = n.text("", verboseRE.ReplaceAllString(s.Stderr, ""))
+		if stderrNotCompared[s.Verb] {
+			s.Stderr = ""
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func copyMap(m map[string]any) map[string]any {
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// wsOf is the workspace of a run directory (<ws>/runs/<id>).
+func wsOf(runDir string) string { return filepath.Dir(filepath.Dir(runDir)) }
+
+func compareSteps(t *testing.T, sdk, sitter []step, sdkWS, sitterWS string) {
+	t.Helper()
+	verbs := func(ss []step) (v []string) {
+		for _, s := range ss {
+			v = append(v, s.Verb)
+		}
+		return v
+	}
+	if diff := cmp.Diff(verbs(sdk), verbs(sitter)); diff != "" {
+		t.Fatalf("the CLIs took different paths (-sdk +sitter):\n%s", diff)
+	}
+	want, got := normalize(sdk, sdkWS, false), normalize(sitter, sitterWS, true)
+	for i := range want {
+		if diff := cmp.Diff(want[i], got[i]); diff != "" {
+			t.Errorf("step %d (%s) differs (-sdk +sitter):\n%s", i+1, want[i].Verb, diff)
+		}
+	}
+}
+
+// Side by side with the npm SDK: every process is driven through both
+// CLIs, and every field they print (stdout JSON, recursively, stderr and
+// exit code) is the same, values that legitimately differ compared by
+// shape. Then each CLI reads the other's run directory.
+func TestSideBySideWithSDK(t *testing.T) {
+	bin := needSDK(t)
+	sdk, sitter := newCLIs(t, bin)
+	for _, c := range sideCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.post == nil {
+				c.post = okValue("null")
+			}
+			want, sdkDir := c.drive(t, sdk)
+			got, sitterDir := c.drive(t, sitter)
+			compareSteps(t, want, got, wsOf(sdkDir), wsOf(sitterDir))
+			crossRead(t, sdk, sitter, sdkDir, sitterDir)
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		t.Parallel()
+		sideErrors(t, sdk, sitter)
+	})
+	t.Run("hand-over", func(t *testing.T) {
+		t.Parallel()
+		handOver(t, sdk, sitter)
+	})
+}
+
+// handOver: a run the SDK created is continued by sitter and finished by
+// the SDK, which needs the same invocation keys in both.
+func handOver(t *testing.T, sdk, sitter cli) {
+	c := sideCases[0]
+	created, _ := c.create(t, sdk).Stdout.(map[string]any)
+	dir, _ := created["runDir"].(string)
+	ws := wsOf(dir)
+	next := func(cl cli) (status, id, kind string) {
+		t.Helper()
+		it := cl.run(t, ws, "run:iterate", dir, "--json")
+		res, _ := it.Stdout.(map[string]any)
+		status, _ = res["status"].(string)
+		if acts, _ := res["nextActions"].([]any); len(acts) == 1 {
+			a := acts[0].(map[string]any)
+			id, kind = a["effectId"].(string), a["kind"].(string)
+		}
+		return status, id, kind
+	}
+	var kinds []string
+	for _, cl := range []cli{sdk, sitter} {
+		status, id, kind := next(cl)
+		if status != "waiting" || id == "" {
+			t.Fatalf("%s iterate of the handed-over run: %s %q", cl.name, status, id)
+		}
+		kinds = append(kinds, kind)
+		if s := cl.run(t, ws, "task:post", append([]string{dir, id}, append(c.post(kind), "--json")...)...); s.Code != 0 {
+			t.Fatalf("%s task:post: %+v", cl.name, s)
+		}
+	}
+	if diff := cmp.Diff([]string{"shell", "agent"}, kinds); diff != "" {
+		t.Errorf("effects of the handed-over run (-want +got):\n%s", diff)
+	}
+	if status, _, _ := next(sdk); status != "completed" {
+		t.Errorf("the SDK finished the run sitter continued as %q", status)
+	}
+}
+
+// crossRead checks that each CLI's run status and task list of the other
+// CLI's run directory print what that CLI printed of its own.
+func crossRead(t *testing.T, sdk, sitter cli, sdkDir, sitterDir string) {
+	t.Helper()
+	for _, verb := range []string{"run:status", "task:list"} {
+		for _, dir := range []string{sdkDir, sitterDir} {
+			ws := wsOf(dir)
+			a := sdk.run(t, ws, verb, dir, "--json")
+			b := sitter.run(t, ws, verb, dir, "--json")
+			compareSteps(t, []step{a}, []step{b}, ws, ws)
+		}
+	}
+}
+
+// sideErrors compares the failures: a run directory that does not exist,
+// an effect the run does not know, flags task post refuses.
+func sideErrors(t *testing.T, sdk, sitter cli) {
+	type errCase struct {
+		name string
+		verb string
+		args func(runDir, effectID string) []string
+	}
+	cases := []errCase{
+		{"iterate of a missing run dir", "run:iterate", func(string, string) []string { return []string{"runs/nope", "--json"} }},
+		{"iterate of a missing run id", "run:iterate", func(string, string) []string { return []string{"nope", "--runs-dir", "runs", "--json"} }},
+		{"status of a missing run dir", "run:status", func(string, string) []string { return []string{"runs/nope", "--json"} }},
+		{"status of a missing run id", "run:status", func(string, string) []string { return []string{"nope", "--runs-dir", "runs"} }},
+		{"post of an unknown effect", "task:post", func(dir, _ string) []string {
+			return []string{dir, "01KUNKNQWN0000000000000000", "--status", "ok", "--value-inline", "1", "--json"}
+		}},
+		{"post without --status", "task:post", func(dir, id string) []string { return []string{dir, id, "--json"} }},
+		{"post ok without a value", "task:post", func(dir, id string) []string { return []string{dir, id, "--status", "ok", "--json"} }},
+		{"post error with an inline value", "task:post", func(dir, id string) []string {
+			return []string{dir, id, "--status", "error", "--value-inline", "1", "--json"}
+		}},
+		{"show of an unknown effect", "task:show", func(dir, _ string) []string { return []string{dir, "01KUNKNQWN0000000000000000", "--json"} }},
+	}
+	// One waiting run per CLI, for the cases that need a run.
+	setup := func(cl cli) (dir, effectID string) {
+		created, _ := sideCases[0].create(t, cl).Stdout.(map[string]any)
+		dir, _ = created["runDir"].(string)
+		it, _ := cl.run(t, wsOf(dir), "run:iterate", dir, "--json").Stdout.(map[string]any)
+		if acts, _ := it["nextActions"].([]any); len(acts) > 0 {
+			effectID, _ = acts[0].(map[string]any)["effectId"].(string)
+		}
+		if effectID == "" {
+			t.Fatalf("%s: no pending effect in %s", cl.name, dir)
+		}
+		return dir, effectID
+	}
+	sdkDir, sdkEffect := setup(sdk)
+	sitterDir, sitterEffect := setup(sitter)
+	for _, ec := range cases {
+		t.Run(ec.name, func(t *testing.T) {
+			want := sdk.run(t, wsOf(sdkDir), ec.verb, ec.args(sdkDir, sdkEffect)...)
+			got := sitter.run(t, wsOf(sitterDir), ec.verb, ec.args(sitterDir, sitterEffect)...)
+			if want.Code == 0 {
+				t.Errorf("the SDK succeeded: %+v", want)
+			}
+			want.Verb, got.Verb = "error", "error"
+			compareSteps(t, []step{want}, []step{got}, wsOf(sdkDir), wsOf(sitterDir))
+		})
+	}
+}
+
+// `run create --entry f.mjs#typo` fails with the exports the module has,
+// exit code 1 as the SDK's run:create fails. (The SDK itself takes the
+// typo when the module also exports `process`, and runs that: sitter
+// refuses, since the user named another export.)
+func TestRunCreateEntryTypo(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	ws := t.TempDir()
+	src := `export const build = { id: 'build' };
+export async function process(inputs, ctx) { return 1; }
+`
+	os.WriteFile(filepath.Join(ws, "f.mjs"), []byte(src), 0o644)
+	os.WriteFile(filepath.Join(ws, "g.mjs"), []byte("export const build = {};\n"), 0o644)
+	env := sideEnv(t)
+	create := func(entry string) step {
+		cmd := exec.Command(os.Args[0], "run", "create", "--process-id", "p", "--entry", entry, "--runs-dir", "runs", "--json")
+		cmd.Dir, cmd.Env = ws, append(env, "SITTER_TEST_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		s := step{Stdout: stdout.String(), Stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			s.Code = ee.ExitCode()
+		}
+		return s
+	}
+	for _, tc := range []struct{ entry, want string }{
+		{"f.mjs#typo", `export "typo" not found in f.mjs; it exports: build, process`},
+		{"f.mjs#build", `export "build" of f.mjs is a object, not a function; it exports: build, process`},
+		{"g.mjs", `g.mjs exports no process function (neither "process" nor a default export); it exports: build`},
+		{"nope.mjs#process", "process entry file not found"},
+	} {
+		got := create(tc.entry)
+		if got.Code != 1 || got.Stdout != "" || !strings.Contains(got.Stderr, tc.want) {
+			t.Errorf("run create --entry %s: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.entry, got.Code, got.Stdout, got.Stderr, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(ws, "runs")); len(entries) != 0 {
+		t.Errorf("a refused entry left %d run(s)", len(entries))
+	}
+	if got := create("f.mjs"); got.Code != 0 {
+		t.Errorf("run create --entry f.mjs (the process export): exit %d: %s", got.Code, got.Stderr)
+	}
+	// The SDK's exit code for an export that is not a process function.
+	if bin := filepath.Join(sdkDir(), "node_modules", ".bin", "babysitter"); fileExists(bin) {
+		cmd := exec.Command(bin, "run:create", "--process-id", "p", "--entry", "g.mjs#typo", "--runs-dir", "runs", "--json")
+		cmd.Dir, cmd.Env = ws, env
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("the SDK's run:create of a missing export: %v, want exit code 1", err)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

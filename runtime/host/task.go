@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -19,7 +21,7 @@ const taskUsage = `Usage:
                    [--stdout-file F] [--stderr-file F] [--started-at T] [--finished-at T] [--json]
   sitter task list <runDir> [--pending] [--kind K] [--json]
   sitter task show <runDir> <effectId> [--json]
-F "-" reads stdin.
+F "-" reads stdin. Posting an error result exits 1, as the SDK's task:post does.
 `
 
 // runTask is `sitter task …`.
@@ -29,143 +31,355 @@ func runTask(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	verb := "task " + args[0]
-	f, err := parseFlags(args[1:], "runs-dir status value value-inline error stdout-file stderr-file started-at finished-at kind", "pending")
+	// --verbose is accepted for the SDK's command lines; sitter's task
+	// show always prints the task and result (see taskShow).
+	f, err := parseFlags(args[1:], "runs-dir status value value-inline error stdout-file stderr-file started-at finished-at kind", "pending verbose")
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: %s: %v\n%s", verb, err, taskUsage)
 		return 2
 	}
-	dir, err := f.runDir(verb)
-	if err != nil {
-		return fail(stderr, verb, err)
-	}
-	asJSON := f.bools["json"]
 	switch args[0] {
 	case "post":
-		if len(f.pos) != 2 {
-			fmt.Fprint(stderr, taskUsage)
-			return 2
-		}
-		o := runs.PostOptions{Status: f.vals["status"], StartedAt: f.vals["started-at"], FinishedAt: f.vals["finished-at"]}
-		switch {
-		case f.has("value-inline"):
-			o.Value = json.RawMessage(strings.TrimSpace(f.vals["value-inline"]))
-		case f.has("value"):
-			b, err := readInput(f.vals["value"])
-			if err != nil {
-				return fail(stderr, verb, fmt.Errorf("--value: %w", err))
-			}
-			o.Value = json.RawMessage(strings.TrimSpace(string(b)))
-		}
-		if p := f.vals["error"]; p != "" {
-			b, err := readInput(p)
-			if err != nil {
-				return fail(stderr, verb, fmt.Errorf("--error: %w", err))
-			}
-			o.Error = json.RawMessage(strings.TrimSpace(string(b)))
-		}
-		for _, s := range []struct {
-			flag string
-			dst  **string
-		}{{"stdout-file", &o.Stdout}, {"stderr-file", &o.Stderr}} {
-			if p := f.vals[s.flag]; p != "" {
-				b, err := readInput(p)
-				if err != nil {
-					return fail(stderr, verb, fmt.Errorf("--%s: %w", s.flag, err))
-				}
-				text := string(b)
-				*s.dst = &text
-			}
-		}
-		injectFaults()
-		res, err := runs.Post(context.Background(), dir, f.pos[1], o)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		text := fmt.Sprintf("[task:post] status=%s resultRef=%s seq=%d\n", res.Status, res.ResultRef, res.Seq)
-		return out(stdout, stderr, asJSON, map[string]any{
-			"status": res.Status, "effectId": res.EffectID, "seq": res.Seq,
-			"committed": map[string]any{"resultRef": res.ResultRef, "stdoutRef": omit(res.StdoutRef), "stderrRef": omit(res.StderrRef)},
-			"resultRef": res.ResultRef, "stdoutRef": omit(res.StdoutRef), "stderrRef": omit(res.StderrRef),
-		}, text)
+		return taskPost(f, stdout, stderr)
 	case "list":
-		st, err := runs.Load(dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		tasks := []*runs.Effect{}
-		for _, e := range st.Effects {
-			if f.bools["pending"] && e.Status != runs.Requested {
-				continue
-			}
-			if k := f.vals["kind"]; k != "" && !strings.EqualFold(k, e.Kind) {
-				continue
-			}
-			tasks = append(tasks, e)
-		}
-		var b strings.Builder
-		scope := "total"
-		if f.bools["pending"] {
-			scope = "pending"
-		}
-		fmt.Fprintf(&b, "[task:list] %s=%d\n", scope, len(tasks))
-		for _, e := range tasks {
-			fmt.Fprintf(&b, "- %s [%s %s] %s (taskId=%s)\n", e.EffectID, e.Kind, e.Status, e.Label, e.TaskID)
-		}
-		return out(stdout, stderr, asJSON, map[string]any{"tasks": tasks}, b.String())
+		return taskList(f, stdout, stderr)
 	case "show":
-		if len(f.pos) != 2 {
-			fmt.Fprint(stderr, taskUsage)
-			return 2
-		}
-		st, err := runs.Load(dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		e := st.Effect(f.pos[1])
-		if e == nil {
-			return fail(stderr, verb, fmt.Errorf("effect %s not found in %s", f.pos[1], dir))
-		}
-		def, err := st.TaskDef(e)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		var result json.RawMessage
-		if e.Status != runs.Requested {
-			ref := e.ResultRef
-			if ref == "" {
-				ref = runs.TasksDir + "/" + e.EffectID + "/result.json"
-			}
-			b, err := os.ReadFile(dir + "/" + ref)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fail(stderr, verb, err)
-			}
-			if json.Valid(b) {
-				result = b
-			}
-		}
-		text := fmt.Sprintf("[task:show] %s [%s %s] %s\n%s\n", e.EffectID, e.Kind, e.Status, e.Label, strings.TrimSpace(string(def)))
-		if result != nil {
-			text += "result: " + compact(result, 2000) + "\n"
-		}
-		return out(stdout, stderr, asJSON, map[string]any{"effect": e, "task": def, "result": orNullRaw(result)}, text)
+		return taskShow(f, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "sitter: unknown command %q\n%s", verb, taskUsage)
 	return 2
 }
 
-// omit is a JSON null for an empty string.
-func omit(s string) any {
+// taskEntry is an effect as the SDK's task:list and task:show print it.
+type taskEntry struct {
+	EffectID    string   `json:"effectId"`
+	TaskID      string   `json:"taskId"`
+	StepID      string   `json:"stepId"`
+	Status      string   `json:"status"`
+	Kind        string   `json:"kind,omitempty"`
+	Label       string   `json:"label,omitempty"`
+	Labels      []string `json:"labels,omitempty"`
+	TaskDefRef  string   `json:"taskDefRef"`
+	InputsRef   *string  `json:"inputsRef"`
+	ResultRef   *string  `json:"resultRef"`
+	StdoutRef   *string  `json:"stdoutRef"`
+	StderrRef   *string  `json:"stderrRef"`
+	RequestedAt string   `json:"requestedAt,omitempty"`
+	ResolvedAt  string   `json:"resolvedAt,omitempty"`
+}
+
+func newTaskEntry(e *runs.Effect) taskEntry {
+	t := taskEntry{
+		EffectID: e.EffectID, TaskID: orUnknown(e.TaskID), StepID: orUnknown(e.StepID), Status: orUnknown(e.Status),
+		Kind: e.Kind, Label: e.Label, Labels: e.Labels, TaskDefRef: e.TaskDefRef,
+		InputsRef: ref(e.InputsRef), ResultRef: ref(e.ResultRef), StdoutRef: ref(e.StdoutRef), StderrRef: ref(e.StderrRef),
+		RequestedAt: e.RequestedAt, ResolvedAt: e.ResolvedAt,
+	}
+	if t.TaskDefRef == "" {
+		t.TaskDefRef = runs.TasksDir + "/" + e.EffectID + "/task.json"
+	}
+	return t
+}
+
+func orUnknown(s string) string {
 	if s == "" {
-		return nil
+		return "unknown"
 	}
 	return s
 }
 
-func orNullRaw(r json.RawMessage) any {
-	if r == nil {
+// ref is a run-relative path, JSON null for none.
+func ref(s string) *string {
+	if s == "" {
 		return nil
 	}
-	return r
+	return &s
+}
+
+// taskList is `task list`: the effects sorted by id, as the SDK lists them.
+func taskList(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "task list"
+	dir, err := f.runDir()
+	if dir == "" {
+		return usageFail(stderr, taskUsage)
+	}
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	}
+	st, err := runs.Load(dir)
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	}
+	tasks := []taskEntry{}
+	for _, e := range st.Effects {
+		if f.bools["pending"] && e.Status != runs.Requested {
+			continue
+		}
+		if k := f.vals["kind"]; k != "" && !strings.EqualFold(k, e.Kind) {
+			continue
+		}
+		tasks = append(tasks, newTaskEntry(e))
+	}
+	sort.Slice(tasks, func(i, j int) bool { return tasks[i].EffectID < tasks[j].EffectID })
+	var b strings.Builder
+	scope := "total"
+	if f.bools["pending"] {
+		scope = "pending"
+	}
+	fmt.Fprintf(&b, "[task:list] %s=%d\n", scope, len(tasks))
+	for _, t := range tasks {
+		label := ""
+		if t.Label != "" {
+			label = " " + t.Label
+		}
+		fmt.Fprintf(&b, "- %s [%s %s]%s (taskId=%s)\n", t.EffectID, orUnknown(t.Kind), t.Status, label, t.TaskID)
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"tasks": tasks}, b.String())
+}
+
+// largeResult is the SDK's limit for a result shown inline by task show.
+const largeResult = 1 << 20
+
+// taskShowJSON is `task show --json`. The SDK prints task and result only
+// when BABYSITTER_ALLOW_SECRET_LOGS is set and --verbose given, null
+// otherwise; sitter always prints them, as that unlocked SDK does,
+// because its stop hook sends agents here for an effect's definition.
+type taskShowJSON struct {
+	Effect      taskEntry       `json:"effect"`
+	Task        json.RawMessage `json:"task"`
+	Result      json.RawMessage `json:"result"`
+	LargeResult *string         `json:"largeResult"`
+}
+
+// taskShow is `task show`.
+func taskShow(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "task show"
+	if len(f.pos) != 2 {
+		return usageFail(stderr, taskUsage)
+	}
+	dir, err := f.runDir()
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	}
+	st, err := runs.Load(dir)
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	}
+	e := st.Effect(f.pos[1])
+	if e == nil {
+		return sdkFail(stderr, verb, "effect %s not found in %s", f.pos[1], dir)
+	}
+	def, err := st.TaskDef(e)
+	if err != nil {
+		return sdkFail(stderr, verb, "task definition missing for effect %s", e.EffectID)
+	}
+	v := taskShowJSON{Effect: newTaskEntry(e), Task: def, Result: json.RawMessage("null")}
+	result, large, err := readResult(dir, e)
+	if err != nil {
+		return sdkFail(stderr, verb, "result of effect %s: %v", e.EffectID, err)
+	}
+	if large {
+		v.LargeResult = ref(resultRef(e))
+	} else if result != nil {
+		v.Result = result
+	}
+	text := fmt.Sprintf("[task:show] %s [%s %s] %s\n%s\n", e.EffectID, orUnknown(e.Kind), e.Status, e.Label, strings.TrimSpace(string(def)))
+	if result != nil {
+		text += "result: " + compact(result, 2000) + "\n"
+	}
+	return outCompact(stdout, stderr, f.bools["json"], v, text)
+}
+
+func resultRef(e *runs.Effect) string {
+	if e.ResultRef != "" {
+		return e.ResultRef
+	}
+	return runs.TasksDir + "/" + e.EffectID + "/result.json"
+}
+
+// readResult reads an effect's result.json: nil when there is none yet
+// (or it is not JSON), large when it is over the SDK's inline limit.
+func readResult(dir string, e *runs.Effect) (json.RawMessage, bool, error) {
+	p := filepath.Join(dir, filepath.FromSlash(resultRef(e)))
+	fi, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if fi.Size() > largeResult {
+		return nil, true, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || !json.Valid(b) {
+		return nil, false, err
+	}
+	return b, false, nil
+}
+
+// taskPost is `task post`: the SDK's checks in the SDK's order and words.
+func taskPost(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "task post"
+	if len(f.pos) != 2 {
+		return usageFail(stderr, taskUsage)
+	}
+	if msg := postFlagError(f); msg != "" {
+		return sdkFail(stderr, verb, "%s", msg)
+	}
+	dir, err := f.runDir()
+	if err != nil {
+		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	}
+	o, err := postOptions(f)
+	if err != nil {
+		return thrown(stderr, f.bools["json"], err)
+	}
+	injectFaults()
+	res, err := runs.Post(context.Background(), dir, f.pos[1], o)
+	if err != nil {
+		return sdkFail(stderr, verb, "%v", err)
+	}
+	v := postJSON{
+		Status: res.Status, Committed: committed{res.ResultRef, res.StdoutRef, res.StderrRef, res.StartedAt, res.FinishedAt},
+		StdoutRef: ref(res.StdoutRef), StderrRef: ref(res.StderrRef), ResultRef: ref(res.ResultRef), EffectID: res.EffectID, Seq: res.Seq,
+	}
+	text := "[task:post] status=" + res.Status
+	for _, r := range []struct{ name, v string }{{"stdoutRef", res.StdoutRef}, {"stderrRef", res.StderrRef}, {"resultRef", res.ResultRef}} {
+		if r.v != "" {
+			text += " " + r.name + "=" + r.v
+		}
+	}
+	code := outCompact(stdout, stderr, f.bools["json"], v, text+"\n")
+	if code == 0 && res.Status == "error" {
+		code = 1 // the SDK's task:post exits 1 after an error result
+	}
+	return code
+}
+
+// postJSON is `task post --json`: the SDK's fields, then sitter's (the
+// effect and the journal seq of its EFFECT_RESOLVED).
+type postJSON struct {
+	Status    string    `json:"status"`
+	Committed committed `json:"committed"`
+	StdoutRef *string   `json:"stdoutRef"`
+	StderrRef *string   `json:"stderrRef"`
+	ResultRef *string   `json:"resultRef"`
+	EffectID  string    `json:"effectId"`
+	Seq       int       `json:"seq"`
+}
+
+type committed struct {
+	ResultRef  string `json:"resultRef"`
+	StdoutRef  string `json:"stdoutRef,omitempty"`
+	StderrRef  string `json:"stderrRef,omitempty"`
+	StartedAt  string `json:"startedAt"`
+	FinishedAt string `json:"finishedAt"`
+}
+
+// postFlagError is the SDK's complaint about task post's flags, "" if none.
+func postFlagError(f *cmdFlags) string {
+	status := f.vals["status"]
+	switch {
+	case status == "":
+		return "missing required --status <ok|error>"
+	case status != "ok" && status != "error":
+		return fmt.Sprintf("--status must be \"ok\" or \"error\" (received: %s)", status)
+	case f.has("value") && f.has("value-inline"):
+		return "cannot combine --value with --value-inline"
+	case status == "error" && f.has("value-inline"):
+		return "--value-inline is only supported with --status ok"
+	case status == "ok" && !f.has("value") && !f.has("value-inline"):
+		return "ok results require --value or --value-inline"
+	}
+	return ""
+}
+
+// postOptions reads the result from the flags.
+func postOptions(f *cmdFlags) (runs.PostOptions, error) {
+	o := runs.PostOptions{Status: f.vals["status"], StartedAt: f.vals["started-at"], FinishedAt: f.vals["finished-at"]}
+	var err error
+	switch {
+	case f.has("value-inline"):
+		o.Value = json.RawMessage(strings.TrimSpace(f.vals["value-inline"]))
+	case f.has("value"):
+		if o.Value, err = readJSONInput("--value", f.vals["value"]); err != nil {
+			return o, err
+		}
+	}
+	if o.Status == "ok" {
+		if err := checkJSON(o.Value); err != nil {
+			return o, err
+		}
+	}
+	if p := f.vals["error"]; p != "" {
+		if o.Error, err = readJSONInput("--error", p); err != nil {
+			return o, err
+		}
+		if err := checkJSON(o.Error); err != nil {
+			return o, err
+		}
+	}
+	for _, s := range []struct {
+		flag string
+		dst  **string
+	}{{"stdout-file", &o.Stdout}, {"stderr-file", &o.Stderr}} {
+		if p := f.vals[s.flag]; p != "" {
+			b, err := readInput(p)
+			if err != nil {
+				return o, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			text := string(b)
+			*s.dst = &text
+		}
+	}
+	return o, nil
+}
+
+func readJSONInput(flag, p string) (json.RawMessage, error) {
+	b, err := readInput(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return json.RawMessage(strings.TrimSpace(string(b))), nil
+}
+
+// syntaxError is a value that is not JSON, named as the SDK's JSON.parse
+// names it.
+type syntaxError struct{ err error }
+
+func (e *syntaxError) Error() string { return e.err.Error() }
+
+func checkJSON(raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return &syntaxError{fmt.Errorf("%q is not valid JSON: %w", string(raw), err)}
+	}
+	return nil
+}
+
+// thrown reports an error the way the SDK reports one it did not expect:
+// with --json its structured error object on stderr, else "Error: …".
+func thrown(stderr io.Writer, asJSON bool, err error) int {
+	name := "Error"
+	var se *syntaxError
+	if errors.As(err, &se) {
+		name = "SyntaxError"
+	}
+	if !asJSON {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return 1
+	}
+	b, _ := json.Marshal(struct {
+		Name                string   `json:"name"`
+		Message             string   `json:"message"`
+		Category            string   `json:"category"`
+		CategoryDescription string   `json:"categoryDescription"`
+		Suggestions         []string `json:"suggestions"`
+		NextSteps           []string `json:"nextSteps"`
+	}{name, err.Error(), "INTERNAL", "Internal error (please report as a bug)", []string{}, []string{}})
+	fmt.Fprintf(stderr, "%s\n", b)
+	return 1
 }
 
 // injectFaults arms SITTER_FAULT_INJECT=N for fault tests: the process
