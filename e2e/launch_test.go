@@ -594,44 +594,73 @@ func TestLaunchClaudeBabysit(t *testing.T) {
 	sameTree(t, "user HOME", before, snapshot(t, home))
 }
 
-// TestLaunchClaudeBabysitResume: a babysit launch stopped by its cap
-// (--max-iterations 1: one stop-hook continuation) exits 3 with the run
-// unfinished; `sitter launch claude-code --run-id` then resumes that same
-// Claude session by id (its transcript is in the user's store) and
-// drives the run to completion.
+// TestLaunchClaudeBabysitResume: a babysit launch whose agent does
+// nothing is stopped by its cap (--max-iterations 1: one stop-hook
+// continuation) and exits 3 with the run unfinished; `sitter launch
+// claude-code --run-id` then resumes that same Claude session by id (its
+// transcript is in the user's store) and drives the run to completion.
 func TestLaunchClaudeBabysitResume(t *testing.T) {
-	bin := install(t, clis["claude-code"])
+	babysitResume(t, "claude-code", []string{"ANTHROPIC_API_KEY=sk-fake"}, []string{"--upstream", "{llm}"}, true)
+}
+
+// TestLaunchBabysitResumeHarnesses: the same on the other harnesses.
+// Where the stop hook is native, the run's last session is this
+// harness's and is resumed by id (Codex's rollout, Gemini's chat and
+// Copilot's session state are in the user's stores); in bridge-hooks mode
+// (OpenCode, Pi) the launch's sessions have made-up ids, so a new session
+// continues the run.
+func TestLaunchBabysitResumeHarnesses(t *testing.T) {
+	for _, c := range launchBabysitHarnesses {
+		t.Run(c.harness, func(t *testing.T) {
+			babysitResume(t, c.harness, c.env, c.args, c.mode == launch.AgentDriven)
+		})
+	}
+}
+
+// lazyTurn is what the agent of a first, capped launch says every turn.
+const lazyTurn = "LAZY-TURN: not now, ending my turn."
+
+// babysitResume runs a babysit launch whose agent does nothing, capped
+// after one continuation, then `--run-id` with an agent that works, to
+// completion; byID: the second launch resumes the first one's harness
+// session.
+func babysitResume(t *testing.T, harness string, env, extra []string, byID bool) {
+	t.Helper()
+	bin := install(t, clis[harness])
 	home := userHome(t)
+	before := snapshot(t, home)
 	project, proc, inputs := launchBabysitProject(t)
-	llm := startLLM(t, launchBabysitAgent(sitter(t)))
-	common := []string{"--bin", bin, "--workspace", project, "--upstream", llm.URL,
-		"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", "claude-code")}
-	evs, r := runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk-fake"},
-		append([]string{"claude-code", "--babysit", proc, "--inputs", inputs, "--max-iterations", "1"}, common...)...)
+	llm := startLLM(t, llmscript.Text(lazyTurn))
+	common := []string{"--bin", bin, "--workspace", project, "--plugin", filepath.Join(repo(t), "artifacts", "babysitter", harness)}
+	for _, a := range extra {
+		common = append(common, strings.ReplaceAll(a, "{llm}", llm.URL))
+	}
+	evs, r := runLaunch(t, home, env, append([]string{harness, "--babysit", proc, "--inputs", inputs, "--max-iterations", "1"}, common...)...)
 	b := eventOf(evs, "babysit")
 	if b == nil || b["code"] != float64(launch.ExitCap) || r.err == nil {
 		t.Fatalf("first launch: babysit event %v, err %v, want code 3\n%s\n%s", b, r.err, r.stdout, r.stderr)
 	}
 	runID, session := fmt.Sprint(b["runId"]), fmt.Sprint(b["harnessSession"])
-	if session == "" || session == "<nil>" {
+	if byID && (session == "" || session == "<nil>") {
 		t.Fatalf("no harness session recorded: %v", b)
 	}
 	seen := len(llm.Requests())
-	evs, r = runLaunch(t, home, []string{"ANTHROPIC_API_KEY=sk-fake"}, append([]string{"claude-code", "--run-id", runID}, common...)...)
+	llm.SetScript(launchBabysitAgent(sitter(t)))
+	evs, r = runLaunch(t, home, env, append([]string{harness, "--run-id", runID}, common...)...)
 	if r.err != nil {
 		t.Fatalf("resume: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
-	sp := eventOf(evs, "spawn")
-	argv := fmt.Sprint(sp["argv"])
-	if !strings.Contains(argv, "--resume "+session) {
-		t.Errorf("the resumed launch did not resume session %s: %s", session, argv)
-	}
-	if countEvents(evs, "resume_failed") != 0 {
-		t.Errorf("resume failed:\n%s", r.stdout)
-	}
-	// The resumed session's first request carries the first session's turns.
-	if q := llm.Requests(); len(q) <= seen || !q[seen].Contains(launchPostedMarker) {
-		t.Errorf("the resumed session's first request lacks the earlier conversation")
+	if byID {
+		if argv := fmt.Sprint(eventOf(evs, "spawn")["argv"]); !strings.Contains(argv, " "+session+" ") {
+			t.Errorf("the resumed launch did not resume session %s: %s", session, argv)
+		}
+		if countEvents(evs, "resume_failed") != 0 {
+			t.Errorf("resume failed:\n%s\n%s", r.stdout, r.stderr)
+		}
+		// The resumed session's first request carries the first session's turns.
+		if q := llm.Requests(); len(q) <= seen || !q[seen].Contains(lazyTurn) {
+			t.Errorf("the resumed session's first request lacks the earlier conversation")
+		}
 	}
 	b = eventOf(evs, "babysit")
 	if b == nil || b["code"] != float64(0) || b["status"] != "completed" {
@@ -644,6 +673,20 @@ func TestLaunchClaudeBabysitResume(t *testing.T) {
 	if n := countJournal(st, journal.SessionBound, nil); n < 2 {
 		t.Errorf("%d SESSION_BOUND events, want one per launch", n)
 	}
+	sameTree(t, "user HOME", before, snapshot(t, home))
+}
+
+// launchBabysitHarnesses are the harnesses besides Claude Code, with the
+// mode a babysit launch picks and how each reaches the fake LLM.
+var launchBabysitHarnesses = []struct {
+	harness, mode string
+	env, args     []string
+}{
+	{"codex", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai-responses", "--upstream", "{llm}/v1"}},
+	{"gemini-cli", launch.AgentDriven, []string{"GEMINI_API_KEY=sk-fake"}, []string{"--provider", "gemini", "--upstream", "{llm}", "--model", geminiModel}},
+	{"copilot", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
+	{"opencode", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
+	{"pi", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
 }
 
 // TestLaunchBabysitHarnesses: the same unattended babysit launch on the
@@ -652,16 +695,7 @@ func TestLaunchClaudeBabysitResume(t *testing.T) {
 // (sitter runs the harness again while the run is unfinished) on OpenCode
 // and Pi.
 func TestLaunchBabysitHarnesses(t *testing.T) {
-	for _, c := range []struct {
-		harness, mode string
-		env, args     []string
-	}{
-		{"codex", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai-responses", "--upstream", "{llm}/v1"}},
-		{"gemini-cli", launch.AgentDriven, []string{"GEMINI_API_KEY=sk-fake"}, []string{"--provider", "gemini", "--upstream", "{llm}", "--model", geminiModel}},
-		{"copilot", launch.AgentDriven, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
-		{"opencode", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
-		{"pi", launch.BridgeHooks, []string{"OPENAI_API_KEY=sk-fake"}, []string{"--provider", "openai", "--upstream", "{llm}/v1"}},
-	} {
+	for _, c := range launchBabysitHarnesses {
 		t.Run(c.harness, func(t *testing.T) {
 			bin := install(t, clis[c.harness])
 			home := userHome(t)

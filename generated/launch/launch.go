@@ -233,8 +233,8 @@ var Specs = []rl.Spec{{
 	}},
 	PluginArgs: []string{},
 	PluginKind: "install",
-	Resume:     []string{"--continue", "-p", "{prompt}", "--trust-folder", "--allow-all-tools"},
-	ResumeID:   []string{"--resume", "{session}", "-p", "{prompt}", "--trust-folder", "--allow-all-tools"},
+	Resume:     []string{"--continue", "-p", "{prompt}", "--allow-all-tools"},
+	ResumeID:   []string{"--resume", "{session}", "-p", "{prompt}", "--allow-all-tools"},
 	TurnEnd: rl.TurnEnd{
 		Event: "agentStop",
 		Files: []rl.File{{

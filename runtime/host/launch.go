@@ -53,8 +53,9 @@ Babysit (unattended, until the run ends):
   babysitter/<harness> from the current directory, or --plugin DIR naming it)
   and a prompt to continue the run (--prompt adds to it). Mode: agent-driven
   where the harness's stop hook is native (its stop hook drives the loop;
-  --max-iterations caps its blocks in a row), else bridge-hooks (sitter runs the
-  harness again while the run is unfinished, up to --max-iterations).
+  --max-iterations caps its blocks: SITTER_STOP_CAP, and sitter ends the harness
+  past it), else bridge-hooks (sitter runs the harness again while the run is
+  unfinished, up to --max-iterations).
   Exit code: 0 the run completed; 1 it failed or halted (or sitter could not
   launch); 2 usage; 3 a cap ended the loop with the run unfinished
   (--max-iterations, the stop hook's or the session's cap); 4 the harness

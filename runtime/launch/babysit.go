@@ -304,11 +304,44 @@ func (l *launcher) openRun() error {
 	l.vals.Prompt = prompt
 	l.env = append(slices.DeleteFunc(l.env, func(kv string) bool { return strings.HasPrefix(kv, BabysitEnv+"=") }), BabysitEnv+"="+st.Dir)
 	if o.Mode == AgentDriven && o.MaxIterations > 0 && l.maxExplicit {
-		// The stop hook's cap of blocks in a row is the loop's cap.
+		// The stop hook's cap of blocks in a row is the loop's cap. It
+		// counts a chain by the harness's stop_hook_active, which not
+		// every harness reports on each continuation (Gemini CLI's
+		// retried turns did not), so sitter also ends the harness once
+		// the run's journal shows more blocks than the cap.
 		l.env = append(slices.DeleteFunc(l.env, func(kv string) bool { return strings.HasPrefix(kv, "SITTER_STOP_CAP=") }),
 			fmt.Sprintf("SITTER_STOP_CAP=%d", o.MaxIterations))
+		l.watch = l.watchBlocks
 	}
 	return nil
+}
+
+// watchBlocks says that the harness must be ended when the stop hook has
+// blocked more than --max-iterations times since the launch began.
+func (l *launcher) watchBlocks() string {
+	j, err := journal.Load(filepath.Join(l.run.Dir, run.JournalDir))
+	if err != nil {
+		return ""
+	}
+	n := 0
+	for i, ev := range j.Events {
+		if i >= l.journalStart && ev.Type == journal.StopHookInvoked && stopBlocked(ev) {
+			n++
+		}
+	}
+	if n <= l.o.MaxIterations {
+		return ""
+	}
+	l.capped = true
+	return fmt.Sprintf("the stop hook blocked %d times, more than --max-iterations %d", n, l.o.MaxIterations)
+}
+
+func stopBlocked(ev journal.Event) bool {
+	var d struct {
+		Decision string `json:"decision"`
+	}
+	json.Unmarshal(ev.Data, &d)
+	return d.Decision == "block"
 }
 
 // agentDriven runs the harness once on the run: its own stop hook (the

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 //	cap                     journal the session's iteration cap
 //	breakpoint              request a breakpoint effect
 //	sleep                   sleep (for --timeout)
+//	blockloop               journal blocks for 10 s (a cap that does not hold)
 //	exitN                   exit with code N
 //	transcript              write a session file and a config file in $HOME
 //	none                    nothing
@@ -81,6 +82,14 @@ func fakeHarness() int {
 		return appendEv(journal.EffectRequested, map[string]any{"effectId": "e1", "invocationKey": "k1", "taskId": "ask", "kind": "breakpoint"})
 	case action == "sleep":
 		time.Sleep(time.Minute)
+	case action == "blockloop":
+		// A harness whose stop hook's cap does not hold: blocks go on.
+		for i := 0; i < 200; i++ {
+			if c := appendEv(journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "real-1", "decision": "block"}); c != 0 {
+				return c
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	case strings.HasPrefix(action, "exit"):
 		c, _ := strconv.Atoi(strings.TrimPrefix(action, "exit"))
 		return c
@@ -238,6 +247,24 @@ func TestBabysitMaxIterationsAgentDriven(t *testing.T) {
 	}
 	if sp := spawns(t, ws); sp[0].StopCap != "7" {
 		t.Errorf("SITTER_STOP_CAP = %q, want 7", sp[0].StopCap)
+	}
+}
+
+// TestBabysitMaxIterationsWatch: where the stop hook's cap does not hold,
+// sitter ends the harness once the journal shows more blocks than
+// --max-iterations.
+func TestBabysitMaxIterationsWatch(t *testing.T) {
+	ws, entry := newProcess(t)
+	start := time.Now()
+	code, err, evs, _ := babysitCase{actions: "blockloop", max: 3, babysit: launch.Babysit{Entry: entry}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitCap {
+		t.Fatalf("code %d, err %v, want %d", code, err, launch.ExitCap)
+	}
+	if e := evs.find("terminate"); e == nil || !strings.Contains(fmt.Sprint(e["reason"]), "more than --max-iterations 3") {
+		t.Errorf("terminate event: %v", e)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("the harness ran %s: not ended by the watch", d)
 	}
 }
 

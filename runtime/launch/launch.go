@@ -132,7 +132,13 @@ type launcher struct {
 	capped         bool
 	maxExplicit    bool   // --max-iterations was given
 	sitterCmd      string // how the prompt names sitter
+	// watch, when set, is asked every watchEvery while a headless harness
+	// runs whether sitter must end it, and why.
+	watch func() string
 }
+
+// watchEvery is how often a launch's watch is asked.
+var watchEvery = 500 * time.Millisecond
 
 // Run performs the launch and returns the harness's exit code. Errors are
 // sitter's own (no harness ran, or cleanup failed); they come with code 1.
@@ -543,11 +549,21 @@ func (l *launcher) spawn(which Args, iteration int) (int, error) {
 	l.emit("spawn", "iteration", iteration, "pid", cmd.Process.Pid, "argv", append([]string{l.o.Bin}, plan.Args...))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var timeout, kill <-chan time.Time
+	var timeout, kill, watch <-chan time.Time
 	if !l.deadline.IsZero() && !interactive {
 		t := time.NewTimer(time.Until(l.deadline))
 		defer t.Stop()
 		timeout = t.C
+	}
+	if l.watch != nil && !interactive {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		watch = t.C
+	}
+	end := func() {
+		signalGroup(cmd, syscall.SIGTERM, true)
+		kt := time.NewTimer(killGrace)
+		kill = kt.C
 	}
 	var werr error
 wait:
@@ -561,10 +577,13 @@ wait:
 		case <-timeout:
 			l.timedOut = true
 			l.emit("timeout", "after", l.o.Timeout.String(), "iteration", iteration)
-			signalGroup(cmd, syscall.SIGTERM, true)
-			kt := time.NewTimer(killGrace)
-			defer kt.Stop()
-			kill = kt.C
+			end()
+		case <-watch:
+			if why := l.watch(); why != "" {
+				watch = nil
+				l.emit("terminate", "reason", why, "iteration", iteration)
+				end()
+			}
 		case <-kill:
 			l.emit("kill", "signal", "SIGKILL")
 			signalGroup(cmd, syscall.SIGKILL, true)
