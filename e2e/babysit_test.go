@@ -114,7 +114,9 @@ func afterIterate(obj map[string]any) llmscript.Turn {
 	}
 	a, _ := acts[0].(map[string]any)
 	id, _ := a["effectId"].(string)
-	runDir, _ := obj["runDir"].(string)
+	// iterate names its run in metadata.runId (the SDK's shape).
+	meta, _ := obj["metadata"].(map[string]any)
+	runDir, _ := meta["runId"].(string)
 	if runDir == "" {
 		runDir, _ = obj["runId"].(string)
 	}

@@ -52,7 +52,7 @@ import (
 const (
 	ReplayCacheFile    = "replay-cache.json" // in StateDir
 	replayEffectsGlob  = "replay-effects.*.json"
-	replayCacheVersion = "sitter.replay-cache.v1"
+	replayCacheVersion = "sitter.replay-cache.v2"
 )
 
 // replayHeader is replay-cache.json.
@@ -67,6 +67,7 @@ type replayHeader struct {
 	Failure     json.RawMessage `json:"failure,omitempty"`
 	HaltReason  string          `json:"haltReason,omitempty"`
 	StopChecks  int             `json:"stopChecks"`
+	RuntimeErr  string          `json:"runtimeError,omitempty"`
 	Pending     []*Effect       `json:"pending"`
 	Effects     int             `json:"effects"`
 	EffectsFile string          `json:"effectsFile"`
@@ -240,6 +241,7 @@ func effectsFileName(content []byte) string {
 func (h *replayHeader) state(dir string, m *Metadata, effects []*Effect) *State {
 	s := newReplay(dir, m)
 	s.ProcessHash, s.Failure, s.HaltReason, s.StopChecks, s.lifecycle = h.ProcessHash, h.Failure, h.HaltReason, h.StopChecks, h.Lifecycle
+	s.RuntimeError = h.RuntimeErr
 	for _, e := range effects {
 		s.Effects = append(s.Effects, e)
 		s.byID[e.EffectID] = e
@@ -269,7 +271,7 @@ func (r *replayed) save() {
 	h := replayHeader{
 		Version: replayCacheVersion, MetaHash: r.metaHash, Files: len(r.names), NamesHash: namesHash(r.names),
 		Lifecycle: s.lifecycle, ProcessHash: s.ProcessHash, Failure: s.Failure, HaltReason: s.HaltReason,
-		StopChecks: s.StopChecks, Pending: s.Pending(), Effects: r.effects, EffectsFile: r.effectsFile,
+		StopChecks: s.StopChecks, RuntimeErr: s.RuntimeError, Pending: s.Pending(), Effects: r.effects, EffectsFile: r.effectsFile,
 	}
 	if h.Pending == nil {
 		h.Pending = []*Effect{}
@@ -333,8 +335,10 @@ type Summary struct {
 	Meta       *Metadata
 	Status     string
 	StopChecks int
-	pending    []*Effect
-	from       string
+	// RuntimeError: State.RuntimeError.
+	RuntimeError string
+	pending      []*Effect
+	from         string
 }
 
 // Pending lists the effects still waiting for a result, in request order.
@@ -397,7 +401,7 @@ func (l *Locked) Summary() (*Summary, error) {
 }
 
 func (r *replayed) summary(dir string) *Summary {
-	return &Summary{Dir: dir, Meta: r.s.Meta, Status: r.s.Status, StopChecks: r.s.StopChecks, pending: r.s.Pending(), from: r.from}
+	return &Summary{Dir: dir, Meta: r.s.Meta, Status: r.s.Status, StopChecks: r.s.StopChecks, RuntimeError: r.s.RuntimeError, pending: r.s.Pending(), from: r.from}
 }
 
 // Append journals one event after the journal's head, which it has from

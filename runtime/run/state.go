@@ -66,6 +66,10 @@ type State struct {
 	HaltReason string
 	// StopChecks counts STOP_HOOK_INVOKED events.
 	StopChecks int
+	// RuntimeError is the message of the last PROCESS_RUNTIME_ERROR when
+	// nothing but stop checks and bindings followed it: the process file
+	// cannot run, so iterating again cannot advance the run.
+	RuntimeError string
 	// lifecycle is the status the last RUN_COMPLETED, RUN_FAILED or
 	// RUN_HALTED set, "" before any.
 	lifecycle string
@@ -112,6 +116,22 @@ func newReplay(dir string, m *Metadata) *State {
 func (s *State) replayEvent(ev journal.Event) error {
 	bad := func(why string) error {
 		return fmt.Errorf("run %s: journal file %s: %s", s.Dir, ev.File, why)
+	}
+	switch ev.Type {
+	case journal.StopHookInvoked, journal.SessionBound:
+	case journal.ProcessRuntimeError:
+		var r struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		json.Unmarshal(ev.Data, &r)
+		s.RuntimeError = r.Error.Message
+		if s.RuntimeError == "" {
+			s.RuntimeError = "the process could not be run"
+		}
+	default:
+		s.RuntimeError = ""
 	}
 	switch ev.Type {
 	case journal.EffectRequested:

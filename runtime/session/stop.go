@@ -22,6 +22,7 @@ const (
 	RowProof         = "completion-proof"
 	RowEnded         = "run-ended" // failed or halted: nothing left to do
 	RowUnreadable    = "run-unreadable"
+	RowProcessError  = "process-error" // the process file cannot run
 	RowBreakpoints   = "breakpoints-only"
 	RowPending       = "effects-pending"
 	RowIterate       = "iterate"
@@ -146,6 +147,17 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		return Decision{Block: true, Row: RowCompleted, Reason: fmt.Sprintf(
 			"Babysitter run %s completed. To finish: run `sitter run status %s --json`, take `completionProof` from its output, summarize the result for the user and end your reply with <promise>COMPLETION_PROOF</promise> holding that proof.",
 			rs.Meta.RunID, st.RunDir)}
+	}
+	if rs.RuntimeError != "" && rs.Status != run.StatusCompleted && rs.Status != run.StatusFailed && rs.Status != run.StatusHalted {
+		// Iterating again gives the same error: do not trap the agent in
+		// a loop it cannot advance.
+		msg := rs.RuntimeError
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return Decision{Row: RowProcessError, Reason: fmt.Sprintf(
+			"run %s cannot advance: its process fails to run (%s). Fix %s, then resume the run (`sitter run iterate %s --json`).",
+			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunDir)}
 	}
 	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
 		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status}

@@ -49,7 +49,11 @@ func makeRun(t *testing.T, f fixture) (string, *run.Metadata) {
 			t.Fatal(err)
 		}
 	}
-	if f.end != "" {
+	if f.end == journal.ProcessRuntimeError {
+		if _, err := run.Append(ctx, dir, f.end, map[string]any{"error": map[string]any{"name": "ProcessRuntimeError", "message": "SyntaxError: Unexpected token"}}); err != nil {
+			t.Fatal(err)
+		}
+	} else if f.end != "" {
 		if _, err := run.Append(ctx, dir, f.end, map[string]any{}); err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +92,8 @@ func TestStopDecisionTable(t *testing.T) {
 		{name: "proof in transcript", run: fixture{pending: []string{"agent"}}, bind: true, msg: "done <promise>PROOF</promise>", transcript: true, wantRow: RowProof, wantOff: true},
 		{name: "wrong proof", run: fixture{pending: []string{"agent"}}, bind: true, msg: "<promise>nope</promise>", wantBlock: true, wantRow: RowPending},
 		{name: "run failed", run: fixture{end: journal.RunFailed}, bind: true, wantRow: RowEnded, wantOff: true},
+		{name: "process cannot run", run: fixture{end: journal.ProcessRuntimeError}, bind: true, wantRow: RowProcessError,
+			reasonHas: []string{"SyntaxError: Unexpected token", "p.mjs", "sitter run iterate"}},
 		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint", "breakpoint"}}, bind: true, wantRow: RowBreakpoints, reasonHas: []string{"human"}},
 		{name: "pending effects", run: fixture{pending: []string{"shell", "breakpoint"}, resolved: 1}, bind: true, wantBlock: true, wantRow: RowPending,
 			reasonHas: []string{"2 effect(s)", "[shell] shell step", "[breakpoint] breakpoint step", "sitter task post", "sitter run iterate"}},
