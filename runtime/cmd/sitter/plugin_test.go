@@ -19,8 +19,8 @@ import (
 const artifactsDir = "../../../artifacts"
 
 // denyPayloads are PreToolUse-like payloads asking for `rm -rf /`, per
-// harness and native event, in each harness's own dialect (see
-// ../shared/fixtures).
+// harness and native event, in each harness's own dialect (the payload
+// goldens under gen/golden/testdata/normalize show each dialect).
 var denyPayloads = map[string]map[string]string{
 	"claude-code": {"PreToolUse": `{"session_id":"s1","cwd":"/home/dev/acme","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"t1"}`},
 	"codex":       {"PreToolUse": `{"session_id":"s1","cwd":"/home/dev/acme","hook_event_name":"PreToolUse","model":"gpt-5.1-codex","turn_id":"u1","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"t1"}`},
