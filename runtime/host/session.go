@@ -92,16 +92,7 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fu
 		}
 		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, stdout, stderr, verb)
 	case "stop-check":
-		d, err := session.StopCheck(ctx, ev)
-		if err != nil {
-			// Never trap an agent because sitter failed: the decision
-			// stands, the error is a diagnostic.
-			fmt.Fprintf(stderr, "sitter: %s: %v\n", verb, err)
-		}
-		if !d.Block {
-			return 0
-		}
-		return writeResult(stdout, stderr, d.Result())
+		return session.StopCheckAnswer(ctx, ev, stdout, stderr)
 	case "prompt":
 		return sessionPrompt(ev, stdout, stderr, reg)
 	case "end":
