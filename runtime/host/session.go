@@ -329,25 +329,13 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, "session list", err)
 	}
 	cwd, _ := os.Getwd()
-	type row struct {
-		Harness       string `json:"harness"`
-		SessionID     string `json:"sessionId"`
-		Active        bool   `json:"active"`
-		RunID         string `json:"runId,omitempty"`
-		RunDir        string `json:"runDir,omitempty"`
-		Iteration     int    `json:"iteration"`
-		MaxIterations int    `json:"maxIterations"`
-		Cwd           string `json:"cwd,omitempty"`
-		UpdatedAt     string `json:"updatedAt"`
-		EndedBecause  string `json:"endedBecause,omitempty"`
-	}
-	rows := []row{}
+	rows := []*session.State{}
 	var b strings.Builder
 	for _, st := range all {
 		if !f.bools["all"] && (st.Cwd == "" || !within(cwd, st.Cwd) && !within(st.Cwd, cwd)) {
 			continue
 		}
-		rows = append(rows, row{st.Harness, st.SessionID, st.Active, st.RunID, st.RunDir, st.Iteration, st.MaxIterations, st.Cwd, st.UpdatedAt, st.EndedBecause})
+		rows = append(rows, st)
 		state := "idle"
 		switch {
 		case st.Active:
