@@ -126,7 +126,7 @@ func fidelity(reg *adapter.Registry, claims map[cell][]string) string {
 	var b strings.Builder
 	b.WriteString("<!-- Written by the e2e suite (e2e/fidelity_test.go) on `make e2e`. DO NOT EDIT. -->\n\n")
 	b.WriteString("# Fidelity matrix\n\n")
-	b.WriteString("What sitter's generated hooks were proved to do on the real harness CLIs, run headless and offline against a fake LLM on 127.0.0.1 (e2e/, shared/HARNESSES.md).\n\n")
+	b.WriteString("What sitter's generated hooks were proved to do on the real harness CLIs, run headless and offline against a fake LLM on 127.0.0.1 (e2e/, docs/harnesses.md).\n\n")
 	b.WriteString("- **verified (Test…)**: a case of this run that passed proved it on the pinned CLI. For observe: the harness called the generated hook and sitter normalized the payload with the turn's session id, the project as cwd and, on tool phases, the shell kind. For the other columns: the case fails if the harness ignores sitter's answer (the tool still runs, the context or reason never reaches the model, the original command runs).\n")
 	b.WriteString("- **not supported**: the atlas says the native event cannot do this (its `can` list, or `support: unsupported`).\n")
 	b.WriteString("- **not verifiable here**: the atlas says it can, but no case here proves it: the harness cannot run on this machine, or the suite does not exercise that event or capability.\n\n")

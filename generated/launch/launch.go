@@ -212,7 +212,7 @@ var Specs = []rl.Spec{{
 		Name:  "COPILOT_OFFLINE",
 		Value: "true",
 	}},
-	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveCopilot", "../shared/HARNESSES.md#github-copilot-cli", "copilot 1.0.102 TUI in sitter launch bridge-interactive, a fake LLM's shell call writing under /opt"},
+	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveCopilot", "docs/harnesses.md#github-copilot-cli", "copilot 1.0.102 TUI in sitter launch bridge-interactive, a fake LLM's shell call writing under /opt"},
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files: []rl.File{{
@@ -361,7 +361,7 @@ var Specs = []rl.Spec{{
 		Name:  "OPENCODE_DISABLE_MODELS_FETCH",
 		Value: "1",
 	}},
-	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveOpenCode", "../shared/HARNESSES.md#opencode", "opencode 1.18.33 TUI in sitter launch bridge-interactive, a fake LLM calling the write tool on a file outside the workspace"},
+	Evidence:         []string{"e2e/interactive_test.go:TestInteractiveOpenCode", "docs/harnesses.md#opencode", "opencode 1.18.33 TUI in sitter launch bridge-interactive, a fake LLM calling the write tool on a file outside the workspace"},
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files: []rl.File{{
@@ -450,7 +450,7 @@ var Specs = []rl.Spec{{
 		Name:  "PI_OFFLINE",
 		Value: "1",
 	}},
-	Evidence:         []string{"e2e/interactive_test.go:TestInteractivePi", "../shared/HARNESSES.md#pi"},
+	Evidence:         []string{"e2e/interactive_test.go:TestInteractivePi", "docs/harnesses.md#pi"},
 	ExitsHeadless:    true,
 	ExitsInteractive: false,
 	Files:            []rl.File{},

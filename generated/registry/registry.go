@@ -32,7 +32,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "run",
-				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "PreToolUse",
 			Note:    "",
@@ -218,7 +218,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "run",
-				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "Stop",
 			Note:    "Claude itself ends the turn after CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks. Added context also keeps the session going: the model gets it and answers again (TestClaudeProbe/stop-context).",
@@ -676,7 +676,7 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}, {
 				Kind: "run",
-				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "PreToolUse",
 			Note:    "No ask, and allow only together with updatedInput (a bare allow fails the hook); deny needs a non-empty reason; continue:false, stopReason and suppressOutput are rejected, so no halt. The last hook to finish wins a rewrite.",
@@ -884,7 +884,7 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}, {
 				Kind: "run",
-				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "Stop",
 			Note:    "decision:block needs a non-empty reason, which becomes the continuation prompt; the next Stop has stop_hook_active: true.",
@@ -948,7 +948,7 @@ func descriptorCodex() *adapter.Descriptor {
 			Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
 		}, {
 			Kind: "run",
-			Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (shared/HARNESSES.md)",
+			Ref:  "codex 0.171.0 exec against a fake Responses server on 127.0.0.1 (docs/harnesses.md)",
 		}},
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
@@ -1081,7 +1081,7 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
 			}, {
 				Kind: "run",
-				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Note: "run while writing this file, 2026-11-30",
@@ -1169,7 +1169,7 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
 			}, {
 				Kind: "run",
-				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Note: "run while writing this file, 2026-11-30",
@@ -1309,7 +1309,7 @@ func descriptorCopilot() *adapter.Descriptor {
 			Ref:  "@github/copilot-linux-x64@1.0.102: copilot-sdk/types.d.ts and changelog.json unpacked on first run",
 		}, {
 			Kind: "run",
-			Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (shared/HARNESSES.md)",
+			Ref:  "copilot 1.0.102 -p in offline BYOK mode against a fake OpenAI server on 127.0.0.1 (docs/harnesses.md)",
 		}, {
 			Kind: "run",
 			Note: "run while writing this file, 2026-11-30",
@@ -1913,7 +1913,7 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 			}, {
 				Kind: "run",
-				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "AfterAgent",
 			Note:    "A block (the docs say deny; the code treats block as its alias) retries the turn with the reason as the new prompt; the next AfterAgent has stop_hook_active: true.",
@@ -2000,7 +2000,7 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 			}, {
 				Kind: "run",
-				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "BeforeTool",
 			Note:    "Top-level decision:deny blocks the tool and sends the reason to the model as a tool error; the turn continues. hookSpecificOutput.tool_input is merged over the model's arguments (keys are added or replaced, never removed). decision:ask forces a confirmation prompt: implemented in 0.61.0 but undocumented. decision:allow does not bypass the policy engine, so there is no allow.",
@@ -2111,7 +2111,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 			Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 		}, {
 			Kind: "run",
-			Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (shared/HARNESSES.md)",
+			Ref:  "gemini 0.61.0 -p against a fake Gemini API server on 127.0.0.1 (docs/harnesses.md)",
 		}},
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
@@ -2208,7 +2208,7 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://opencode.ai/docs/plugins",
 			}, {
 				Kind: "run",
-				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Ref:  "opencode 1.18.33 run against a fake OpenAI-compatible server on 127.0.0.1 with a probe plugin applying these replies",
@@ -2475,7 +2475,7 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
 			}, {
 				Kind: "run",
-				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (shared/HARNESSES.md)",
+				Ref:  "opencode 1.18.33 against a fake OpenAI-compatible server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "session.idle",
 			Note:    "Bus event after the run ended: there is no veto. The bridge re-prompts the session instead; under `opencode run` the process exits on the first idle, so the re-prompt only reaches the model with `opencode serve` (or run --attach).",
@@ -2914,7 +2914,7 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-agent-core@0.73.1: dist/agent-loop.js (runLoop: follow-ups are read after the last turn_end)",
 			}, {
 				Kind: "run",
-				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
@@ -2959,7 +2959,7 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-agent-core@0.73.1: dist/agent-loop.js (runLoop: follow-ups are read after the last turn_end)",
 			}, {
 				Kind: "run",
-				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
@@ -3145,7 +3145,7 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}, {
 				Kind: "run",
-				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (shared/HARNESSES.md)",
+				Ref:  "pi 0.73.1 -p against a fake provider on 127.0.0.1 with a bridge extension (docs/harnesses.md)",
 			}, {
 				Kind: "run",
 				Ref:  "pi 0.73.1 -p against a fake OpenAI-compatible server on 127.0.0.1 with a probe extension returning these replies",
