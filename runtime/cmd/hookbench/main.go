@@ -14,17 +14,14 @@ package main
 
 import (
 	_ "embed"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
-	"text/tabwriter"
-	"time"
+
+	"sitter.dev/sitter/runtime/internal/bench"
 )
 
 //go:embed testdata/PreToolUse.json
@@ -32,23 +29,6 @@ var payload []byte
 
 // target is the no-handler hook's allowed median over the floor's.
 const target = 1.3
-
-const floorMain = `package main
-
-import (
-	"io"
-	"os"
-)
-
-func main() { io.Copy(os.Stdout, os.Stdin) }
-`
-
-type variant struct {
-	name  string
-	argv  []string
-	env   []string // added to the environment
-	times []time.Duration
-}
 
 func main() {
 	n := flag.Int("n", 300, "timed runs of each variant (at least 200)")
@@ -59,7 +39,7 @@ func main() {
 	if *n < 200 {
 		fatalf("-n %d: need at least 200 runs for a stable median and p90", *n)
 	}
-	miss, err := bench(*n, *warm, *pkg, os.Stdout)
+	miss, err := measure(*n, *warm, *pkg, os.Stdout)
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -73,7 +53,7 @@ func fatalf(format string, args ...any) {
 	os.Exit(2)
 }
 
-func bench(n, warm int, pkg string, out io.Writer) (miss bool, err error) {
+func measure(n, warm int, pkg string, out io.Writer) (miss bool, err error) {
 	tmp, err := os.MkdirTemp("", "hookbench-")
 	if err != nil {
 		return false, err
@@ -81,127 +61,32 @@ func bench(n, warm int, pkg string, out io.Writer) (miss bool, err error) {
 	defer os.RemoveAll(tmp)
 
 	sitter := filepath.Join(tmp, "sitter")
-	if err := gobuild("", sitter, pkg); err != nil {
-		return false, err
-	}
-	floorDir := filepath.Join(tmp, "floor")
-	if err := os.MkdirAll(floorDir, 0o755); err != nil {
-		return false, err
-	}
-	if err := os.WriteFile(filepath.Join(floorDir, "go.mod"), []byte("module floor\n\ngo 1.25\n"), 0o644); err != nil {
-		return false, err
-	}
-	if err := os.WriteFile(filepath.Join(floorDir, "main.go"), []byte(floorMain), 0o644); err != nil {
+	if err := bench.GoBuild("", sitter, pkg); err != nil {
 		return false, err
 	}
 	floor := filepath.Join(tmp, "floorbin")
-	if err := gobuild(floorDir, floor, "."); err != nil {
+	if err := bench.GoProgram(filepath.Join(tmp, "floor"), floor, bench.FloorMain); err != nil {
 		return false, err
 	}
 	in := filepath.Join(tmp, "PreToolUse.json")
 	if err := os.WriteFile(in, payload, 0o644); err != nil {
 		return false, err
 	}
-
-	vs := []*variant{
-		{name: "floor (copy stdin to stdout)", argv: []string{floor}},
-		{name: "sitter hook, no handler", argv: []string{sitter, "hook", "claude-code", "PreToolUse"}},
-		{name: "  the same, audit log off", argv: []string{sitter, "hook", "claude-code", "PreToolUse"}, env: []string{"SITTER_AUDIT=0"}},
-		{name: "sitter hook, --handler true", argv: []string{sitter, "hook", "claude-code", "PreToolUse", "--handler", "true"}},
+	// The audit log and stop counters go to the bench's own state dir.
+	state := "SITTER_STATE_DIR=" + filepath.Join(tmp, "state")
+	hook := []string{sitter, "hook", "claude-code", "PreToolUse"}
+	vs := []*bench.Variant{
+		{Name: "floor (copy stdin to stdout)", Argv: []string{floor}, In: in},
+		{Name: "sitter hook, no handler", Argv: hook, In: in, Env: []string{state}},
+		{Name: "  the same, audit log off", Argv: hook, In: in, Env: []string{state, "SITTER_AUDIT=0"}},
+		{Name: "sitter hook, --handler true", Argv: append(slices.Clone(hook), "--handler", "true"), In: in, Env: []string{state}},
 	}
-	// The warm-up also checks that each variant answers cleanly: timing an
-	// error path would measure the wrong thing.
-	for _, v := range vs {
-		var stderr strings.Builder
-		if _, err := runOnce(v, in, &stderr); err != nil || stderr.Len() > 0 {
-			return false, fmt.Errorf("%s: %v %s", v.name, err, strings.TrimSpace(stderr.String()))
-		}
+	if err := bench.Measure(vs, warm, n); err != nil {
+		return false, err
 	}
-	for range warm {
-		for _, v := range vs {
-			if _, err := runOnce(v, in, nil); err != nil {
-				return false, fmt.Errorf("%s: %v", v.name, err)
-			}
-		}
-	}
-	// Interleaved: A B C A B C ...
-	for range n {
-		for _, v := range vs {
-			d, err := runOnce(v, in, nil)
-			if err != nil {
-				return false, fmt.Errorf("%s: %v", v.name, err)
-			}
-			v.times = append(v.times, d)
-		}
-	}
-
-	floorMed := quantile(vs[0].times, 0.5)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "variant\tmedian\tp90\tmedian/floor\t\n")
-	for _, v := range vs {
-		med := quantile(v.times, 0.5)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f×\t\n", v.name, ms(med), ms(quantile(v.times, 0.9)), ratio(med, floorMed))
-	}
-	tw.Flush()
-	r := ratio(quantile(vs[1].times, 0.5), floorMed)
-	verdict := "PASS"
-	if r > target {
-		verdict, miss = "MISS", true
-	}
+	bench.Table(out, vs)
+	r := bench.Ratio(vs[1].Median(), vs[0].Median())
+	verdict, miss := bench.Verdict(r, target)
 	fmt.Fprintf(out, "\n%d interleaved runs each; target: no-handler hook ≤ %.1f× floor: %.2f× %s\n", n, target, r, verdict)
 	return miss, nil
 }
-
-func gobuild(dir, out, pkg string) error {
-	// Both binaries are built as `make build` builds sitter: stripped and
-	// trimmed, as a release would ship them.
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Dir = dir
-	if dir != "" {
-		// The floor is its own module, outside any workspace.
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-	}
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return nil
-}
-
-// runOnce runs argv with the payload file as stdin and times it from start
-// to exit. A file, not a pipe, so no copying goroutine adds noise.
-func runOnce(v *variant, in string, stderr io.Writer) (time.Duration, error) {
-	argv := v.argv
-	f, err := os.Open(in)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = f
-	// The audit log and stop counters go to the bench's own state dir.
-	cmd.Env = append(append(os.Environ(), "SITTER_STATE_DIR="+filepath.Join(filepath.Dir(in), "state")), v.env...)
-	if stderr != nil {
-		cmd.Stderr = stderr
-	}
-	start := time.Now()
-	err = cmd.Run()
-	d := time.Since(start)
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return d, fmt.Errorf("exit %d", exit.ExitCode())
-	}
-	return d, err
-}
-
-// quantile is the q-quantile by the nearest-rank method.
-func quantile(ds []time.Duration, q float64) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[max(0, min(i, len(s)-1))]
-}
-
-func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

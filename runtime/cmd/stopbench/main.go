@@ -30,20 +30,17 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/internal/bench"
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
@@ -51,16 +48,6 @@ import (
 
 // target is the stop-check's allowed median over the floor's.
 const target = 1.5
-
-const floorMain = `package main
-
-import (
-	"io"
-	"os"
-)
-
-func main() { io.Copy(os.Stdout, os.Stdin) }
-`
 
 // syncFloorMain is the least a stop check that records its decision
 // durably must do besides starting: replace the session's state file and
@@ -114,17 +101,6 @@ func write(dir, name string, b []byte) {
 }
 `
 
-type variant struct {
-	name  string
-	argv  []string
-	in    string // stdin file
-	env   []string
-	want  string       // stdout must contain this (checked at warm-up)
-	prep  func() error // before each run, untimed
-	dir   string       // the bound run
-	times []time.Duration
-}
-
 func main() {
 	n := flag.Int("n", 200, "timed runs of each variant (at least 200)")
 	warm := flag.Int("warmup", 10, "untimed runs of each variant first")
@@ -139,7 +115,7 @@ func main() {
 	if *events < 3 {
 		fatalf("-events %d: need at least 3 (RUN_CREATED, one pending effect and one more)", *events)
 	}
-	miss, err := bench(*n, *warm, *events, *host, *src, os.Stdout)
+	miss, err := measure(*n, *warm, *events, *host, *src, os.Stdout)
 	if err != nil {
 		fatalf("%v", err)
 	}
@@ -153,7 +129,7 @@ func fatalf(format string, args ...any) {
 	os.Exit(2)
 }
 
-func bench(n, warm, events int, withHost bool, src string, out io.Writer) (miss bool, err error) {
+func measure(n, warm, events int, withHost bool, src string, out io.Writer) (miss bool, err error) {
 	tmp, err := os.MkdirTemp("", "stopbench-")
 	if err != nil {
 		return false, err
@@ -162,18 +138,18 @@ func bench(n, warm, events int, withHost bool, src string, out io.Writer) (miss 
 
 	bin := filepath.Join(tmp, "bin")
 	sitter, host := filepath.Join(bin, "sitter"), filepath.Join(bin, "sitter-host")
-	if err := gobuild(src, sitter, "./runtime/cmd/sitter"); err != nil {
+	if err := bench.GoBuild(src, sitter, "./runtime/cmd/sitter"); err != nil {
 		return false, err
 	}
-	if err := gobuild(src, host, "./runtime/cmd/sitter-host"); err != nil {
+	if err := bench.GoBuild(src, host, "./runtime/cmd/sitter-host"); err != nil {
 		return false, err
 	}
 	floor := filepath.Join(tmp, "floorbin")
-	if err := goprogram(filepath.Join(tmp, "floor"), floor, floorMain); err != nil {
+	if err := bench.GoProgram(filepath.Join(tmp, "floor"), floor, bench.FloorMain); err != nil {
 		return false, err
 	}
 	syncFloor := filepath.Join(tmp, "syncfloorbin")
-	if err := goprogram(filepath.Join(tmp, "syncfloor"), syncFloor, syncFloorMain); err != nil {
+	if err := bench.GoProgram(filepath.Join(tmp, "syncfloor"), syncFloor, syncFloorMain); err != nil {
 		return false, err
 	}
 	// On tmpfs, fsync costs nothing: what is left is the check's own work.
@@ -188,7 +164,8 @@ func bench(n, warm, events int, withHost bool, src string, out io.Writer) (miss 
 
 	fmt.Fprintf(out, "building runs of %d journal events…\n", events)
 	t0 := time.Now()
-	vs := []*variant{{name: "floor (copy stdin to stdout)", argv: []string{floor}}}
+	vs := []*bench.Variant{{Name: "floor (copy stdin to stdout)", Argv: []string{floor}}}
+	var targetDir string // the run the target variant checks
 	type sessionRun struct {
 		name, session string
 		base          string // the run's and the state dir's directory
@@ -220,71 +197,40 @@ func bench(n, warm, events int, withHost bool, src string, out io.Writer) (miss 
 		if err != nil {
 			return false, err
 		}
-		v := &variant{name: sr.name, argv: sr.argv, in: in, env: []string{"SITTER_STATE_DIR=" + stateDir}, want: `"decision":"block"`, dir: dir}
+		v := &bench.Variant{Name: sr.name, Argv: sr.argv, In: in, Env: []string{"SITTER_STATE_DIR=" + stateDir}, Want: `"decision":"block"`}
 		if sr.prep != nil {
-			v.prep = func() error { return sr.prep(dir) }
+			v.Prep = func() error { return sr.prep(dir) }
+		}
+		if targetDir == "" {
+			targetDir = dir
 		}
 		vs = append(vs, v)
 	}
 	os.Setenv("SITTER_STATE_DIR", filepath.Join(tmp, "state"))
-	vs = append(vs, &variant{name: "sync floor (two durable file writes)", argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
-	vs[0].in, vs[len(vs)-1].in = vs[1].in, vs[1].in // the floors read the same event
+	vs = append(vs, &bench.Variant{Name: "sync floor (two durable file writes)", Argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
+	vs[0].In, vs[len(vs)-1].In = vs[1].In, vs[1].In // the floors read the same event
 	fmt.Fprintf(out, "built in %s\n\n", time.Since(t0).Round(time.Millisecond))
 
-	// The warm-up also checks that each variant answers cleanly and that
-	// the stop-check blocks: timing an error path or an early allow would
-	// measure the wrong thing.
-	for _, v := range vs {
-		var stdout, stderr strings.Builder
-		if _, err := runOnce(v, &stdout, &stderr); err != nil || stderr.Len() > 0 {
-			return false, fmt.Errorf("%s: %v %s", v.name, err, strings.TrimSpace(stderr.String()))
-		}
-		if !strings.Contains(stdout.String(), v.want) {
-			return false, fmt.Errorf("%s: answered %q, want %s", v.name, strings.TrimSpace(stdout.String()), v.want)
-		}
+	// Measure checks that each variant answers cleanly and that the
+	// stop-check blocks: timing an error path or an early allow would
+	// measure the wrong thing. Every check appends an event: count them.
+	before := countEvents(targetDir)
+	if err := bench.Measure(vs, warm, n); err != nil {
+		return false, err
 	}
-	for range warm {
-		for _, v := range vs {
-			if _, err := runOnce(v, nil, nil); err != nil {
-				return false, fmt.Errorf("%s: %v", v.name, err)
-			}
-		}
-	}
-	first := countEvents(vs[1].dir)
-	// Interleaved: A B C A B C ...
-	for range n {
-		for _, v := range vs {
-			d, err := runOnce(v, nil, nil)
-			if err != nil {
-				return false, fmt.Errorf("%s: %v", v.name, err)
-			}
-			v.times = append(v.times, d)
-		}
-	}
-	last := countEvents(vs[1].dir) - 1
+	first, last := before+1+warm, countEvents(targetDir)-1 // the check run and the warm-up came first
 	// The last call must still have blocked: the cap was never hit.
 	if st, _, err := session.Read("claude-code", srs[0].session); err != nil || st == nil || !st.Active {
 		return false, fmt.Errorf("the session was released during the timed runs (%+v, %v)", st, err)
 	}
 
-	floorMed := quantile(vs[0].times, 0.5)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "variant\tmedian\tp90\tmedian/floor\t\n")
-	for _, v := range vs {
-		med := quantile(v.times, 0.5)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f×\t\n", v.name, ms(med), ms(quantile(v.times, 0.9)), ratio(med, floorMed))
-	}
-	tw.Flush()
-	r := ratio(quantile(vs[1].times, 0.5), floorMed)
-	verdict := "PASS"
-	if r > target {
-		verdict, miss = "MISS", true
-	}
+	bench.Table(out, vs)
+	r := bench.Ratio(vs[1].Median(), vs[0].Median())
+	verdict, miss := bench.Verdict(r, target)
 	fmt.Fprintf(out, "\n%d interleaved runs each; the bound run's journal held %d events at the first timed stop-check, %d at the last\n", n, first, last)
 	fmt.Fprintf(out, "(a result posted: EFFECT_REQUESTED and EFFECT_RESOLVED journaled behind the replay cache before each run;\n")
 	fmt.Fprintf(out, " no replay cache: its files removed before each run; sync floor: the floor plus the two fsync'd writes every check makes)\n")
-	syncMed := quantile(vs[len(vs)-1].times, 0.5)
-	fmt.Fprintf(out, "stop-check over the sync floor: %.2f×\n", ratio(quantile(vs[1].times, 0.5), syncMed))
+	fmt.Fprintf(out, "stop-check over the sync floor: %.2f×\n", bench.Ratio(vs[1].Median(), vs[len(vs)-1].Median()))
 	fmt.Fprintf(out, "target: stop-check (1,000-event run) ≤ %.1f× floor: %.2f× %s\n", target, r, verdict)
 	return miss, nil
 }
@@ -426,79 +372,3 @@ func countEvents(dir string) int {
 	}
 	return len(j.Events)
 }
-
-// goprogram builds a one-file program of its own module in dir.
-func goprogram(dir, out, src string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.25\n"), 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		return err
-	}
-	return gobuild(dir, out, ".")
-}
-
-func gobuild(dir, out, pkg string) error {
-	// As `make build` builds them: stripped and trimmed, as a release
-	// would ship them.
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Dir = dir
-	if dir != "" {
-		// The floor (or another checkout) is its own module, outside any
-		// workspace.
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-	}
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return nil
-}
-
-// runOnce runs a variant with its input file as stdin (a file, not a
-// pipe, so no copying goroutine adds noise) and times it from start to
-// exit.
-func runOnce(v *variant, stdout, stderr io.Writer) (time.Duration, error) {
-	if v.prep != nil {
-		if err := v.prep(); err != nil {
-			return 0, fmt.Errorf("before the run: %w", err)
-		}
-	}
-	f, err := os.Open(v.in)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	cmd := exec.Command(v.argv[0], v.argv[1:]...)
-	cmd.Stdin = f
-	cmd.Env = append(os.Environ(), v.env...)
-	if stdout != nil {
-		cmd.Stdout = stdout
-	}
-	if stderr != nil {
-		cmd.Stderr = stderr
-	}
-	start := time.Now()
-	err = cmd.Run()
-	d := time.Since(start)
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return d, fmt.Errorf("exit %d", exit.ExitCode())
-	}
-	return d, err
-}
-
-// quantile is the q-quantile by the nearest-rank method.
-func quantile(ds []time.Duration, q float64) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[max(0, min(i, len(s)-1))]
-}
-
-func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -6,25 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
 )
-
-func TestQuantile(t *testing.T) {
-	ds := []time.Duration{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
-	for _, c := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 5}, {0.9, 9}, {0, 1}, {1, 10}} {
-		if got := quantile(ds, c.q); got != c.want {
-			t.Errorf("quantile(%v) = %v, want %v", c.q, got, c.want)
-		}
-	}
-}
 
 // The fixture is what the bench says it is: a run of exactly the events
 // asked for, bound to the session, whose stop check blocks on the one
