@@ -160,8 +160,20 @@ func evidence(es []adapter.Evidence) string {
 	return strings.Join(parts, "; ")
 }
 
-func writeJSON(stdout, stderr io.Writer, v any) int {
-	b, err := json.MarshalIndent(v, "", "  ")
+// writeJSON prints v as indented JSON and a newline.
+func writeJSON(stdout, stderr io.Writer, v any) int { return printJSON(stdout, stderr, v, "  ") }
+
+// writeJSONLine prints v as one line of JSON.
+func writeJSONLine(stdout, stderr io.Writer, v any) int { return printJSON(stdout, stderr, v, "") }
+
+func printJSON(stdout, stderr io.Writer, v any, indent string) int {
+	var b []byte
+	var err error
+	if indent == "" {
+		b, err = json.Marshal(v)
+	} else {
+		b, err = json.MarshalIndent(v, "", indent)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: %v\n", err)
 		return 1

@@ -156,16 +156,7 @@ func outCompact(stdout, stderr io.Writer, asJSON bool, v any, text string) int {
 	if !asJSON {
 		return out(stdout, stderr, false, v, text)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter: %v\n", err)
-		return 1
-	}
-	if _, err := stdout.Write(append(b, '\n')); err != nil {
-		fmt.Fprintf(stderr, "sitter: %v\n", err)
-		return 1
-	}
-	return 0
+	return writeJSONLine(stdout, stderr, v)
 }
 
 const runUsage = `Usage:

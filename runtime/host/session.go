@@ -378,12 +378,5 @@ func readEvent(stdin io.Reader) (hook.Event, error) {
 
 // writeResult prints a canonical result as one JSON line.
 func writeResult(stdout, stderr io.Writer, r hook.Result) int {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fail(stderr, "session", err)
-	}
-	if _, err := stdout.Write(append(b, '\n')); err != nil {
-		return fail(stderr, "session", err)
-	}
-	return 0
+	return writeJSONLine(stdout, stderr, r)
 }
