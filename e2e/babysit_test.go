@@ -280,32 +280,26 @@ func checkLoop(t *testing.T, harness string, llm *llmscript.Server, project, hom
 	}
 }
 
-// babysitRunners are the six runnable harnesses with the babysitter
-// bundle loaded the way a user loads it.
+// babysitRun runs one session of a harness with the babysitter bundle
+// loaded the way a user loads it.
 func babysitRun(t *testing.T, harness string, llm *llmscript.Server, project, home, prompt string, extraEnv ...string) runResult {
 	bundle := filepath.Join(repo(t), "artifacts", "babysitter", harness)
 	env := append(babysitEnv(t, home), extraEnv...)
-	switch harness {
-	case "claude-code":
+	if harness == "claude-code" { // loaded for the session, as the README shows
 		return claudeRunEnv(t, llm, project, home, env, prompt, "--plugin-dir", bundle)
-	case "codex":
-		pluginInstall(t, bundle, harness, project, home)
-		return codexRun(t, llm, project, home, env, prompt)
-	case "gemini-cli":
-		pluginInstall(t, bundle, harness, project, home)
-		return geminiRun(t, llm, project, home, env, prompt)
-	case "copilot":
-		pluginInstall(t, bundle, harness, project, home)
-		return copilotRun(t, llm, project, home, env, prompt)
-	case "opencode":
-		pluginInstall(t, bundle, harness, project, home)
-		return opencodeLoop(t, llm, project, home, env, prompt)
-	case "pi":
-		pluginInstall(t, bundle, harness, project, home)
-		return piRun(t, llm, project, home, env, prompt)
 	}
-	t.Fatalf("no runner for %s", harness)
-	return runResult{}
+	run, ok := babysitRunners[harness]
+	if !ok {
+		t.Fatalf("no runner for %s", harness)
+	}
+	pluginInstall(t, bundle, harness, project, home)
+	return run(t, llm, project, home, env, prompt)
+}
+
+// babysitRunners run one session of the harnesses whose bundle is
+// registered with sitter plugin install.
+var babysitRunners = map[string]runner{
+	"codex": codexRun, "gemini-cli": geminiRun, "copilot": copilotRun, "opencode": opencodeLoop, "pi": piRun,
 }
 
 var babysitHarnesses = []string{"claude-code", "codex", "gemini-cli", "copilot", "opencode", "pi"}
