@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
+	gentranscript "sitter.dev/sitter/generated/transcript"
 )
 
 // babysitProcess has a shell effect and an agent effect.
@@ -321,6 +323,7 @@ func TestBabysitLoop(t *testing.T) {
 				t.Errorf("%s: %v\n%s\n%s", h, r.err, r.stdout, r.stderr)
 			}
 			checkLoop(t, h, llm, project, home, guides)
+			checkWritten(t, h, project, home)
 			if t.Failed() {
 				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			}
@@ -524,5 +527,59 @@ func TestBabysitTwoSessions(t *testing.T) {
 	}
 	if sessions["alpha"] == sessions["beta"] {
 		t.Errorf("both runs bound to session %s", sessions["alpha"])
+	}
+}
+
+// written lists the files and symlinks under root, relative to it.
+func written(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
+
+// harnessHomes are the harness's own state in HOME: what it writes there
+// itself (config, sessions, logs, caches), as observed on the pinned CLIs.
+var harnessHomes = map[string][]string{
+	"claude-code": {".claude/", ".claude.json"},
+	"codex":       {".codex/"},
+	"gemini-cli":  {".gemini/"},
+	"copilot":     {".copilot/"},
+	"opencode":    {".config/opencode/", ".local/share/opencode/", ".local/state/opencode/", ".cache/opencode/"},
+	"pi":          {".pi/"},
+}
+
+// checkWritten asserts that a babysitter session wrote nothing outside the
+// project and the harness's own state dirs: in HOME only the harness's
+// state, sitter's state dir and its JS runtime cache; in the project only
+// the run, the shell effect's file, the installed bundle and the
+// harness's project config (the atlas's presence dirs and files).
+func checkWritten(t *testing.T, harness, project, home string) {
+	t.Helper()
+	allowHome := append([]string{".profile", ".sitter-state/", ".cache/sitter/"}, harnessHomes[harness]...)
+	allowProject := []string{".a5c/", "built.txt", ".sitter/"}
+	for _, p := range gentranscript.Presences {
+		if p.Harness == harness {
+			for _, d := range p.ProjectDirs {
+				allowProject = append(allowProject, d+"/")
+			}
+			allowProject = append(allowProject, p.ProjectFiles...)
+		}
+	}
+	for _, c := range []struct {
+		root  string
+		allow []string
+	}{{home, allowHome}, {project, allowProject}} {
+		for _, f := range written(t, c.root) {
+			if !slices.ContainsFunc(c.allow, func(a string) bool { return f == a || strings.HasSuffix(a, "/") && strings.HasPrefix(f, a) }) {
+				t.Errorf("%s wrote %s outside the project's and the harness's own files", harness, filepath.Join(c.root, f))
+			}
+		}
 	}
 }
