@@ -188,8 +188,14 @@ func LastSession(st *run.State, stateDir string) (harness, id string) {
 		return "", ""
 	}
 	// Journal times are milliseconds, session times nanoseconds, both UTC
-	// RFC 3339 with a Z: compared as times, not strings.
-	last := slices.MaxFunc(all, func(a, b harnessSession) int { return compareTimes(a.At, b.At) })
+	// RFC 3339 with a Z: compared as times, not strings. Of equal times the
+	// later in journal order wins (two events in one millisecond).
+	last := all[0]
+	for _, s := range all[1:] {
+		if compareTimes(s.At, last.At) >= 0 {
+			last = s
+		}
+	}
 	return last.Harness, last.ID
 }
 
