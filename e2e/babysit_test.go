@@ -35,6 +35,21 @@ export async function process(inputs, ctx) {
 // the session or the harness.
 const babysitPrompt = "Use the babysit skill to orchestrate this task as a babysitter run, non-interactively: build the project, then review the build. BABYSIT-TASK"
 
+// babysitBreakpointProcess asks a human between the two effects.
+const babysitBreakpointProcess = `import { defineTask } from '@a5c-ai/babysitter-sdk';
+export const build = defineTask('build', () => ({ kind: 'shell', title: 'Build', shell: { command: 'echo built > built.txt' } }));
+export const review = defineTask('review', (args) => ({ kind: 'agent', title: 'Review', agent: { prompt: 'Review the build: ' + args.out } }));
+export async function process(inputs, ctx) {
+  const b = await ctx.task(build, {});
+  const ok = await ctx.breakpoint({ question: 'Ship it?' }, { label: 'approve' });
+  const r = await ctx.task(review, { out: 'built.txt' });
+  return { b, ok, r };
+}
+`
+
+// humanApproval marks the human's answer to a breakpoint.
+const humanApproval = "APPROVED-BY-HUMAN"
+
 var (
 	iterateCmdRE = regexp.MustCompile("sitter run iterate (\\S+) --json")
 	statusCmdRE  = regexp.MustCompile("sitter run status (\\S+) --json")
@@ -68,12 +83,16 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 	file := ".a5c/processes/" + o.processID + ".mjs"
 	create := "mkdir -p .a5c/processes && echo " + b64 + " | base64 -d > " + file + " && " +
 		"sitter run create --process-id " + o.processID + " --entry " + file + "#process --json"
+	approved := false // the human's answer to a breakpoint came in
 	return func(q *llmscript.Request) llmscript.Turn {
 		in := q.LastInput()
+		if strings.Contains(strings.Join(in, "\n"), humanApproval) {
+			approved = true
+		}
 		if obj := lastJSON(in); obj != nil {
 			switch {
 			case obj["nextActions"] != nil || obj["completionProof"] != nil && (obj["status"] != nil || obj["state"] != nil):
-				return afterIterate(obj)
+				return afterIterate(obj, approved)
 			case obj["runId"] != nil && obj["runDir"] != nil && obj["entry"] != nil:
 				return llmscript.Turn{Text: "The run is created. Ending my turn."}
 			case obj["effectId"] != nil || obj["status"] == "ok":
@@ -106,7 +125,7 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 }
 
 // afterIterate executes the first next action, or gives the proof.
-func afterIterate(obj map[string]any) llmscript.Turn {
+func afterIterate(obj map[string]any, approved bool) llmscript.Turn {
 	if p, _ := obj["completionProof"].(string); p != "" && (obj["status"] == "completed" || obj["state"] == "completed") {
 		return llmscript.Turn{Text: "The run is complete: built and reviewed. <promise>" + p + "</promise>"}
 	}
@@ -124,6 +143,11 @@ func afterIterate(obj map[string]any) llmscript.Turn {
 	}
 	post := "sitter task post " + runDir + " " + id + " --status ok --json --value-inline "
 	switch a["kind"] {
+	case "breakpoint": // a human must answer: ask, and end the turn
+		if !approved {
+			return llmscript.Turn{Text: "The run waits at a breakpoint: Ship it? Please answer yes or no."}
+		}
+		return llmscript.Turn{Shell: post + `'{"approved":true,"response":"yes"}'`}
 	case "shell":
 		def, _ := a["taskDef"].(map[string]any)
 		sh, _ := def["shell"].(map[string]any)
@@ -284,11 +308,20 @@ func checkLoop(t *testing.T, harness string, llm *llmscript.Server, project, hom
 
 // babysitRun runs one session of a harness with the babysitter bundle
 // loaded the way a user loads it.
-func babysitRun(t *testing.T, harness string, llm *llmscript.Server, project, home, prompt string, extraEnv ...string) runResult {
+func babysitRun(t *testing.T, harness string, llm *llmscript.Server, project, home, prompt string, extra ...string) runResult {
 	bundle := filepath.Join(repo(t), "artifacts", "babysitter", harness)
-	env := append(babysitEnv(t, home), extraEnv...)
+	// extra: environment entries (NAME=value), and for Claude Code also
+	// arguments (--continue).
+	env, args := babysitEnv(t, home), []string{"--plugin-dir", bundle}
+	for _, e := range extra {
+		if strings.HasPrefix(e, "-") {
+			args = append(args, e)
+		} else {
+			env = append(env, e)
+		}
+	}
 	if harness == "claude-code" { // loaded for the session, as the README shows
-		return claudeRunEnv(t, llm, project, home, env, prompt, "--plugin-dir", bundle)
+		return claudeRunEnv(t, llm, project, home, env, prompt, args...)
 	}
 	run, ok := babysitRunners[harness]
 	if !ok {
@@ -582,4 +615,56 @@ func checkWritten(t *testing.T, harness, project, home string) {
 			}
 		}
 	}
+}
+
+// TestBabysitBreakpoint: interactive mode, as the SDK does it. At a
+// breakpoint the agent asks the human and ends its turn; the stop hook
+// lets the session stop (a human must act) instead of looping. The human
+// answers in the same conversation (claude --continue); the agent posts
+// the answer and the stop hook drives the run to completion.
+func TestBabysitBreakpoint(t *testing.T) {
+	tmp := t.TempDir()
+	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	var guides []string
+	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitBreakpointProcess, processID: "demo", guides: &guides}))
+	r := babysitRun(t, "claude-code", llm, project, home, babysitPrompt)
+	if r.err != nil {
+		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	dir, evs := runJournal(t, project, home)
+	last := evs[len(evs)-1]
+	if last.Type != "STOP_HOOK_INVOKED" || last.Data["row"] != "breakpoints-only" || last.Data["decision"] != "allow" {
+		t.Fatalf("the session did not stop at the breakpoint for the human: last event %+v", last)
+	}
+	// The human's answer, in the same conversation.
+	r = babysitRun(t, "claude-code", llm, project, home, "Yes, ship it. "+humanApproval, "--continue")
+	if r.err != nil {
+		t.Fatalf("claude --continue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	_, evs = readJournal(t, dir, home)
+	completed, answered := 0, false
+	for _, e := range evs {
+		switch {
+		case e.Type == "RUN_COMPLETED":
+			completed++
+		case e.Type == "EFFECT_RESOLVED" && e.Data["status"] == "ok":
+			answered = answered || strings.Contains(fmt.Sprint(e.Data), "approve")
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "state", "output.json"))
+	if completed != 1 || !strings.Contains(string(b), `"approved":true`) && !strings.Contains(string(b), `"approved": true`) {
+		t.Errorf("RUN_COMPLETED = %d, output %s: the human's answer did not carry the run to completion", completed, b)
+	}
+	last = evs[len(evs)-1]
+	if last.Type != "STOP_HOOK_INVOKED" || last.Data["row"] != "completion-proof" {
+		t.Errorf("the second session did not end on the completion proof: %+v", last)
+	}
+	if t.Failed() {
+		for i, q := range llm.Requests() {
+			t.Logf("request %d last input: %q", i, q.LastInput())
+		}
+	}
+	_ = answered
 }

@@ -155,6 +155,11 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
+	if resumable(st) {
+		// The same session again (a resumed conversation): it drives the
+		// run it let go of when it ended, unless another session took it.
+		return sessionBindResult(ctx, ev, st.RunDir, "", st.MaxIterations, "resume", stdout, stderr, verb)
+	}
 	if st.Active && st.RunDir != "" {
 		status := "unknown"
 		if rs, err := runs.Load(st.RunDir); err == nil {
@@ -172,6 +177,21 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 		return fail(stderr, verb, err)
 	}
 	return writeResult(stdout, stderr, hook.Result{AdditionalContext: introduce(ev)})
+}
+
+// resumable reports whether a session that ended (session end, not the
+// loop's own end) left a run that no other session drives and that is
+// not finished.
+func resumable(st *session.State) bool {
+	if st.Active || st.RunDir == "" || st.EndedBecause != "session-end" {
+		return false
+	}
+	all, _ := session.List()
+	if session.DriverOf(all, st.RunDir) != nil {
+		return false
+	}
+	rs, err := runs.Load(st.RunDir)
+	return err == nil && !rs.Terminal()
 }
 
 // introduce tells the agent which harness and session it runs in, so the
