@@ -644,13 +644,10 @@ func TestBabysitBreakpoint(t *testing.T) {
 		t.Fatalf("claude --continue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	_, evs = readJournal(t, dir, home)
-	completed, answered := 0, false
+	completed := 0
 	for _, e := range evs {
-		switch {
-		case e.Type == "RUN_COMPLETED":
+		if e.Type == "RUN_COMPLETED" {
 			completed++
-		case e.Type == "EFFECT_RESOLVED" && e.Data["status"] == "ok":
-			answered = answered || strings.Contains(fmt.Sprint(e.Data), "approve")
 		}
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "state", "output.json"))
@@ -666,5 +663,4 @@ func TestBabysitBreakpoint(t *testing.T) {
 			t.Logf("request %d last input: %q", i, q.LastInput())
 		}
 	}
-	_ = answered
 }
