@@ -5,7 +5,7 @@ FUZZTIME ?= 20s
 # Release flags: a stripped binary starts measurably faster on every hook call.
 RELEASE ?= -trimpath -ldflags="-s -w"
 
-.PHONY: all generate check build test fuzz bench vet clean e2e
+.PHONY: all generate check build test fuzz bench vet clean e2e chaos
 
 all: generate build
 
@@ -46,6 +46,11 @@ bench:
 	$(GO) run ./runtime/cmd/proxybench
 	$(GO) run ./runtime/cmd/transcriptbench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
+
+## chaos: the fault suite (every TestChaos* test: concurrency, floods, signals,
+## cut streams, symlinks, the redaction corpus) with a table of cases tried/passed
+chaos:
+	$(GO) run ./runtime/cmd/chaos
 
 ## e2e: the real harness CLIs (pinned, installed on demand into ~/.cache/sitter-e2e)
 ## run headless against a fake LLM on 127.0.0.1; writes docs/fidelity.md
