@@ -135,7 +135,7 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fu
 func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	const verb = "session start"
 	if via == "hook" {
-		if _, err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
+		if err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
 			fmt.Fprintf(stderr, "sitter: %s: recording the harness process: %v\n", verb, err)
 		}
 		if err := writeAgentEnv(ev, reg); err != nil {
@@ -246,7 +246,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // a bound run.
 func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	const verb = "session prompt"
-	if _, err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
+	if err := session.RecordAnchor(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
 		fmt.Fprintf(stderr, "sitter: %s: recording the harness process: %v\n", verb, err)
 	}
 	st, _, err := session.Read(ev.Harness, ev.Session.ID)

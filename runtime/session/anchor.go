@@ -130,8 +130,8 @@ func anchorOf(chain []proc) (proc, bool) {
 	return proc{}, false
 }
 
-// Anchor is a recorded harness process and the session it runs.
-type Anchor struct {
+// anchor is a recorded harness process and the session it runs.
+type anchor struct {
 	Harness   string `json:"harness"`
 	SessionID string `json:"sessionId"`
 	Cwd       string `json:"cwd,omitempty"`
@@ -160,21 +160,21 @@ func anchorFile(dir string, p proc) string {
 
 // RecordAnchor records that the harness process this handler runs under
 // runs (harness, sessionID). A later session in the same process (a
-// cleared conversation) replaces it. It returns the anchor's pid, 0 when no
-// harness process was found above this one.
-func RecordAnchor(harness, sessionID, cwd string) (int, error) {
+// cleared conversation) replaces it. Without a harness process above this
+// one there is nothing to record.
+func RecordAnchor(harness, sessionID, cwd string) error {
 	if harness == "" || sessionID == "" {
-		return 0, nil
+		return nil
 	}
 	p, ok := anchorOf(ancestry(os.Getpid()))
 	if !ok {
-		return 0, nil
+		return nil
 	}
 	dir, err := anchorDir()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return p.pid, recordAt(dir, p, harness, sessionID, cwd)
+	return recordAt(dir, p, harness, sessionID, cwd)
 }
 
 func recordAt(dir string, p proc, harness, sessionID, cwd string) error {
@@ -183,16 +183,16 @@ func recordAt(dir string, p proc, harness, sessionID, cwd string) error {
 		return nil // already recorded: no write on every prompt
 	}
 	pruneAnchors(dir)
-	b, _ := json.Marshal(Anchor{Harness: harness, SessionID: sessionID, Cwd: cwd, Pid: p.pid, Comm: p.comm, At: now()})
+	b, _ := json.Marshal(anchor{Harness: harness, SessionID: sessionID, Cwd: cwd, Pid: p.pid, Comm: p.comm, At: now()})
 	return journal.WriteFileAtomic(path, append(b, '\n'))
 }
 
-func readAnchor(path string) (*Anchor, error) {
+func readAnchor(path string) (*anchor, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var a Anchor
+	var a anchor
 	if err := json.Unmarshal(b, &a); err != nil {
 		return nil, err
 	}
