@@ -43,6 +43,9 @@ type Report struct {
 	Files    []FileChange  `json:"files"`
 	Entries  []EntryChange `json:"entries"`
 	Notes    []string      `json:"notes,omitempty"`
+	// Error is set on the report of an install or uninstall that failed
+	// part-way: Files and Entries are then what it left changed.
+	Error string `json:"error,omitempty"`
 }
 
 // FileChange is one file or folder touched (or deliberately not).
@@ -204,32 +207,85 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%s: unknown install target kind %q", d.ID, t.Kind)
 	}
 
-	action, err := copyTree(b.Dir, p.copy)
+	// A config file sitter would refuse to change is refused before the
+	// copy is made.
+	if hooks != nil {
+		if _, _, _, err := readConfig(p.target); err != nil {
+			return nil, err
+		}
+		if err := checkWritable(p.target); err != nil {
+			return nil, err
+		}
+	}
+	if t.Kind == "module" {
+		if err := checkWritable(p.target); err != nil {
+			return nil, err
+		}
+	}
+
+	sw, err := stageTree(b.Dir, p.copy)
 	if err != nil {
 		return nil, fmt.Errorf("copy %s to %s: %v", b.Dir, p.copy, err)
 	}
-	r.Files = append(r.Files, FileChange{Path: p.copy, Action: action})
-
+	// From here on a failure puts the previous copy back (or removes the
+	// new one), so that a failed install leaves things as they were.
+	fail := func(err error) (*Report, error) {
+		if rerr := sw.finish(false); rerr != nil {
+			r.Files = []FileChange{{Path: p.copy, Action: sw.action}}
+			r.Notes = append(r.Notes, fmt.Sprintf("could not undo the copy: %v", rerr))
+			return r, err
+		}
+		if sw.action == "copied" {
+			removeEmptyDirs(filepath.Dir(p.copy), p.root)
+		}
+		return nil, err
+	}
+	if installFault != nil {
+		if err := installFault("copied"); err != nil {
+			return fail(err)
+		}
+	}
+	var fc FileChange
 	switch t.Kind {
 	case "hooks-config":
 		if hooks == nil {
 			r.Notes = append(r.Notes, "the bundle registers no hooks; "+p.target+" left alone")
-			return r, nil
+			break
 		}
-		fc, entries, err := mergeInstall(p.target, hooks, f.shape, f.commandKey, p.launcher, o.Force)
-		if err != nil {
-			return r, err
+		var entries []EntryChange
+		if fc, entries, err = mergeInstall(p.target, hooks, f.shape, f.commandKey, p.launcher, o.Force); err != nil {
+			return fail(err)
 		}
-		r.Files = append(r.Files, fc)
 		r.Entries = append(r.Entries, entries...)
 	case "module":
-		fc, err := writeModule(p, d, b.Marker.Plugin, o.Force)
-		if err != nil {
-			return r, err
+		if fc, err = writeModule(p, d, b.Marker.Plugin, o.Force); err != nil {
+			return fail(err)
 		}
+	}
+	if err := sw.finish(true); err != nil {
+		// The new copy is in place and registered; only the old one's
+		// removal failed.
+		r.Notes = append(r.Notes, fmt.Sprintf("the previous copy could not be removed: %v", err))
+	}
+	r.Files = append(r.Files, FileChange{Path: p.copy, Action: sw.action})
+	if fc.Path != "" {
 		r.Files = append(r.Files, fc)
 	}
 	return r, nil
+}
+
+// installFault, when set by a test, is called at named steps of Install
+// and fails it with the error it returns.
+var installFault func(step string) error
+
+// removeEmptyDirs removes dir and its parents up to and including root
+// while they are empty.
+func removeEmptyDirs(dir, root string) {
+	for ; len(dir) >= len(root); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break
+		}
+	}
 }
 
 // Uninstall removes what Install wrote for pluginName and d: its entries
@@ -270,11 +326,7 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 		}
 		fc.Action = "removed"
 		// Drop the folders sitter made when they hold nothing else.
-		for dir := filepath.Dir(p.copy); len(dir) >= len(p.root); dir = filepath.Dir(dir) {
-			if os.Remove(dir) != nil {
-				break
-			}
-		}
+		removeEmptyDirs(filepath.Dir(p.copy), p.root)
 	}
 	r.Files = append(r.Files, fc)
 	return r, nil
@@ -283,22 +335,61 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 // copyTree replaces dst with a copy of src, keeping file modes. The new
 // copy is complete before the old one goes.
 func copyTree(src, dst string) (string, error) {
-	as, err := filepath.Abs(src)
+	sw, err := stageTree(src, dst)
 	if err != nil {
 		return "", err
+	}
+	return sw.action, sw.finish(true)
+}
+
+// treeSwap is a copy put in place whose predecessor (if any) is kept
+// aside until finish says whether the install went through.
+type treeSwap struct {
+	action   string // copied, replaced or unchanged
+	dst, old string // old: the previous copy, moved aside; "" if none
+}
+
+// finish keeps the new copy (dropping the old one) or puts the old one
+// back (dropping the new one).
+func (s *treeSwap) finish(keep bool) error {
+	if s.action == "unchanged" {
+		return nil
+	}
+	if keep {
+		if s.old == "" {
+			return nil
+		}
+		return os.RemoveAll(s.old)
+	}
+	if err := os.RemoveAll(s.dst); err != nil {
+		return err
+	}
+	if s.old != "" {
+		return os.Rename(s.old, s.dst)
+	}
+	return nil
+}
+
+// stageTree puts a copy of src at dst, keeping file modes; a copy already
+// at dst is moved aside (see treeSwap.finish). The new copy is complete
+// before the old one moves.
+func stageTree(src, dst string) (*treeSwap, error) {
+	as, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
 	}
 	ad, err := filepath.Abs(dst)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if as == ad {
-		return "unchanged", nil
+		return &treeSwap{action: "unchanged", dst: ad}, nil
 	}
 	if strings.HasPrefix(ad, as+string(filepath.Separator)) {
-		return "", errors.New("the install location is inside the bundle")
+		return nil, errors.New("the install location is inside the bundle")
 	}
 	if err := os.MkdirAll(filepath.Dir(ad), 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
 	tmp := ad + ".sitter-new-" + strconv.Itoa(os.Getpid())
 	os.RemoveAll(tmp)
@@ -335,37 +426,47 @@ func copyTree(src, dst string) (string, error) {
 	})
 	if err != nil {
 		os.RemoveAll(tmp)
-		return "", err
+		return nil, err
 	}
-	action := "copied"
+	sw := &treeSwap{action: "copied", dst: ad}
 	if _, err := os.Lstat(ad); err == nil {
-		action = "replaced"
-		old := ad + ".sitter-old-" + strconv.Itoa(os.Getpid())
-		os.RemoveAll(old)
-		if err := os.Rename(ad, old); err != nil {
+		sw.action = "replaced"
+		sw.old = ad + ".sitter-old-" + strconv.Itoa(os.Getpid())
+		os.RemoveAll(sw.old)
+		if err := os.Rename(ad, sw.old); err != nil {
 			os.RemoveAll(tmp)
-			return "", err
+			return nil, err
 		}
 		if err := os.Rename(tmp, ad); err != nil {
-			os.Rename(old, ad)
+			os.Rename(sw.old, ad)
 			os.RemoveAll(tmp)
-			return "", err
+			return nil, err
 		}
-		return action, os.RemoveAll(old)
+		return sw, nil
 	}
 	if err := os.Rename(tmp, ad); err != nil {
 		os.RemoveAll(tmp)
-		return "", err
+		return nil, err
 	}
-	return action, nil
+	return sw, nil
 }
 
-// writeAtomic writes data to path through a temp file and a rename.
+// writeAtomic writes data to path through a temp file and a rename. A
+// symlink at path stays a symlink: the file it leads to is what is
+// replaced, by a temp file in that file's own folder. A file whose mode
+// says read-only is not replaced (see checkWritable).
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	real, err := resolveLink(path)
+	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".sitter-tmp-*")
+	if err := checkWritable(real); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".sitter-tmp-*")
 	if err != nil {
 		return err
 	}
@@ -381,12 +482,55 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp, path)
+		werr = os.Rename(tmp, real)
 	}
 	if werr != nil {
 		os.Remove(tmp)
 	}
 	return werr
+}
+
+// resolveLink follows symlinks at the last element of path and returns
+// the file they lead to (which need not exist yet); path itself when it
+// is not a link.
+func resolveLink(path string) (string, error) {
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if hops == 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+}
+
+// checkWritable refuses a file (followed through links) that exists and
+// whose mode has no owner write bit: the user made it read-only, and a
+// rename would replace it regardless (root ignores the bits on write).
+func checkWritable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // absent (created anew) or reported by the write itself
+	}
+	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s is read-only (mode %04o); sitter does not change a file you made read-only: make it writable (chmod u+w) and run this again", path, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // backupOnce keeps the first pre-existing version of path.
@@ -712,6 +856,9 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher string
 		fc.Backup = bak
 	}
 	if err := writeAtomic(path, out, mode); err != nil {
+		if fc.Backup != "" {
+			os.Remove(fc.Backup) // made just now: the file is unchanged
+		}
 		return fc, nil, err
 	}
 	return fc, entries, nil
@@ -778,8 +925,9 @@ func mergeUninstall(path, shape, commandKey, launcher string) (FileChange, []Ent
 		os.Remove(bak)
 		fc.Action = "restored"
 	case bakErr != nil && errors.Is(bakErr, fs.ErrNotExist) && len(root.members) == 0:
-		// sitter created the file and nothing else is in it.
-		if err := os.Remove(path); err != nil {
+		// sitter created the file and nothing else is in it (a link to
+		// it stays, as it was before the install).
+		if err := removeFile(path); err != nil {
 			return fc, nil, err
 		}
 		fc.Action = "removed"
@@ -884,9 +1032,22 @@ func removeModule(path string) (FileChange, error) {
 		fc.Action = "restored"
 		return fc, nil
 	}
-	if err := os.Remove(path); err != nil {
+	if err := removeFile(path); err != nil {
 		return fc, err
 	}
 	fc.Action = "removed"
 	return fc, nil
+}
+
+// removeFile removes the file path leads to (a link stays), unless the
+// user made it read-only.
+func removeFile(path string) error {
+	real, err := resolveLink(path)
+	if err != nil {
+		return err
+	}
+	if err := checkWritable(real); err != nil {
+		return err
+	}
+	return os.Remove(real)
 }
