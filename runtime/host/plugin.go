@@ -121,11 +121,18 @@ func runPlugin(args []string, stdout, stderr io.Writer, reg func() *adapter.Regi
 			}
 			rep, err = plugin.Uninstall(name, d, o)
 		}
-		if rep != nil {
-			printReport(stdout, rep, a.json)
-		}
 		if err != nil {
+			// Only what a failed install or uninstall left changed is
+			// reported, never as done.
+			if rep != nil && (a.json || len(rep.Files)+len(rep.Entries)+len(rep.Notes) > 0) {
+				rep.Error = err.Error()
+				printReport(stdout, rep, a.json)
+			}
 			fmt.Fprintf(stderr, "sitter: plugin %s: %v\n", args[0], err)
+			return 1
+		}
+		if perr := printReport(stdout, rep, a.json); perr != nil {
+			fmt.Fprintf(stderr, "sitter: plugin %s: done, but the report could not be written: %v\n", args[0], perr)
 			return 1
 		}
 		return 0
@@ -180,27 +187,35 @@ func runPlugin(args []string, stdout, stderr io.Writer, reg func() *adapter.Regi
 	return 2
 }
 
-func printReport(w io.Writer, r *plugin.Report, asJSON bool) {
+// printReport prints what an install or uninstall did; a report with an
+// Error is of one that failed, and says so.
+func printReport(w io.Writer, r *plugin.Report, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		enc.Encode(r)
-		return
+		return enc.Encode(r)
 	}
-	verb := map[string]string{"install": "installed", "uninstall": "uninstalled"}[r.Action]
-	fmt.Fprintf(w, "%s %s for %s (%s scope)\n", verb, r.Plugin, r.Harness, r.Scope)
+	var b strings.Builder
+	if r.Error != "" {
+		fmt.Fprintf(&b, "%s of %s for %s (%s scope) failed; changed before the failure:\n", r.Action, r.Plugin, r.Harness, r.Scope)
+	} else {
+		verb := map[string]string{"install": "installed", "uninstall": "uninstalled"}[r.Action]
+		fmt.Fprintf(&b, "%s %s for %s (%s scope)\n", verb, r.Plugin, r.Harness, r.Scope)
+	}
 	for _, f := range r.Files {
 		line := fmt.Sprintf("  %-9s %s", f.Action, f.Path)
 		if f.Backup != "" {
 			line += " (backup " + f.Backup + ")"
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(&b, line)
 	}
 	for _, e := range r.Entries {
-		fmt.Fprintf(w, "  %-9s %s: %s\n", e.Action, e.Event, e.Command)
+		fmt.Fprintf(&b, "  %-9s %s: %s\n", e.Action, e.Event, e.Command)
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
