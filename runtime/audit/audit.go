@@ -7,8 +7,11 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,13 +134,33 @@ func (e *Entry) Finish(rewrote bool) {
 	}
 }
 
-// Append writes one entry, rotating first when the log is full.
+// Append writes one entry, rotating first when the log is full. When the
+// rotation lock cannot be had, or the log is a symbolic link, the error
+// says so; the entry is still appended when it can be.
+//
+// Only rotation takes the lock, not every append; that is enough:
+//   - An append is one write(2) on an O_APPEND descriptor: the kernel puts
+//     each at the end of the file whole, so appends need no lock among
+//     themselves, and the hook path stays a stat, an open, a write.
+//   - Lines were lost when two calls that both saw a full log both shifted
+//     the files: rename replaces its target, so the second shift dropped a
+//     rotated file with lines in it. Under the lock, with the size checked
+//     again once it is held, rotations run one at a time and only on a
+//     full log.
+//   - An append racing a rotation needs no lock: its descriptor names the
+//     file, not the path, so a line written just after the rename lands in
+//     audit.jsonl.1, which Query still reads. It could only be lost if its
+//     file were shifted past Keep between the open and the write: Keep
+//     rotations of full logs in that instant, the same fate as a line
+//     rotated out by age.
 func Append(c Config, e Entry) error {
 	c = c.norm()
 	b := appendEntry(make([]byte, 0, 1024), &e)
 	path := filepath.Join(c.Dir, FileName)
-	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(b)) > c.MaxBytes {
-		rotate(path, c.Keep)
+	var rerr error
+	// Lstat: a link at path is not rotated but refused by appendFile.
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size()+int64(len(b)) > c.MaxBytes {
+		rerr = rotateLocked(path, c, int64(len(b)))
 	}
 	err := appendFile(path, b)
 	if os.IsNotExist(err) {
@@ -145,12 +168,31 @@ func Append(c Config, e Entry) error {
 			err = appendFile(path, b)
 		}
 	}
-	return err
+	return errors.Join(err, rerr)
 }
 
-// rotate shifts audit.jsonl.(n-1) → .n …, audit.jsonl → .1. Two hook
-// calls racing here may both rotate; an entry is never lost, at worst a
-// rotated file is smaller.
+// LockName is the rotation lock's file in the state dir.
+const LockName = FileName + ".lock"
+
+// rotateLocked rotates under the rotation lock, if the log is still too
+// full for n more bytes once the lock is held (another call may have
+// rotated while this one waited).
+func rotateLocked(path string, c Config, n int64) error {
+	l, err := LockState(filepath.Join(c.Dir, LockName), RotateLockWait)
+	if err != nil {
+		return fmt.Errorf("appended without rotating: %w", err)
+	}
+	defer l.Close()
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || st.Size()+n <= c.MaxBytes {
+		return nil
+	}
+	rotate(path, c.Keep)
+	return nil
+}
+
+// rotate shifts audit.jsonl.(n-1) → .n …, audit.jsonl → .1; the caller
+// holds the rotation lock. Rename and remove act on a link itself, never
+// on where it points.
 func rotate(path string, keep int) {
 	os.Remove(fmt.Sprintf("%s.%d", path, keep))
 	for i := keep - 1; i >= 1; i-- {
@@ -184,36 +226,110 @@ func (f Filter) match(e *Entry) bool {
 		(f.Verdict == "" || e.Verdict == f.Verdict) && (f.Harness == "" || e.Harness == f.Harness) && (f.Phase == "" || e.Phase == f.Phase)
 }
 
+// MaxLine is the longest line Query reads; a longer one is skipped and
+// counted, never an error that would hide every other entry until it
+// rotates out.
+const MaxLine = 4 << 20
+
+// Skipped says what Query passed over.
+type Skipped struct {
+	TooLong int      // lines over MaxLine
+	Bad     int      // lines that are not an entry (a torn last line, garbage)
+	Refused []string // log files not read: "path: why" (a symbolic link)
+}
+
+// String is one line for a diagnostic; "" when nothing was skipped.
+func (s Skipped) String() string {
+	var parts []string
+	if s.TooLong > 0 {
+		parts = append(parts, fmt.Sprintf("skipped %d %s longer than %d MiB", s.TooLong, plural(s.TooLong, "line"), MaxLine>>20))
+	}
+	if s.Bad > 0 {
+		parts = append(parts, fmt.Sprintf("skipped %d %s that %s not an entry", s.Bad, plural(s.Bad, "line"), map[bool]string{true: "is", false: "are"}[s.Bad == 1]))
+	}
+	for _, r := range s.Refused {
+		parts = append(parts, "did not read "+r)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}
+
 // Query streams the log oldest first and returns the matching entries,
-// at most the last limit of them (0 = all).
-func Query(c Config, f Filter, limit int) ([]Entry, error) {
+// at most the last limit of them (0 = all), and what it skipped.
+func Query(c Config, f Filter, limit int) ([]Entry, Skipped, error) {
 	var out []Entry
+	var sk Skipped
 	for _, p := range Files(c) {
-		fh, err := os.Open(p)
-		if err != nil {
-			return nil, err
+		fh, err := openRead(p)
+		if errors.Is(err, ErrSymlink) {
+			sk.Refused = append(sk.Refused, p+": "+ErrSymlink.Error())
+			continue
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
+		if err != nil {
+			return nil, sk, err
+		}
+		err = eachLine(fh, MaxLine, func(line []byte) {
 			var e Entry
-			if json.Unmarshal(sc.Bytes(), &e) != nil || !f.match(&e) {
-				continue
+			if json.Unmarshal(line, &e) != nil {
+				sk.Bad++
+				return
+			}
+			if !f.match(&e) {
+				return
 			}
 			out = append(out, e)
 			if limit > 0 && len(out) > 2*limit {
 				out = append(out[:0], out[len(out)-limit:]...)
 			}
-		}
+		}, func() { sk.TooLong++ })
 		fh.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
+		if err != nil {
+			return nil, sk, fmt.Errorf("%s: %w", p, err)
 		}
 	}
 	if limit > 0 && len(out) > limit {
 		out = out[len(out)-limit:]
 	}
-	return out, nil
+	return out, sk, nil
+}
+
+// eachLine calls line for every non-empty line of r up to max bytes, and
+// tooLong for every longer one, which it reads past without keeping.
+func eachLine(r io.Reader, max int, line func([]byte), tooLong func()) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var cur []byte
+	over := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if len(cur)+len(chunk) > max+1 { // +1: the newline
+				over, cur = true, cur[:0]
+			} else {
+				cur = append(cur, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if over {
+			tooLong()
+		} else if l := bytes.TrimRight(cur, "\r\n"); len(bytes.TrimSpace(l)) > 0 {
+			line(l)
+		}
+		cur, over = cur[:0], false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // Redact masks secrets in s; the bool says whether it masked any.

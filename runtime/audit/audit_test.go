@@ -53,7 +53,7 @@ func TestAppendRotateQuery(t *testing.T) {
 			t.Errorf("%s is %d bytes", f, st.Size())
 		}
 	}
-	all, _ := Query(c, Filter{}, 0)
+	all, _, _ := Query(c, Filter{}, 0)
 	if len(all) == 0 || len(all) >= 40 || all[len(all)-1].Command != "cmd 39" {
 		t.Fatalf("%d entries kept, last %+v", len(all), all[len(all)-1])
 	}
@@ -66,7 +66,7 @@ func TestAppendRotateQuery(t *testing.T) {
 			t.Fatalf("out of order: %q then %q", all[i-1].Command, all[i].Command)
 		}
 	}
-	denies, _ := Query(c, Filter{Session: "s0", Decision: "deny"}, 0)
+	denies, _, _ := Query(c, Filter{Session: "s0", Decision: "deny"}, 0)
 	for _, e := range denies {
 		if e.Session != "s0" || e.Decision != "deny" || e.Verdict != Deny {
 			t.Errorf("filter let through %+v", e)
@@ -75,7 +75,7 @@ func TestAppendRotateQuery(t *testing.T) {
 	if len(denies) == 0 {
 		t.Error("no deny of s0")
 	}
-	last, _ := Query(c, Filter{}, 2)
+	last, _, _ := Query(c, Filter{}, 2)
 	if len(last) != 2 || last[1].Command != "cmd 39" {
 		t.Errorf("tail 2: %+v", last)
 	}

@@ -66,10 +66,15 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)
 		return 1
 	}
-	es, err := audit.Query(audit.FromEnv(dir), f, n)
+	es, skipped, err := audit.Query(audit.FromEnv(dir), f, n)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)
 		return 1
+	}
+	// What the reader passed over (an oversized or torn line, a log file
+	// that is a symbolic link) is said, not an error: the rest is read.
+	if s := skipped.String(); s != "" {
+		fmt.Fprintf(stderr, "sitter: audit: %s\n", s)
 	}
 	if asJSON {
 		w := &errWriter{w: stdout}
