@@ -18,3 +18,6 @@ var ErrLockBusy = errors.New("lock is busy")
 // for a stat and a few renames; a hook call that still cannot have it
 // appends without rotating and says so.
 const RotateLockWait = 2 * time.Second
+
+// Name is the file's path.
+func (f *StateFile) Name() string { return f.path }

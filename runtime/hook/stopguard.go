@@ -10,21 +10,55 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
+
+	"sitter.dev/sitter/runtime/audit"
 )
 
 // DefaultStopCap is how many stop blocks in a row a session gets before
 // sitter lets it stop.
 const DefaultStopCap = 20
 
-// StopGuard keeps a handler that always blocks a stop from looping the
-// agent forever: it counts consecutive blocks per (harness, session) in a
-// small file under Dir/stop and turns the block that exceeds Cap into a noop.
+// StopGuard keeps handlers that always block a stop from looping the
+// agent forever: it counts the blocks of a session's chain of stops in a
+// small file under Dir/stop and lets the session stop once they pass Cap.
+//
+// The count is per (harness, session), whatever plugin's call blocked:
+// the harness runs every plugin's stop hook at each stop, and a cap per
+// plugin or per call could be dodged by the others (with two plugins
+// blocking, the call that reached the cap let the stop through while the
+// other blocked it, so the session never stopped). Once the cap is
+// reached every block of the session is let through until the chain ends:
+//   - where the harness says whether a stop hook is already active
+//     (stop_hook_active: Claude Code, Codex, Gemini CLI, Copilot), at a
+//     stop it says is not;
+//   - elsewhere (Cursor, OpenCode, Pi), at a stop after one where no call
+//     blocked. The calls of one stop are told apart from the next stop's
+//     by their start: all within Round of the first.
+//
+// The counter file is read and written under its flock, so concurrent
+// calls never lose a count; a lock that cannot be had within LockWait
+// lets the stop through with a diagnostic rather than wait or guess. A
+// symbolic link at the counter's path is refused, never followed.
 //
 // The guard never breaks a hook: its own errors are diagnostics only.
 type StopGuard struct {
 	Dir string // state dir; "" = no persistence
-	Cap int    // blocks allowed in a row; <= 0 = no cap
+	Cap int    // blocks allowed in a chain; <= 0 = no cap
+	// Start is when this stop's hook call began; zero = this process's
+	// start (a hook call is one process).
+	Start time.Time
 }
+
+// Round is how far apart the calls of one stop may start; LockWait bounds
+// the wait for a counter's lock, held by others for a read and a write.
+const (
+	Round    = time.Second
+	LockWait = 2 * time.Second
+)
+
+// processStart approximates when the harness ran this hook call.
+var processStart = time.Now()
 
 // StopCap reads a stop cap as the flag or SITTER_STOP_CAP gives it.
 func StopCap(s string) (int, error) {
@@ -56,7 +90,10 @@ func StateDir() (string, error) {
 type stopCount struct {
 	Harness string `json:"harness"`
 	Session string `json:"session"`
-	Count   int    `json:"count"`
+	Count   int    `json:"count"`             // blocks counted in this chain, all plugins
+	Spent   bool   `json:"spent,omitempty"`   // the cap is reached: blocks pass until the chain ends
+	Round   int64  `json:"round,omitempty"`   // start (Unix ns) of the latest stop's first call
+	Blocked bool   `json:"blocked,omitempty"` // a call of that stop blocked
 }
 
 // Apply counts r against the guard when ev is on a stop phase and returns
@@ -66,42 +103,77 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 		return r, nil
 	}
 	path := g.path(ev.Harness, ev.Session.ID)
-	if Canonical(ev.Phase, r.Decision) != Block {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return r, []string{"sitter: stop guard: " + oneLine(err.Error())}
+	block := Canonical(ev.Phase, r.Decision) == Block
+	if !block {
+		// No counter, nothing to end: the common stop costs one lstat.
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return r, nil
 		}
-		return r, nil
 	}
+	f, err := audit.LockState(path, LockWait)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = audit.LockState(path, LockWait)
+		}
+	}
+	if err != nil {
+		// Without the counter the cap cannot hold: a stop let through
+		// is better than a loop nothing ends.
+		msg := "sitter: stop guard: " + oneLine(err.Error())
+		if block {
+			r.Decision, r.Reason = Noop, ""
+			msg += "; letting the session stop"
+		}
+		return r, []string{msg}
+	}
+	defer f.Close()
+
 	var diags []string
-	n := 0
-	// stopHookActive false says this stop starts a new chain: whatever was
-	// counted before (say the harness ended the turn on its own cap) is over.
-	if ev.StopHookActive == nil || *ev.StopHookActive {
-		var err error
-		n, err = readCount(path)
-		var corrupt *corruptError
-		switch {
-		case errors.As(err, &corrupt):
-			diags = append(diags, "sitter: stop guard: "+oneLine(err.Error())+"; counting from zero")
-		case err != nil:
-			return r, []string{"sitter: stop guard: " + oneLine(err.Error())}
+	c, err := readCount(f)
+	if err != nil {
+		diags = append(diags, "sitter: stop guard: "+oneLine(err.Error())+"; counting from zero")
+	}
+	was := c
+	start := g.Start
+	if start.IsZero() {
+		start = processStart
+	}
+	if at := start.UnixNano(); c.Round == 0 || at-c.Round > int64(Round) || c.Round-at > int64(Round) {
+		// The first call of a new stop: did the last one end the chain?
+		over := !c.Blocked
+		if ev.StopHookActive != nil {
+			over = !*ev.StopHookActive
+		}
+		if over {
+			c = stopCount{}
+		}
+		c.Round, c.Blocked = at, false
+	}
+	c.Harness, c.Session = ev.Harness, ev.Session.ID
+	if block {
+		if !c.Spent {
+			c.Count++
+			c.Spent = c.Count > g.Cap
+		}
+		if c.Spent {
+			times := "times"
+			if g.Cap == 1 {
+				times = "time"
+			}
+			diags = append(diags, fmt.Sprintf("sitter: stop blocked %d %s in a row for session %s; letting it stop", g.Cap, times, ev.Session.ID))
+			r.Decision, r.Reason = Noop, ""
+		} else {
+			c.Blocked = true
 		}
 	}
-	n++
-	if n > g.Cap {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			diags = append(diags, "sitter: stop guard: "+oneLine(err.Error()))
-		}
-		times := "times"
-		if n-1 == 1 {
-			times = "time"
-		}
-		diags = append(diags, fmt.Sprintf("sitter: stop blocked %d %s in a row for session %s; letting it stop", n-1, times, ev.Session.ID))
-		r.Decision = Noop
-		r.Reason = ""
-		return r, diags
+	switch {
+	case c.Count == 0:
+		err = f.Remove() // nothing counted: no file to leave behind
+	case c != was:
+		b, _ := json.Marshal(c) // plain fields always encode
+		err = f.Replace(append(b, '\n'))
 	}
-	if err := writeCount(path, stopCount{ev.Harness, ev.Session.ID, n}); err != nil {
+	if err != nil {
 		diags = append(diags, "sitter: stop guard: "+oneLine(err.Error()))
 	}
 	return r, diags
@@ -119,46 +191,19 @@ func (g StopGuard) path(harness, session string) string {
 	return filepath.Join(g.Dir, "stop", hex.EncodeToString(h.Sum(nil))+".json")
 }
 
-func readCount(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+// readCount reads a held counter file; an empty one is a zero count, a
+// corrupt one (a torn write of a killed call) an error and a zero count.
+func readCount(f *audit.StateFile) (stopCount, error) {
+	b, err := f.ReadAll()
 	if err != nil {
-		return 0, err
+		return stopCount{}, err
 	}
 	var c stopCount
+	if len(b) == 0 {
+		return c, nil
+	}
 	if err := json.Unmarshal(b, &c); err != nil || c.Count < 0 {
-		return 0, &corruptError{path}
+		return stopCount{}, errors.New("counter " + f.Name() + " is corrupt")
 	}
-	return c.Count, nil
-}
-
-type corruptError struct{ path string }
-
-func (e *corruptError) Error() string { return "counter " + e.path + " is corrupt" }
-
-// writeCount replaces the counter atomically: a concurrent reader sees the
-// old count or the new one, never a torn file.
-func writeCount(path string, c stopCount) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	b, _ := json.Marshal(c) // three plain fields always encode
-	f, err := os.CreateTemp(dir, ".count-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(append(b, '\n'))
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return c, nil
 }
