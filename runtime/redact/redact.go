@@ -1,76 +1,43 @@
 // Package redact masks secrets (API keys, tokens, private keys,
-// key=value credentials) in text and in JSON documents. The audit log
-// uses it for everything it writes, and the hook engine for the events of
-// handlers that ask for redaction.
+// key=value credentials) in text and in JSON documents. It is sitter's
+// one rule set: the audit log uses it for everything it writes, the hook
+// engine for the events of handlers that ask for redaction and for what
+// it passes on of a handler's stderr.
 package redact
 
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
-	"strings"
-	"sync"
 )
 
-// secretRE matches secrets; compiled on first use (the hook path links
-// this package, but compiles only when a call has text to redact).
-var secretRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(strings.Join([]string{
-		`sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}`, // Anthropic, OpenAI
-		`gh[pousr]_[A-Za-z0-9]{30,}`,            // GitHub tokens
-		`github_pat_[A-Za-z0-9_]{30,}`,
-		`AKIA[0-9A-Z]{16}`,              // AWS access key id
-		`AIza[0-9A-Za-z_\-]{35}`,        // Google API key
-		`xox[abprs]-[A-Za-z0-9\-]{10,}`, // Slack
-		`(?i)bearer\s+[A-Za-z0-9._\-~+/]{16,}=*`,
-		`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
-		`(?i)\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)\b\s*[:=]\s*["']?[^\s"']{6,}`,
-	}, "|"))
-})
-
-// quick holds substrings one of which every secret pattern contains
-// (case-folded); text with none is not run through the regexp.
-var quick = []string{"sk-", "gh", "github_pat_", "akia", "aiza", "xox", "bearer", "private key", "key", "token", "secret", "passw"}
-
-// String masks secrets in s; the bool says whether it masked any.
+// String masks secrets in s, keeping the text around them; the bool says
+// whether it masked any. The rules (rules.go) find tokens by their shape
+// (sk-…, ghp_…, AKIA…, JWTs, PEM private keys and some forty more) and
+// secrets by their context (DB_PASSWORD=…, "client_secret": "…",
+// postgres://user:pw@host, curl -u user:pw, --token X, Authorization:
+// Bearer …). Each rule's regexp is compiled on its first use.
 func String(s string) (string, bool) {
 	if s == "" {
 		return s, false
 	}
-	l := strings.ToLower(s)
-	hit := false
-	for _, q := range quick {
-		if strings.Contains(l, q) {
-			hit = true
-			break
-		}
-	}
-	if !hit {
-		return s, false
-	}
+	low := lowerASCII(s)
 	red := false
-	out := secretRE().ReplaceAllStringFunc(s, func(m string) string {
-		red = true
-		// keep a key=value's name, mask the value
-		lm := strings.ToLower(m)
-		for _, k := range []string{"api", "access", "auth", "secret", "passw"} {
-			if strings.HasPrefix(lm, k) {
-				if i := strings.IndexAny(m, ":="); i > 0 {
-					j := i + 1
-					for j < len(m) && (m[j] == ' ' || m[j] == '\t' || m[j] == '"' || m[j] == '\'') {
-						j++
-					}
-					return m[:j] + "[REDACTED]"
-				}
-			}
+	for _, r := range rules() {
+		if !r.present(low) {
+			continue
 		}
-		return "[REDACTED]"
-	})
-	return out, red
+		if out, ok := r.apply(s, low); ok {
+			s, low, red = out, lowerASCII(out), true
+		}
+	}
+	return s, red
 }
 
 // JSON masks secrets in every string value of a JSON document (object
-// keys are kept); the bool says whether it masked any. A document that
+// keys are kept) as String does, and the whole string value of a key that
+// names a secret ("password", "client_secret", "api_key", "token",
+// "authorization", …) or of an object {"name": "DB_PASSWORD", "value":
+// "…"}; the bool says whether it masked any. A document that
 // does not parse is returned unchanged with an error.
 func JSON(doc []byte) ([]byte, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
@@ -106,10 +73,26 @@ func walk(v any) (any, bool) {
 		return x, red
 	case map[string]any:
 		red := false
-		for k := range x {
+		for k, e := range x {
+			if s, ok := e.(string); ok && secretName(k) && maskable(s) {
+				x[k], red = mask, true
+				continue
+			}
 			var r bool
-			x[k], r = walk(x[k])
+			x[k], r = walk(e)
 			red = red || r
+		}
+		// a name/value pair: Kubernetes env entries, CI variables
+		for _, nk := range []string{"name", "key", "Name", "Key"} {
+			n, ok := x[nk].(string)
+			if !ok || !secretName(n) {
+				continue
+			}
+			for _, vk := range []string{"value", "Value"} {
+				if v, ok := x[vk].(string); ok && maskable(v) {
+					x[vk], red = mask, true
+				}
+			}
 		}
 		return x, red
 	}

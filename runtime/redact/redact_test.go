@@ -10,7 +10,7 @@ func TestString(t *testing.T) {
 		"curl -H 'x-api-key: sk-ant-abcdefghijklmnopqrstuv' x":                 "curl -H 'x-api-key: [REDACTED]' x",
 		"export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrst":                   "export OPENAI_API_KEY=[REDACTED]",
 		"git push https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com": "git push https://[REDACTED]@github.com",
-		"Authorization: Bearer abcdefghijklmnop.qrstuv":                        "Authorization: [REDACTED]",
+		"Authorization: Bearer abcdefghijklmnop.qrstuv":                        "Authorization: Bearer [REDACTED]",
 		"aws AKIAABCDEFGHIJKLMNOP":                                             "aws [REDACTED]",
 		"password=hunter22 ok":                                                 "password=[REDACTED] ok",
 		"ls -la":                                                               "ls -la",
@@ -31,7 +31,7 @@ func TestJSON(t *testing.T) {
 	if err != nil || !red {
 		t.Fatalf("JSON: %v %v", red, err)
 	}
-	want := `{"list":["[REDACTED]",{"sk-key":"x"}],"n":12345678901234567890,"s":"<a&b>","tool":{"input":{"command":"OPENAI_API_KEY=[REDACTED] make"}}}`
+	want := `{"list":["Bearer [REDACTED]",{"sk-key":"x"}],"n":12345678901234567890,"s":"<a&b>","tool":{"input":{"command":"OPENAI_API_KEY=[REDACTED] make"}}}`
 	if string(got) != want {
 		t.Errorf("JSON:\n got %s\nwant %s", got, want)
 	}
