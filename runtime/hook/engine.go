@@ -3,7 +3,6 @@ package hook
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -44,13 +43,27 @@ const DefaultTimeout = 30 * time.Second
 // several harnesses reject an empty reason.
 const DefaultReason = "blocked by a sitter handler"
 
-// maxOutput caps what is kept of a handler's stdout and of its stderr.
+// maxOutput caps what is kept of a handler's stdout and of its stderr. A
+// handler that writes more is killed (its whole process group) at once,
+// and its outcome is an output error under its error policy: an answer
+// cut at the cap is no answer, and letting the handler run on only to
+// discard what it writes would spend CPU and time for nothing.
 const maxOutput = 16 << 20
 
 // waitDelay is how long Wait keeps reading a handler's pipes after the
-// handler exited or was killed: a stray grandchild holding them open must
-// not hang the hook.
-var waitDelay = 2 * time.Second
+// handler exited or was killed: a stray grandchild holding them open (a
+// background job that inherited stdout) must not delay the hook. What the
+// handler wrote before it exited is in the pipe already; the copy drains
+// it well within this grace.
+var waitDelay = 100 * time.Millisecond
+
+// maxEnvValue caps the values sitter exports to handlers. Linux refuses an
+// exec whose single environment string exceeds 128 KiB (MAX_ARG_STRLEN),
+// and any exec whose environment holds a NUL: a hostile session_id would
+// make every handler fail to start. A longer value is not exported at
+// all (a cut one would name a different session); the full value is in
+// the event on stdin.
+const maxEnvValue = 4 << 10
 
 // Handler is one command that answers hook events.
 type Handler struct {
@@ -95,6 +108,8 @@ type Outcome struct {
 	Result  Result
 	Err     *HandlerError
 	Skipped bool
+	// Latency is how long the handler ran (zero when skipped).
+	Latency time.Duration
 }
 
 // Run runs the handlers for one event and merges their results. The
@@ -105,7 +120,9 @@ func Run(ctx context.Context, ev Event, hs []Handler) (Result, []string) {
 
 // RunHandlers runs the handlers that match ev concurrently, each as
 // `/bin/sh -c Command` with ev as JSON on stdin, and returns their outcomes
-// in handler order.
+// in handler order. The event is encoded once: every handler reads the
+// same bytes (through its own reader), so a large event costs its size
+// once, not once per handler.
 func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 	outs := make([]Outcome, len(hs))
 	var run []int
@@ -122,16 +139,13 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 	}
 	// No HTML escaping: a handler grepping the event for `a && b` should
 	// find it as written.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
+	in, err := encodeEvent(ev)
+	if err != nil {
 		for _, i := range run {
 			outs[i].Err = &HandlerError{ErrInternal, "cannot encode the event: " + err.Error()}
 		}
 		return outs
 	}
-	in := buf.Bytes()
 	var masked []byte // the redacted event, made once if a handler asks
 	for _, i := range run {
 		if hs[i].Redact {
@@ -150,16 +164,17 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 		}
 		return in
 	}
-	env := append(os.Environ(),
-		"SITTER_HARNESS="+ev.Harness,
-		"SITTER_PHASE="+ev.Phase,
-		"SITTER_SESSION_ID="+ev.Session.ID,
-		"SITTER_NATIVE_EVENT="+ev.NativeEvent,
-	)
+	env := os.Environ()
+	env = exportEnv(env, "SITTER_HARNESS", ev.Harness)
+	env = exportEnv(env, "SITTER_PHASE", ev.Phase)
+	// A session id longer than maxEnvValue (or holding a NUL) is not
+	// exported: the handler finds it, whole, in the event on stdin.
+	env = exportEnv(env, "SITTER_SESSION_ID", ev.Session.ID)
+	env = exportEnv(env, "SITTER_NATIVE_EVENT", ev.NativeEvent)
 	// Handlers call sitter's own verbs ("$SITTER_BIN" guard) without
 	// depending on PATH.
 	if self, err := os.Executable(); err == nil {
-		env = append(env, "SITTER_BIN="+self)
+		env = exportEnv(env, "SITTER_BIN", self)
 	}
 	if len(run) == 1 {
 		i := run[0]
@@ -172,6 +187,15 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 	}
 	wg.Wait()
 	return outs
+}
+
+// exportEnv appends name=value unless exec could not pass it (see
+// maxEnvValue).
+func exportEnv(env []string, name, value string) []string {
+	if len(value) > maxEnvValue || strings.IndexByte(value, 0) >= 0 {
+		return env
+	}
+	return append(env, name+"="+value)
 }
 
 func (h Handler) matches(ev Event) bool {
@@ -194,8 +218,14 @@ func runGuarded(ctx context.Context, h Handler, phase string, in []byte, env []s
 			o = Outcome{Handler: h, Err: &HandlerError{ErrInternal, fmt.Sprintf("internal error: %v", p)}}
 		}
 	}()
-	return runOne(ctx, h, phase, in, env)
+	start := time.Now()
+	o = runOne(ctx, h, phase, in, env)
+	o.Latency = time.Since(start)
+	return o
 }
+
+// errFlood is why a handler was killed for writing more than maxOutput.
+var errFlood = errors.New("output over the cap")
 
 func runOne(ctx context.Context, h Handler, phase string, in []byte, env []string) Outcome {
 	o := Outcome{Handler: h}
@@ -203,47 +233,59 @@ func runOne(ctx context.Context, h Handler, phase string, in []byte, env []strin
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	hctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	hctx, kill := context.WithCancelCause(tctx)
+	defer kill(nil)
 
 	cmd := exec.CommandContext(hctx, "/bin/sh", "-c", h.Command)
 	cmd.Stdin = bytes.NewReader(in)
 	cmd.Env = env
-	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A flood on either stream kills the handler; the copy goes on
+	// discarding until the pipe closes.
+	flood := func() { kill(errFlood) }
+	stdout, stderr := &capped{onOver: flood}, &capped{onOver: flood}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// The handler gets its own process group so that a timeout kills
-	// everything it started, not only the shell.
+	// everything it started, not only the shell; on Linux the shell also
+	// dies with sitter (see setGroup).
 	setGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
 
+	// Wait has returned: the copies into stdout and stderr are done.
+	for _, c := range []struct {
+		name string
+		out  *capped
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if c.out.over {
+			o.Err = &HandlerError{ErrOutput, fmt.Sprintf("%s exceeds %d MiB; handler killed", c.name, maxOutput>>20)}
+			return o
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
 		// ErrWaitDelay: the handler exited 0 but left a process holding its
 		// output open; what it wrote before exiting counts.
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		o.Result = Result{Decision: Canonical(phase, Deny), Reason: string(trimSpace(stderr.Bytes()))}
+		o.Result = Result{Decision: Canonical(phase, Deny), Reason: string(ValidUTF8(trimSpace(stderr.Bytes())))}
 		return o
 	case ctx.Err() != nil:
 		o.Err = &HandlerError{ErrCanceled, "hook call canceled: " + context.Cause(ctx).Error()}
 		return o
-	case hctx.Err() != nil:
+	case tctx.Err() != nil:
 		o.Err = &HandlerError{ErrTimeout, "timed out after " + timeout.String()}
 		return o
 	case exit != nil:
 		d := exit.String()
-		if s := firstLine(stderr.Bytes()); s != "" {
+		if s := stderrLine(stderr.Bytes()); s != "" {
 			d += ": " + s
 		}
 		o.Err = &HandlerError{ErrExit, d}
 		return o
 	default:
 		o.Err = &HandlerError{ErrStart, err.Error()}
-		return o
-	}
-	if stdout.over {
-		o.Err = &HandlerError{ErrOutput, fmt.Sprintf("stdout exceeds %d MiB", maxOutput>>20)}
 		return o
 	}
 	r, perr := ParseResult(stdout.Bytes())
@@ -326,22 +368,51 @@ func Merge(phase string, outs []Outcome) (Result, []string) {
 	return res, diags
 }
 
-// capped is a bytes.Buffer that keeps at most maxOutput bytes and
-// discards the rest, so a chatty handler cannot exhaust memory.
+// capped keeps at most maxOutput bytes of a handler's stream and discards
+// the rest, so a chatty handler cannot exhaust memory; the first write
+// past the cap calls onOver. It is a plain io.Writer on purpose: io.Copy
+// would take a ReadFrom (as bytes.Buffer has) and bypass the cap.
 type capped struct {
-	bytes.Buffer
-	over bool
+	buf    []byte
+	over   bool
+	onOver func()
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := maxOutput - c.Len(); len(p) > room {
-		c.over = true
-		if room > 0 {
-			c.Buffer.Write(p[:room])
-		}
+	if c.over {
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	q := p
+	if room := maxOutput - len(c.buf); len(q) > room {
+		q = q[:room]
+		c.over = true
+	}
+	if need := len(c.buf) + len(q); need > cap(c.buf) {
+		// Grow by doubling, but never past the cap.
+		n := min(max(2*cap(c.buf), need, 512), maxOutput)
+		c.buf = append(make([]byte, 0, n), c.buf...)
+	}
+	c.buf = append(c.buf, q...)
+	if c.over && c.onOver != nil {
+		c.onOver()
+	}
+	return len(p), nil
+}
+
+func (c *capped) Bytes() []byte { return c.buf }
+
+// stderrLine is what a diagnostic shows of a failed handler's stderr: its
+// first line, with secrets masked (sitter's stderr may end up in logs the
+// audit log's masking is meant to spare) and invalid UTF-8 replaced.
+func stderrLine(b []byte) string {
+	// Mask before cutting: a secret split by the cut would slip through.
+	// The head suffices for the first line.
+	b = trimSpace(b)
+	if len(b) > 64<<10 {
+		b = b[:64<<10]
+	}
+	s, _ := redact.String(string(ValidUTF8(b)))
+	return firstLine([]byte(s))
 }
 
 // quoteCmd names a handler in a diagnostic: quoted, and shortened so the

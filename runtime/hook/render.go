@@ -146,6 +146,9 @@ func Render(ev Event, r Result, rules *Rules) Output {
 			out.Stdout = buf.Bytes()
 		}
 	}
+	// Strings are encoded valid; a raw updatedInput or a text on stderr
+	// may not be: the harness gets valid UTF-8 only.
+	out.Stdout, out.Stderr = ValidUTF8(out.Stdout), ValidUTF8(out.Stderr)
 	return out
 }
 

@@ -60,6 +60,9 @@ func ParseResult(out []byte) (Result, error) {
 	if len(r.UpdatedInput) > 0 && string(r.UpdatedInput) == "null" {
 		r.UpdatedInput = nil
 	}
+	// The strings are valid UTF-8 already (Unmarshal replaces invalid
+	// bytes); the raw updatedInput is made so too.
+	r.UpdatedInput = ValidUTF8(r.UpdatedInput)
 	return r, nil
 }
 

@@ -212,8 +212,7 @@ func (s *Scanner) skip(depth int) error {
 			}
 		}
 	case c == '"':
-		_, err := s.str()
-		return err
+		return s.skipStr()
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
@@ -354,6 +353,40 @@ func (s *Scanner) str() (string, error) {
 		}
 	}
 	return "", s.errorf("unterminated string")
+}
+
+// skipStr validates a string at s.i (which is '"') as str does, without
+// decoding it: a skipped or raw value (a tool's input, megabytes of file
+// content) is not copied.
+func (s *Scanner) skipStr() error {
+	s.i++
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return nil
+		case c < 0x20:
+			return s.errorf("control character in string")
+		case c != '\\':
+			s.i++
+			continue
+		}
+		if s.i+1 >= len(s.b) {
+			break
+		}
+		e := s.b[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if _, ok := s.hex4(); !ok {
+				return s.errorf("invalid \\u escape")
+			}
+		default:
+			return s.errorf("invalid escape \\%c", e)
+		}
+	}
+	return s.errorf("unterminated string")
 }
 
 func (s *Scanner) hex4() (rune, bool) {

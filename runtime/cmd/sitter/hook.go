@@ -152,6 +152,9 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	var resErr error
 	if a.harness != "" {
 		d, spec, resErr = resolveEvent(reg(), a.harness, a.event, payload, readErr)
+		if spec == nil && d != nil && a.onError == hook.FailClosed && readErr == nil {
+			spec = refusableEvent(d, payload)
+		}
 	}
 	if spec != nil {
 		c.desc = d
@@ -183,8 +186,10 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	var diags []string
 	var audited []audit.Handler
 	if len(handlers) > 0 {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		res, diags, audited = runHandlersTimed(ctx, ev, handlers)
+		// A catchable signal kills the handlers' process groups before
+		// sitter goes; against SIGKILL, see hook.setGroup.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		res, diags, audited = runHandlers(ctx, ev, handlers)
 		stop()
 	}
 	if hook.IsStopPhase(ev.Phase) {
@@ -220,6 +225,54 @@ func resolveEvent(reg *adapter.Registry, harness, event string, payload []byte, 
 		return d, nil, fmt.Errorf("unknown event %q for %s; see 'sitter atlas show %s'", event, d.ID, d.ID)
 	}
 	return d, spec, nil
+}
+
+// refusableEvent is, for a call whose event sitter does not know, the
+// event whose answer a fail-closed refusal can still be written in: the
+// one the payload names, when the descriptor knows it and it is a
+// pre-tool event. The harness wrote the payload for the event it asks
+// about, so its answer format is the one the harness reads; the pre-tool
+// deny is the refusal that matters (it stops the action). A stop phase's
+// block would skip the stop guard's cap and could trap the session, and
+// other phases' deny mean less, so they are left at the no-op. A payload
+// that names no known event has no answer format at all: a guessed one
+// might be ignored or misread, so sitter answers the no-op and says why
+// (see fail).
+func refusableEvent(d *adapter.Descriptor, payload []byte) *adapter.EventSpec {
+	if d.Normalize == nil {
+		return nil
+	}
+	ev, _ := d.Normalize(payload, "")
+	if ev.NativeEvent == "" {
+		return nil
+	}
+	spec, ok := d.Event(ev.NativeEvent)
+	if !ok || spec.Phase != "preToolUse" {
+		return nil
+	}
+	return spec
+}
+
+// runHandlers runs the call's handlers once (hook.RunHandlers encodes the
+// event once for all of them) and merges their outcomes; the audit gets
+// each handler's decision, error and latency.
+func runHandlers(ctx context.Context, ev hook.Event, hs []hook.Handler) (hook.Result, []string, []audit.Handler) {
+	outs := hook.RunHandlers(ctx, ev, hs)
+	res, diags := hook.Merge(ev.Phase, outs)
+	ah := make([]audit.Handler, len(outs))
+	for i, o := range outs {
+		ah[i] = audit.Handler{Command: o.Handler.Command, Skipped: o.Skipped, LatencyMs: ms(o.Latency)}
+		if !o.Skipped {
+			ah[i].Decision = string(o.Result.Decision)
+			if ah[i].Decision == "" {
+				ah[i].Decision = "noop"
+			}
+		}
+		if o.Err != nil {
+			ah[i].Error = string(o.Err.Kind) + ": " + o.Err.Detail
+		}
+	}
+	return res, diags, ah
 }
 
 // fillEvent completes what a normalizer left out with what the descriptor
@@ -351,13 +404,13 @@ func guardStop(ev hook.Event, res hook.Result, flagCap string, diags []string) (
 	return res, append(diags, more...)
 }
 
-// answer writes a rendered answer and the diagnostics.
+// answer writes a rendered answer and the diagnostics, all valid UTF-8.
 func (c *hookCall) answer(out hook.Output, diags []string) int {
-	c.stdout.Write(out.Stdout)
+	c.stdout.Write(hook.ValidUTF8(out.Stdout))
 	var e bytes.Buffer
-	e.Write(out.Stderr)
+	e.Write(hook.ValidUTF8(out.Stderr))
 	for _, d := range append(diags, out.Diags...) {
-		e.WriteString(d)
+		e.WriteString(strings.ToValidUTF8(d, "\uFFFD"))
 		e.WriteByte('\n')
 	}
 	c.stderr.Write(e.Bytes())
@@ -368,7 +421,7 @@ func (c *hookCall) answer(out hook.Output, diags []string) int {
 // stderr, or with --on-error closed the event's deny (block on stop
 // phases) when the event can say one.
 func (c *hookCall) fail(why string) (code int) {
-	msg := "sitter: " + strings.Join(strings.Fields(why), " ")
+	msg := "sitter: " + strings.ToValidUTF8(strings.Join(strings.Fields(why), " "), "\uFFFD")
 	if c.onError == hook.FailClosed && c.desc != nil {
 		out, ok := c.refuse(msg)
 		if ok {
@@ -377,7 +430,18 @@ func (c *hookCall) fail(why string) (code int) {
 		}
 	}
 	diags := c.audit(hook.Result{Decision: hook.Noop}, nil, msg, nil)
-	fmt.Fprintln(c.stderr, strings.Join(append([]string{msg}, diags...), "\n"))
+	// Say why fail-closed did not refuse.
+	line := msg
+	switch {
+	case c.onError != hook.FailClosed:
+	case c.desc == nil:
+		// No harness or no event known to write a deny in (see
+		// refusableEvent).
+		line += " (not refused: no known harness event to answer in)"
+	default:
+		line += fmt.Sprintf(" (not refused: %s %s cannot deny)", c.ev.Harness, c.ev.NativeEvent)
+	}
+	fmt.Fprintln(c.stderr, strings.Join(append([]string{line}, diags...), "\n"))
 	return 0
 }
 

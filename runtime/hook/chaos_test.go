@@ -1,0 +1,215 @@
+package hook
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Fault tests of the handler engine: floods, stray children, hostile
+// event contents. `make chaos` runs every TestChaos* test.
+
+// allocated returns the bytes f allocates (the whole process's, so the
+// tests that use it are not parallel).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A handler that floods stdout or stderr with 512 MiB is stopped at the
+// cap: sitter keeps at most maxOutput of each stream, the handler is
+// killed, and its outcome is an output error under its policy.
+func TestChaosOutputFlood(t *testing.T) {
+	const flood = "head -c 536870912 /dev/zero"
+	for _, tc := range []struct{ name, cmd, stream string }{
+		{"stdout", flood, "stdout"},
+		{"stderr", flood + " >&2", "stderr"},
+		{"stderr then exit 2", flood + " >&2; exit 2", "stderr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Handler{Command: tc.cmd, Timeout: 20 * time.Second, OnError: FailClosed}
+			var outs []Outcome
+			start := time.Now()
+			n := allocated(func() { outs = RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{h}) })
+			t.Logf("%s flood: allocated %d MiB in %v", tc.stream, n>>20, time.Since(start).Round(time.Millisecond))
+			if d := time.Since(start); d > 4*time.Second {
+				t.Errorf("took %v: the flooding handler was not stopped at the cap", d)
+			}
+			if n > 4*maxOutput {
+				t.Errorf("allocated %d MiB for a 512 MiB flood, want at most %d MiB (the cap is %d MiB)", n>>20, 4*maxOutput>>20, maxOutput>>20)
+			}
+			o := outs[0]
+			if o.Err == nil || o.Err.Kind != ErrOutput || !strings.Contains(o.Err.Detail, tc.stream+" exceeds") {
+				t.Fatalf("outcome = %s (reason %d bytes), err %v; want an output error about %s exceeding the cap", o.Result.Decision, len(o.Result.Reason), o.Err, tc.stream)
+			}
+			got, diags := Merge("preToolUse", outs)
+			if got.Decision != Deny || len(got.Reason) > 1000 || len(diags) != 1 {
+				t.Errorf("merged fail-closed = %s (reason %d bytes), diags %q; want a deny with a short reason", got.Decision, len(got.Reason), diags)
+			}
+		})
+	}
+}
+
+// A handler that answers and exits while a background child keeps its
+// stdout open costs the hook a short grace, not seconds.
+func TestChaosStrayChildDoesNotDelay(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := Handler{Command: `sleep 3 & echo $! > ` + shellQuote(pidFile) + `; echo '{"decision":"allow","reason":"ok"}'`}
+	t.Cleanup(func() { killPidFile(pidFile) })
+	start := time.Now()
+	outs := RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{h})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the hook waited %v for the handler's background child", d)
+	}
+	if outs[0].Err != nil || outs[0].Result.Decision != Allow {
+		t.Errorf("outcome = %+v, err %v; want the handler's allow", outs[0].Result, outs[0].Err)
+	}
+}
+
+func killPidFile(path string) {
+	b, _ := os.ReadFile(path)
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// Values too long for the environment (or holding a NUL) are not
+// exported: exec would fail for every handler (and fail-open allow). The
+// full value stays in the event on stdin.
+func TestChaosHostileEnvValues(t *testing.T) {
+	for name, id := range map[string]string{
+		"200 KB session id": strings.Repeat("s", 200<<10),
+		"NUL in session id": "a\x00b",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ev := shellEvent("preToolUse")
+			ev.Session.ID = id
+			h := Handler{Command: `printf '{"decision":"deny","reason":"%s"}' "${SITTER_SESSION_ID-unset}"`, OnError: FailOpen}
+			outs := RunHandlers(testCtx(t), ev, []Handler{h})
+			if outs[0].Err != nil {
+				t.Fatalf("handler error: %v", outs[0].Err)
+			}
+			if r := outs[0].Result; r.Decision != Deny || r.Reason != "unset" {
+				t.Errorf("result = %+v, want a deny with reason \"unset\"", r)
+			}
+		})
+	}
+}
+
+// Invalid UTF-8 in the native payload reaches handlers as U+FFFD: the
+// event on stdin is valid UTF-8 and valid JSON.
+func TestChaosInvalidUTF8Event(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "event.json")
+	ev := shellEvent("preToolUse")
+	ev.Raw = json.RawMessage("{\"prompt\":\"bad \xff\xfe byte\",\"tool_input\":{\"command\":\"echo \xc3\"}}")
+	ev.Tool.Input = json.RawMessage("{\"command\":\"echo \xc3\"}")
+	ev.Prompt = "p\xffq"
+	outs := RunHandlers(testCtx(t), ev, []Handler{{Command: "cat > " + shellQuote(file)}})
+	if outs[0].Err != nil {
+		t.Fatal(outs[0].Err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(b) || !json.Valid(b) {
+		t.Fatalf("event on stdin is not valid UTF-8 JSON: %q", b)
+	}
+	var got Event
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got.Raw), "bad \uFFFD") || !strings.Contains(string(got.Tool.Input), "echo \uFFFD") || got.Prompt != "p\uFFFDq" {
+		t.Errorf("invalid bytes not replaced by U+FFFD: raw %s, input %s, prompt %q", got.Raw, got.Tool.Input, got.Prompt)
+	}
+}
+
+// What a handler answers with invalid UTF-8 (an exit-2 reason on stderr,
+// an updatedInput) is made valid before sitter renders or audits it.
+func TestChaosInvalidUTF8Result(t *testing.T) {
+	ev := shellEvent("preToolUse")
+	outs := RunHandlers(testCtx(t), ev, []Handler{
+		{Command: `printf 'no \377 way' >&2; exit 2`},
+		{Command: `printf '{"decision":"allow","updatedInput":{"command":"ls \377"}}'`},
+	})
+	for i, o := range outs {
+		if o.Err != nil {
+			t.Fatalf("handler %d: %v", i, o.Err)
+		}
+	}
+	if r := outs[0].Result.Reason; r != "no \uFFFD way" {
+		t.Errorf("exit-2 reason = %q, want the invalid byte replaced", r)
+	}
+	if u := outs[1].Result.UpdatedInput; !utf8.Valid(u) || !json.Valid(u) {
+		t.Errorf("updatedInput = %q, want valid UTF-8 JSON", u)
+	}
+	res, _ := Merge(ev.Phase, outs)
+	res.UpdatedInput = json.RawMessage("{\"command\":\"ls \xff\"}")
+	res.Decision, res.Reason = Allow, "r\xfe"
+	out := Render(ev, res, preToolUseRules())
+	if !utf8.Valid(out.Stdout) || !utf8.Valid(out.Stderr) {
+		t.Errorf("rendered answer is not valid UTF-8: %q %q", out.Stdout, out.Stderr)
+	}
+}
+
+// The stderr of a failing handler that sitter prints in its diagnostic
+// is masked like the audit log.
+func TestChaosHandlerStderrMasked(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("A1b2", 9)
+	t.Setenv("CHAOS_SECRET", secret) // not in the command, which diagnostics name
+	outs := RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{{Command: `echo "failed with $CHAOS_SECRET" >&2; exit 1`}})
+	if outs[0].Err == nil || outs[0].Err.Kind != ErrExit {
+		t.Fatalf("err = %v, want an exit error", outs[0].Err)
+	}
+	_, diags := Merge("preToolUse", outs)
+	if strings.Contains(strings.Join(diags, "\n"), secret) || !strings.Contains(strings.Join(diags, "\n"), "failed with") {
+		t.Errorf("diagnostics = %q, want the handler's stderr with the token masked", diags)
+	}
+}
+
+// The event is encoded once per call: every handler reads the same bytes,
+// so 20 handlers cost no more memory than one, plus a bound per handler
+// far below the event's size.
+func TestChaosEventSharedAmongHandlers(t *testing.T) {
+	ev := shellEvent("preToolUse")
+	big := strings.Repeat("x", 8<<20)
+	ev.Raw = json.RawMessage(`{"tool_input":{"command":"` + big + `"}}`)
+	ev.Tool.Input = json.RawMessage(`{"command":"` + big + `"}`)
+	hs := func(n int) []Handler {
+		h := make([]Handler, n)
+		for i := range h {
+			h[i] = Handler{Command: "cat >/dev/null"}
+		}
+		return h
+	}
+	var outs []Outcome
+	one := allocated(func() { outs = RunHandlers(testCtx(t), ev, hs(1)) })
+	if outs[0].Err != nil {
+		t.Fatal(outs[0].Err)
+	}
+	twenty := allocated(func() { outs = RunHandlers(testCtx(t), ev, hs(20)) })
+	for _, o := range outs {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+	}
+	size := uint64(len(ev.Raw) + len(ev.Tool.Input))
+	t.Logf("event %d MiB: 1 handler allocated %d MiB, 20 handlers %d MiB", size>>20, one>>20, twenty>>20)
+	if one > 3*size {
+		t.Errorf("1 handler: allocated %d MiB for a %d MiB event, want at most 3×", one>>20, size>>20)
+	}
+	if per := (int64(twenty) - int64(one)) / 19; per > 256<<10 {
+		t.Errorf("each extra handler allocated %d KiB (1 handler: %d MiB, 20: %d MiB): a copy of the %d MiB event per handler?", per>>10, one>>20, twenty>>20, size>>20)
+	}
+}

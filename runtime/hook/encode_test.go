@@ -1,0 +1,105 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// jsonEncode is the event as encoding/json writes it for handlers.
+func jsonEncode(t *testing.T, ev Event) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(ev); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// fill sets every field of v, recursively, to a non-zero value: a field
+// added to Event that encodeEvent does not write shows up as a difference.
+func fill(t *testing.T, v reflect.Value, str string) {
+	t.Helper()
+	switch {
+	case v.Type() == reflect.TypeFor[json.RawMessage]():
+		s, _ := json.Marshal(str)
+		v.SetBytes([]byte("{ \"k\" : [1, 2.5e3, \"x y\\u00e9\", null, true, {}],\n \"s\": " + string(s) + " }"))
+	case v.Kind() == reflect.String:
+		v.SetString(str)
+	case v.Kind() == reflect.Struct:
+		for i := range v.NumField() {
+			fill(t, v.Field(i), str+v.Type().Field(i).Name)
+		}
+	case v.Kind() == reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(t, v.Elem(), str)
+	case v.Kind() == reflect.Bool:
+		v.SetBool(true)
+	default:
+		t.Fatalf("fill: field of kind %s: teach encodeEvent and this test about it", v.Kind())
+	}
+}
+
+func TestEncodeEventMatchesJSON(t *testing.T) {
+	tricky := "a \"q\" \\ / \n\r\t\b\f \x01\x1f <&> é \u2028\u2029 😀 "
+	var full Event
+	fill(t, reflect.ValueOf(&full).Elem(), tricky)
+	f := false
+	events := map[string]Event{
+		"every field":      full,
+		"empty":            {},
+		"shell event":      shellEvent("preToolUse"),
+		"empty tool":       {Version: Version, Tool: &Tool{}, StopHookActive: &f},
+		"raw is null":      {Raw: json.RawMessage("null")},
+		"raw is a string":  {Raw: json.RawMessage(` "x" `)},
+		"pretty raw input": {Tool: &Tool{Input: json.RawMessage("{\n  \"command\": \"ls\"\n}\n")}},
+	}
+	for name, ev := range events {
+		t.Run(name, func(t *testing.T) {
+			got, err := encodeEvent(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := jsonEncode(t, ev); !bytes.Equal(got, want) {
+				t.Errorf("encodeEvent =\n%s\nencoding/json =\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestEncodeEventBadRaw(t *testing.T) {
+	for _, raw := range []string{"{", "not json", `{"a":1} {"b":2}`} {
+		if _, err := encodeEvent(Event{Raw: json.RawMessage(raw)}); err == nil {
+			t.Errorf("encodeEvent with raw %q succeeded", raw)
+		}
+		if _, err := encodeEvent(Event{Tool: &Tool{Input: json.RawMessage(raw)}}); err == nil {
+			t.Errorf("encodeEvent with tool input %q succeeded", raw)
+		}
+	}
+}
+
+func TestValidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                      "",
+		"plain é":               "plain é",
+		"a\xffb":                "a\uFFFDb",
+		"\xc3":                  "\uFFFD",
+		"{\"k\":\"v\xfe\xff\"}": "{\"k\":\"v\uFFFD\"}",
+		"\xed\xa0\x80 lone sg":  "\uFFFD lone sg",
+	} {
+		if got := string(ValidUTF8([]byte(in))); got != want {
+			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func BenchmarkEncodeEvent(b *testing.B) {
+	ev := shellEvent("preToolUse")
+	b.ReportAllocs()
+	for b.Loop() {
+		encodeEvent(ev)
+	}
+}
