@@ -23,7 +23,10 @@ type adapter interface {
 // streamDecoder turns upstream stream events into canonical events.
 type streamDecoder interface {
 	decode(ev SSE, emit func(Event)) error
-	// finish is called at EOF; it closes what the upstream left open.
+	// finish is called at EOF. After the protocol's terminal event it
+	// closes what the upstream left open; without it the stream was cut
+	// (connection closed, body ended early) and finish emits an EvError
+	// (cutStream), never an EvEnd: a truncated answer is not a complete one.
 	finish(emit func(Event))
 }
 
@@ -33,6 +36,12 @@ type streamEncoder interface {
 	ping()
 	// close ends the stream after the last event.
 	close()
+}
+
+// cutStream is the error of an upstream stream that ended before its
+// protocol's terminal event (what names it).
+func cutStream(what string) Event {
+	return Event{Kind: EvError, Err: &APIError{Status: 502, Message: "upstream stream ended before " + what + ": the answer is incomplete"}}
 }
 
 // adapterFor returns the adapter of a protocol, nil for an unknown one.

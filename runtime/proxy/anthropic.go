@@ -472,10 +472,12 @@ func (d *antStreamDecoder) decode(ev SSE, emit func(Event)) error {
 	return nil
 }
 
+// finish: an Anthropic stream ends with message_stop (or error); EOF
+// before it is a cut stream.
 func (d *antStreamDecoder) finish(emit func(Event)) {
 	if !d.ended {
 		d.ended = true
-		emit(Event{Kind: EvEnd, Stop: d.stop, Usage: d.usage})
+		emit(cutStream("message_stop"))
 	}
 }
 

@@ -71,17 +71,23 @@ func TestBugLongToolInputWithEscapes(t *testing.T) {
 }
 
 // CLIProxyAPI #3697: "Stream completed without receiving message_start".
-// An upstream that sends nothing but [DONE] (or nothing at all) must still
-// give the client a complete, well-formed stream.
+// An upstream that sends nothing but [DONE] must still give the client a
+// complete, well-formed stream; one that sends nothing at all (not even
+// [DONE]) was cut, and the client gets a well-formed error (issue 13).
 func TestBugEmptyStreamStillWellFormed(t *testing.T) {
-	for name, chunks := range map[string][]string{"done only": {"data: [DONE]\n\n"}, "nothing": {""}} {
-		body, r := through(t, OpenAIChat, Anthropic, chunks)
-		if !strings.HasPrefix(body, "event: message_start") || !strings.Contains(body, "event: message_stop") {
-			t.Errorf("%s: %s", name, body)
-		}
-		if r.Stop != StopEnd || len(r.Parts) != 0 {
-			t.Errorf("%s: %+v", name, r)
-		}
+	body, r := through(t, OpenAIChat, Anthropic, []string{"data: [DONE]\n\n"})
+	if !strings.HasPrefix(body, "event: message_start") || !strings.Contains(body, "event: message_stop") {
+		t.Errorf("done only: %s", body)
+	}
+	if r.Stop != StopEnd || len(r.Parts) != 0 {
+		t.Errorf("done only: %+v", r)
+	}
+	g := newRig(t, OpenAIChat, nil)
+	g.up.Script(fakellm.Reply{Chunks: []string{""}})
+	resp := g.call(t, Anthropic, baseRequest(true))
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 502 || !strings.Contains(string(b), `"type":"error"`) || strings.Contains(string(b), "message_stop") {
+		t.Errorf("nothing: %d %s", resp.StatusCode, b)
 	}
 }
 

@@ -452,7 +452,7 @@ func (chatAdapter) newStreamDecoder(*sigStore) streamDecoder {
 func (d *chatStreamDecoder) decode(ev SSE, emit func(Event)) error {
 	data := strings.TrimSpace(string(ev.Data))
 	if data == "[DONE]" {
-		d.finish(emit)
+		d.end(emit)
 		return nil
 	}
 	if d.ended {
@@ -548,7 +548,24 @@ func (d *chatStreamDecoder) open(s *chatSlot, emit func(Event)) {
 	}
 }
 
+// finish: a Chat stream ends with [DONE]. Without it, a finish_reason
+// already received still marks the answer complete (only the trailing
+// usage chunk may be missing; some compatible servers omit [DONE]); with
+// neither, the stream was cut.
 func (d *chatStreamDecoder) finish(emit func(Event)) {
+	if d.ended {
+		return
+	}
+	if d.stop == "" {
+		d.ended = true
+		emit(cutStream("finish_reason and [DONE]"))
+		return
+	}
+	d.end(emit)
+}
+
+// end closes a complete stream.
+func (d *chatStreamDecoder) end(emit func(Event)) {
 	if d.ended {
 		return
 	}

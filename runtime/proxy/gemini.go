@@ -504,11 +504,18 @@ func (d *gemStreamDecoder) decode(ev SSE, emit func(Event)) error {
 	return nil
 }
 
+// finish: a Gemini stream has no end event; its last chunk carries the
+// candidate's finishReason (or a prompt block). EOF before one is a cut
+// stream.
 func (d *gemStreamDecoder) finish(emit func(Event)) {
 	if d.ended {
 		return
 	}
 	d.ended = true
+	if d.reason == "" && !d.blocked {
+		emit(cutStream("a finishReason"))
+		return
+	}
 	if !d.started {
 		emit(Event{Kind: EvStart})
 	}

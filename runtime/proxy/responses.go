@@ -486,14 +486,12 @@ func (d *respStreamDecoder) decode(ev SSE, emit func(Event)) error {
 	return nil
 }
 
+// finish: a Responses stream ends with response.completed, .incomplete,
+// .failed or error; EOF before any of them is a cut stream.
 func (d *respStreamDecoder) finish(emit func(Event)) {
 	if !d.ended {
 		d.ended = true
-		stop := StopEnd
-		if d.n > 0 {
-			stop = StopTool
-		}
-		emit(Event{Kind: EvEnd, Stop: stop})
+		emit(cutStream("response.completed"))
 	}
 }
 
@@ -571,7 +569,9 @@ func (e *respStreamEncoder) openItem(kind string, it respItem) {
 }
 
 func (e *respStreamEncoder) encode(ev Event) {
-	if !e.started && ev.Kind != EvError {
+	if !e.started {
+		// Even an error starts the stream: response.failed needs the
+		// response.created before it (SDKs assemble from that snapshot).
 		e.started = true
 		if ev.Model != "" {
 			e.model = ev.Model
@@ -631,11 +631,9 @@ func (e *respStreamEncoder) encode(ev Event) {
 		e.send(name, map[string]any{"response": r})
 	case EvError:
 		e.send("error", map[string]any{"code": openAIType(ev.Err.Status, ev.Err.Code), "message": ev.Err.Message, "param": nil})
-		if e.started {
-			r := e.envelope("failed")
-			r.Error, _ = json.Marshal(map[string]string{"code": "server_error", "message": ev.Err.Message})
-			e.send("response.failed", map[string]any{"response": r})
-		}
+		r := e.envelope("failed")
+		r.Error, _ = json.Marshal(map[string]string{"code": "server_error", "message": ev.Err.Message})
+		e.send("response.failed", map[string]any{"response": r})
 	}
 }
 

@@ -66,6 +66,9 @@ type Server struct {
 	cfg    Config
 	client *http.Client
 	mux    *http.ServeMux
+	// endGrace bounds the wait for an upstream's EOF after its terminal
+	// event (the connection is reused only after EOF).
+	endGrace time.Duration
 }
 
 // New returns a Server; it validates the provider.
@@ -98,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg.Provider.sigs = newSigStore(24 * time.Hour)
-	s := &Server{cfg: cfg, client: cfg.Client}
+	s := &Server{cfg: cfg, client: cfg.Client, endGrace: time.Second}
 	if s.client == nil {
 		s.client = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
@@ -424,6 +427,13 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path
 			}
 		}
 		if err != nil {
+			if err != io.EOF {
+				// The upstream broke off: break the client's connection
+				// too rather than end its body cleanly, so that a cut
+				// stream passed through is never a complete-looking one.
+				ll.err = "upstream: " + err.Error()
+				panic(http.ErrAbortHandler)
+			}
 			return
 		}
 	}
@@ -507,9 +517,25 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 	}
 	dec := out.newStreamDecoder(s.cfg.Provider.sigs)
 	committed := false
+	// over: the client has been sent its protocol's terminal event (the
+	// end, or an error): nothing may follow it, not even a ping.
+	over, failed := false, false
 	var pending []Event
 	var firstErr *APIError
 	var emit func(Event)
+	send := func(e Event) {
+		if over {
+			return
+		}
+		enc.encode(e)
+		switch e.Kind {
+		case EvEnd:
+			over = true
+		case EvError:
+			over, failed = true, true
+			ll.err = e.Err.Message
+		}
+	}
 	emit = newToolSerializer(func(e Event) {
 		if n, ok := back[e.ToolName]; ok && e.Kind == EvToolStart {
 			e.ToolName = n
@@ -525,7 +551,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			pending = append(pending, e)
 			return
 		}
-		enc.encode(e)
+		send(e)
 	}).emit
 	commit := func() {
 		if committed || firstErr != nil {
@@ -543,7 +569,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 		w.WriteHeader(200)
 		ll.status = 200
 		for _, e := range pending {
-			enc.encode(e)
+			send(e)
 		}
 		pending = nil
 	}
@@ -573,9 +599,8 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 				s.writeError(w, proto, e, ll)
 				return
 			}
-			enc.encode(Event{Kind: EvError, Err: e})
+			send(Event{Kind: EvError, Err: e})
 			enc.close()
-			ll.err = e.Message
 			return
 		case it, ok := <-ch:
 			if !ok {
@@ -589,11 +614,20 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			}
 			idle.Reset(s.cfg.IdleTimeout)
 			if it.err != nil {
+				// The body ended, cleanly or not (connection reset, a
+				// chunked body cut short). Either way the decoder knows
+				// whether its protocol's terminal event came: the end is
+				// sent as such only then, and a cut becomes an error.
+				fin := emit
 				if it.err != io.EOF {
-					emit(Event{Kind: EvError, Err: &APIError{Status: 502, Message: "upstream stream: " + it.err.Error()}})
-				} else {
-					dec.finish(emit)
+					fin = func(e Event) {
+						if e.Kind == EvError {
+							e.Err.Message += " (" + it.err.Error() + ")"
+						}
+						emit(e)
+					}
 				}
+				dec.finish(fin)
 				if firstErr != nil && !committed {
 					s.writeError(w, proto, firstErr, ll)
 					return
@@ -613,11 +647,42 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			if len(pending) > 0 {
 				commit()
 			}
+			if over {
+				// The end or an error went out: close now rather than
+				// keep the client waiting (and pinged). After an end, a
+				// short wait for the upstream's EOF keeps its connection
+				// reusable; after an error the upstream is dropped.
+				if !failed {
+					drain(r.Context(), ch, s.endGrace)
+				}
+				cancel()
+				enc.close()
+				return
+			}
 			if sw.err != nil {
 				ll.status, ll.err = 499, "client disconnected"
 				cancel()
 				return
 			}
+		}
+	}
+}
+
+// drain waits, at most d, for the upstream reader to reach the end of
+// the body (EOF or an error) or give up.
+func drain[T any](ctx context.Context, ch <-chan T, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
