@@ -34,10 +34,10 @@ const DefaultStopCap = 20
 //     stop it says is not;
 //   - elsewhere (Cursor, OpenCode, Pi), at a stop after one where no call
 //     blocked. The calls of one stop are told apart from the next stop's
-//     by their start: all within Round of the first.
+//     by their start: all within StopRound of the first.
 //
 // The counter file is read and written under its flock, so concurrent
-// calls never lose a count; a lock that cannot be had within LockWait
+// calls never lose a count; a lock that cannot be had within StopLockWait
 // lets the stop through with a diagnostic rather than wait or guess. A
 // symbolic link at the counter's path is refused, never followed.
 //
@@ -50,11 +50,12 @@ type StopGuard struct {
 	Start time.Time
 }
 
-// Round is how far apart the calls of one stop may start; LockWait bounds
-// the wait for a counter's lock, held by others for a read and a write.
+// StopRound is how far apart the calls of one stop may start;
+// StopLockWait bounds the wait for a counter's lock, which others hold
+// for a read and a write.
 const (
-	Round    = time.Second
-	LockWait = 2 * time.Second
+	StopRound    = time.Second
+	StopLockWait = 2 * time.Second
 )
 
 // processStart approximates when the harness ran this hook call.
@@ -110,10 +111,10 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 			return r, nil
 		}
 	}
-	f, err := audit.LockState(path, LockWait)
+	f, err := audit.LockState(path, StopLockWait)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = audit.LockState(path, LockWait)
+			f, err = audit.LockState(path, StopLockWait)
 		}
 	}
 	if err != nil {
@@ -138,7 +139,7 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 	if start.IsZero() {
 		start = processStart
 	}
-	if at := start.UnixNano(); c.Round == 0 || at-c.Round > int64(Round) || c.Round-at > int64(Round) {
+	if at := start.UnixNano(); c.Round == 0 || at-c.Round > int64(StopRound) || c.Round-at > int64(StopRound) {
 		// The first call of a new stop: did the last one end the chain?
 		over := !c.Blocked
 		if ev.StopHookActive != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sitter.dev/sitter/runtime/audit"
 )
 
 // stopChaosEnv makes this test binary one blocking stop call of session
@@ -177,5 +179,28 @@ func TestChaosStopCounterSymlink(t *testing.T) {
 		if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			t.Errorf("the link is gone: %v", err)
 		}
+	}
+}
+
+// A counter whose lock stays taken (a hung holder) lets the stop through
+// with one diagnostic once the bounded wait is over, never a hang.
+func TestChaosStopCounterLockBusy(t *testing.T) {
+	g := StopGuard{Dir: t.TempDir(), Cap: 3}
+	path := g.path("claude-code", "s1")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	held, err := audit.LockState(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	start := time.Now()
+	got, diags := g.Apply(stopEvent("s1", nil), Result{Decision: Block, Reason: "again"})
+	if d := time.Since(start); d > StopLockWait+time.Second {
+		t.Errorf("waited %v", d)
+	}
+	if got.Decision != Noop || len(diags) != 1 || !strings.Contains(diags[0], "lock is busy") || !strings.HasSuffix(diags[0], "letting the session stop") {
+		t.Errorf("busy lock: %+v, %q", got, diags)
 	}
 }
