@@ -4,8 +4,30 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"unicode/utf8"
 )
+
+// eventJSON is an encoded event in pieces, to be read one after the other:
+// a raw value that is already as it must be written (compact JSON, valid
+// UTF-8) is a piece of its own, the native payload's bytes themselves,
+// not a copy.
+type eventJSON [][]byte
+
+// reader is one handler's stdin over the shared pieces. Every piece is a
+// bytes.Reader, and MultiReader writes through their WriteTo: the bytes go
+// from the pieces to the pipe without a copy.
+func (e eventJSON) reader() io.Reader {
+	rs := make([]io.Reader, len(e))
+	for i, p := range e {
+		rs[i] = bytes.NewReader(p)
+	}
+	return io.MultiReader(rs...)
+}
+
+// bytes joins the pieces (a copy).
+func (e eventJSON) bytes() []byte { return bytes.Join(e, nil) }
 
 // encodeEvent writes ev as handlers read it on stdin: one line of JSON
 // ending in '\n', the same document encoding/json writes with HTML escaping
@@ -14,104 +36,161 @@ import (
 // payload, a tool's input and response) become U+FFFD, as they already do
 // in strings, so that a handler's JSON parser does not choke on them.
 //
-// It sizes its buffer once from the event and copies each big value once,
-// where encoding/json would grow its own buffer by doubling and then copy
-// it out: a call with a 50 MB payload pays for the event's size, not a
-// multiple of it.
-func encodeEvent(ev Event) ([]byte, error) {
+// encoding/json copied each raw value into a buffer it grew by doubling,
+// then copied the buffer out: for a 50 MB payload whose tool input is
+// most of it, ~300 MB. Here the raw values are the payload's own bytes
+// when they are compact and valid (as harnesses send them), and the rest
+// of the event is small.
+func encodeEvent(ev Event) (eventJSON, error) {
 	n := 256 + len(ev.Version) + len(ev.Harness) + len(ev.NativeEvent) + len(ev.Phase) + len(ev.Support) +
 		len(ev.Session.ID) + len(ev.Session.Cwd) + len(ev.Session.TranscriptPath) + len(ev.Session.TurnID) +
 		len(ev.Session.Model) + len(ev.Session.PermissionMode) +
-		len(ev.Prompt) + len(ev.Source) + len(ev.Reason) + len(ev.LastAssistantMessage) + len(ev.Raw)
+		len(ev.Prompt) + len(ev.Source) + len(ev.Reason) + len(ev.LastAssistantMessage)
 	if t := ev.Tool; t != nil {
-		n += len(t.Name) + len(t.Kind) + len(t.Input) + len(t.Response) + len(t.CallID)
+		n += len(t.Name) + len(t.Kind) + len(t.CallID)
 	}
-	b := make([]byte, 0, n)
+	w := &pieces{b: make([]byte, 0, n)}
 	var err error
-	b = append(b, '{')
-	b = strField(b, "version", ev.Version, false)
-	b = strField(b, "harness", ev.Harness, false)
-	b = strField(b, "nativeEvent", ev.NativeEvent, false)
-	b = strField(b, "phase", ev.Phase, false)
-	b = strField(b, "support", ev.Support, false)
-	b = key(b, "session")
-	b = append(b, '{')
-	s := ev.Session
-	b = strField(b, "id", s.ID, true)
-	b = strField(b, "cwd", s.Cwd, true)
-	b = strField(b, "transcriptPath", s.TranscriptPath, true)
-	b = strField(b, "turnId", s.TurnID, true)
-	b = strField(b, "model", s.Model, true)
-	b = strField(b, "permissionMode", s.PermissionMode, true)
-	b = append(b, '}')
+	w.b = append(w.b, '{')
+	w.str("version", ev.Version, false)
+	w.str("harness", ev.Harness, false)
+	w.str("nativeEvent", ev.NativeEvent, false)
+	w.str("phase", ev.Phase, false)
+	w.str("support", ev.Support, false)
+	w.key("session")
+	w.b = append(w.b, '{')
+	ss := ev.Session
+	w.str("id", ss.ID, true)
+	w.str("cwd", ss.Cwd, true)
+	w.str("transcriptPath", ss.TranscriptPath, true)
+	w.str("turnId", ss.TurnID, true)
+	w.str("model", ss.Model, true)
+	w.str("permissionMode", ss.PermissionMode, true)
+	w.b = append(w.b, '}')
 	if t := ev.Tool; t != nil {
-		b = key(b, "tool")
-		b = append(b, '{')
-		b = strField(b, "name", t.Name, true)
-		b = strField(b, "kind", t.Kind, true)
-		if b, err = rawField(b, "input", t.Input); err != nil {
+		w.key("tool")
+		w.b = append(w.b, '{')
+		w.str("name", t.Name, true)
+		w.str("kind", t.Kind, true)
+		if err = w.raw("input", t.Input); err != nil {
 			return nil, err
 		}
-		if b, err = rawField(b, "response", t.Response); err != nil {
+		if err = w.raw("response", t.Response); err != nil {
 			return nil, err
 		}
-		b = strField(b, "callId", t.CallID, true)
-		b = append(b, '}')
+		w.str("callId", t.CallID, true)
+		w.b = append(w.b, '}')
 	}
-	b = strField(b, "prompt", ev.Prompt, true)
-	b = strField(b, "source", ev.Source, true)
-	b = strField(b, "reason", ev.Reason, true)
+	w.str("prompt", ev.Prompt, true)
+	w.str("source", ev.Source, true)
+	w.str("reason", ev.Reason, true)
 	if ev.StopHookActive != nil {
-		b = key(b, "stopHookActive")
+		w.key("stopHookActive")
 		if *ev.StopHookActive {
-			b = append(b, "true"...)
+			w.b = append(w.b, "true"...)
 		} else {
-			b = append(b, "false"...)
+			w.b = append(w.b, "false"...)
 		}
 	}
-	b = strField(b, "lastAssistantMessage", ev.LastAssistantMessage, true)
-	if b, err = rawField(b, "raw", ev.Raw); err != nil {
+	w.str("lastAssistantMessage", ev.LastAssistantMessage, true)
+	if err = w.raw("raw", ev.Raw); err != nil {
 		return nil, err
 	}
-	return append(b, '}', '\n'), nil
+	w.b = append(w.b, '}', '\n')
+	w.flush()
+	return w.done, nil
 }
 
 // key appends an object key and its colon, after a comma unless it is the
-// object's first.
-func key(b []byte, k string) []byte {
-	if b[len(b)-1] != '{' {
-		b = append(b, ',')
+// object's first. An empty piece follows a raw value's piece: a comma.
+func (w *pieces) key(k string) {
+	if len(w.b) == 0 || w.b[len(w.b)-1] != '{' {
+		w.b = append(w.b, ',')
 	}
-	b = append(b, '"')
-	b = append(b, k...)
-	return append(b, '"', ':')
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
 }
 
-func strField(b []byte, k, v string, omitEmpty bool) []byte {
+// str appends a string field.
+func (w *pieces) str(k, v string, omitEmpty bool) {
 	if v == "" && omitEmpty {
-		return b
+		return
 	}
-	return appendString(key(b, k), v)
+	w.key(k)
+	w.b = appendString(w.b, v)
 }
 
-// rawField appends a raw JSON value compacted, with invalid UTF-8 replaced;
-// an empty value is omitted. A value that is not JSON is an error.
-func rawField(b []byte, k string, v json.RawMessage) ([]byte, error) {
+// pieces builds an eventJSON: b is the piece being written, done the
+// pieces before it.
+type pieces struct {
+	done eventJSON
+	b    []byte
+}
+
+// flush ends the current piece. The next one goes on in b's spare
+// capacity, after it: the pieces never overlap.
+func (w *pieces) flush() {
+	if len(w.b) > 0 {
+		w.done = append(w.done, w.b)
+		w.b = w.b[len(w.b):]
+	}
+}
+
+// raw writes a raw JSON value: as a piece of its own when it is compact
+// and valid UTF-8 already, else compacted with invalid UTF-8 replaced. An
+// empty value is omitted; a value that is not JSON is an error.
+func (w *pieces) raw(k string, v json.RawMessage) error {
 	if len(v) == 0 {
-		return b, nil
+		return nil
 	}
-	b = key(b, k)
-	start := len(b)
-	// Compact appends in place when b has room, as encodeEvent sized it.
-	buf := bytes.NewBuffer(b)
+	w.key(k)
+	if compactJSON(v) && utf8.Valid(v) && validJSON(v) {
+		w.flush()
+		w.done = append(w.done, v)
+		return nil
+	}
+	// Compact appends in place, in room made for the value at once.
+	start := len(w.b)
+	buf := bytes.NewBuffer(slices.Grow(w.b, len(v)))
 	if err := json.Compact(buf, v); err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
+		return fmt.Errorf("%s: %w", k, err)
 	}
-	b = buf.Bytes()
-	if utf8.Valid(b[start:]) {
-		return b, nil
+	w.b = buf.Bytes()
+	if !utf8.Valid(w.b[start:]) {
+		w.b = append(w.b[:start], ValidUTF8(w.b[start:])...)
 	}
-	return append(b[:start], ValidUTF8(b[start:])...), nil
+	return nil
+}
+
+// compactJSON reports whether a JSON text has no whitespace outside its
+// strings.
+func compactJSON(b []byte) bool {
+	str := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case str && c == '\\':
+			i++
+		case c == '"':
+			str = !str
+		case !str && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// validJSON reports whether b is one JSON value, by the payload scanner
+// (which accepts what encoding/json accepts: FuzzScanner), without
+// decoding it.
+func validJSON(b []byte) bool {
+	s := NewScanner(b)
+	if s.Skip() != nil {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.b)
 }
 
 // ValidUTF8 returns b with each run of invalid UTF-8 bytes replaced by

@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"testing"
 )
@@ -56,17 +57,50 @@ func TestEncodeEventMatchesJSON(t *testing.T) {
 		"raw is null":      {Raw: json.RawMessage("null")},
 		"raw is a string":  {Raw: json.RawMessage(` "x" `)},
 		"pretty raw input": {Tool: &Tool{Input: json.RawMessage("{\n  \"command\": \"ls\"\n}\n")}},
+		"compact raw values": {
+			Version: Version, Session: Session{ID: "s"}, Prompt: "p",
+			Tool: &Tool{Name: "Bash", Input: json.RawMessage(`{"command":"a b"}`), Response: json.RawMessage(`["x",1]`), CallID: "c"},
+			Raw:  json.RawMessage(`{"a":"x \" y","b":[1,{"c":null}]}`),
+		},
+		"invalid UTF-8 raw": {Tool: &Tool{Input: json.RawMessage("{\"c\":\"\xff\"}")}, Raw: json.RawMessage("\"\xfe\"")},
 	}
 	for name, ev := range events {
 		t.Run(name, func(t *testing.T) {
-			got, err := encodeEvent(ev)
+			e, err := encodeEvent(ev)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := jsonEncode(t, ev); !bytes.Equal(got, want) {
+			got, err := io.ReadAll(e.reader())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// encoding/json leaves invalid UTF-8 in raw values as it is.
+			if want := ValidUTF8(jsonEncode(t, ev)); !bytes.Equal(got, want) || !bytes.Equal(e.bytes(), want) {
 				t.Errorf("encodeEvent =\n%s\nencoding/json =\n%s", got, want)
 			}
 		})
+	}
+}
+
+// Compact, valid raw values are not copied: the handlers read the
+// payload's own bytes.
+func TestEncodeEventSharesRaw(t *testing.T) {
+	ev := shellEvent("preToolUse")
+	e, err := encodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := map[string]bool{}
+	for _, p := range e {
+		if len(p) > 0 && &p[0] == &ev.Raw[0] {
+			shared["raw"] = true
+		}
+		if len(p) > 0 && &p[0] == &ev.Tool.Input[0] {
+			shared["input"] = true
+		}
+	}
+	if !shared["raw"] || !shared["input"] {
+		t.Errorf("pieces share %v of raw and tool input, want both", shared)
 	}
 }
 

@@ -146,19 +146,19 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 		}
 		return outs
 	}
-	var masked []byte // the redacted event, made once if a handler asks
+	var masked eventJSON // the redacted event, made once if a handler asks
 	for _, i := range run {
 		if hs[i].Redact {
-			var err error
-			if masked, _, err = redact.JSON(in); err != nil {
+			m, _, err := redact.JSON(in.bytes())
+			if err != nil {
 				// Never hand such a handler the unmasked event.
-				masked = []byte("{}\n")
+				m = []byte("{}\n")
 			}
-			masked = append(bytes.TrimSuffix(masked, []byte("\n")), '\n')
+			masked = eventJSON{append(bytes.TrimSuffix(m, []byte("\n")), '\n')}
 			break
 		}
 	}
-	input := func(h Handler) []byte {
+	input := func(h Handler) eventJSON {
 		if h.Redact {
 			return masked
 		}
@@ -212,7 +212,7 @@ func (h Handler) matches(ev Event) bool {
 
 // runGuarded runs one handler; a panic becomes a handler error, since a
 // panic in a goroutine could not be recovered by the caller.
-func runGuarded(ctx context.Context, h Handler, phase string, in []byte, env []string) (o Outcome) {
+func runGuarded(ctx context.Context, h Handler, phase string, in eventJSON, env []string) (o Outcome) {
 	defer func() {
 		if p := recover(); p != nil {
 			o = Outcome{Handler: h, Err: &HandlerError{ErrInternal, fmt.Sprintf("internal error: %v", p)}}
@@ -227,7 +227,7 @@ func runGuarded(ctx context.Context, h Handler, phase string, in []byte, env []s
 // errFlood is why a handler was killed for writing more than maxOutput.
 var errFlood = errors.New("output over the cap")
 
-func runOne(ctx context.Context, h Handler, phase string, in []byte, env []string) Outcome {
+func runOne(ctx context.Context, h Handler, phase string, in eventJSON, env []string) Outcome {
 	o := Outcome{Handler: h}
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -239,7 +239,7 @@ func runOne(ctx context.Context, h Handler, phase string, in []byte, env []strin
 	defer kill(nil)
 
 	cmd := exec.CommandContext(hctx, "/bin/sh", "-c", h.Command)
-	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdin = in.reader()
 	cmd.Env = env
 	// A flood on either stream kills the handler; the copy goes on
 	// discarding until the pipe closes.

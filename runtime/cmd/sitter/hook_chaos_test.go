@@ -72,9 +72,10 @@ func TestChaosEventSharedAmongHandlers(t *testing.T) {
 	one, twenty := call(1), call(20)
 	size := uint64(len(in))
 	t.Logf("payload %d MiB: 1 handler allocated %d MiB, 20 handlers %d MiB", size>>20, one>>20, twenty>>20)
-	// The payload read, the event (raw plus the tool input it contains).
-	if one > 5*size {
-		t.Errorf("1 handler: allocated %d MiB for a %d MiB payload, want at most 5×", one>>20, size>>20)
+	// Reading stdin of unknown length (about 2×); the event shares the
+	// payload's bytes.
+	if one > 3*size {
+		t.Errorf("1 handler: allocated %d MiB for a %d MiB payload, want at most 3×", one>>20, size>>20)
 	}
 	if per := (int64(twenty) - int64(one)) / 19; per > 256<<10 {
 		t.Errorf("each extra handler allocated %d KiB (1 handler: %d MiB, 20: %d MiB, payload %d MiB): the event copied per handler?",
