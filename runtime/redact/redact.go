@@ -20,14 +20,25 @@ func String(s string) (string, bool) {
 	if s == "" {
 		return s, false
 	}
-	low := lowerASCII(s)
+	hs := scan(s)
 	red := false
-	for _, r := range rules() {
-		if !r.present(low) {
-			continue
+	for len(hs) > 0 {
+		k := hs[0].r
+		j := 1
+		for j < len(hs) && hs[j].r == k {
+			j++
 		}
-		if out, ok := r.apply(s, low); ok {
-			s, low, red = out, lowerASCII(out), true
+		out, ok := table[k].apply(s, hs[:j])
+		hs = hs[j:]
+		if ok {
+			// rescan what is left: the hits of the rules after k
+			s, red = out, true
+			hs = hs[:0]
+			for _, h := range scan(s) {
+				if h.r > k {
+					hs = append(hs, h)
+				}
+			}
 		}
 	}
 	return s, red

@@ -10,17 +10,26 @@ import (
 // mask replaces every secret.
 const mask = "[REDACTED]"
 
-// A rule finds one family of secrets. Its regexp is compiled the first
-// time a text holds one of its triggers, and only the lines holding a
-// trigger are searched, so text without secrets costs a few substring
-// scans and the hook path compiles nothing it does not need.
+// A rule finds one family of secrets. Where a text holds one of its
+// triggers, the rule's regexp is tried once, anchored at the start of the
+// match the trigger belongs to: the trigger itself, or, for a rule with a
+// back set, the start of the run of back bytes around it (the start of a
+// name for "DB_PASSWORD=", of a URL's scheme for "://"). So a text costs
+// a substring scan per trigger plus one short anchored match per hit,
+// never a regexp run over all of it, and a regexp is compiled the first
+// time a text holds its trigger: the hook path compiles nothing it does
+// not need.
 type rule struct {
-	name     string   // what it finds, for tests and docs
-	triggers []string // lower-case substrings, one of which every match holds
-	pattern  string   // groups named s are the secret (else the whole match)
-	whole    bool     // matches span lines: search the whole text
-	trim     bool     // an unquoted value: trailing ,.;)]} stay visible
-	ok       func(secret string) bool
+	name      string   // what it finds, for tests and docs
+	triggers  []string // lower-case substrings, one of which every match holds
+	back      func(byte) bool
+	pre       func(s string, a, e int) bool // a cheap test of the run (or trigger) s[a:e] before the regexp
+	pattern   string                        // matched at the start; groups named s are the secret (else the whole match)
+	patternFn func() string                 // or this makes it
+	multiline bool                          // the match may run past the line's end (else it stops there)
+	span      int                           // the longest match looked for (default 16 KiB)
+	trim      bool                          // an unquoted value: trailing ,.;)]} stay visible
+	ok        func(secret string) bool
 
 	once   sync.Once
 	re     *regexp.Regexp
@@ -29,7 +38,11 @@ type rule struct {
 
 func (r *rule) compiled() (*regexp.Regexp, []int) {
 	r.once.Do(func() {
-		r.re = regexp.MustCompile(r.pattern)
+		p := r.pattern
+		if r.patternFn != nil {
+			p = r.patternFn()
+		}
+		r.re = regexp.MustCompile(`^(?:` + p + `)`)
 		for i, n := range r.re.SubexpNames() {
 			if n == "s" {
 				r.groups = append(r.groups, i)
@@ -39,55 +52,318 @@ func (r *rule) compiled() (*regexp.Regexp, []int) {
 	return r.re, r.groups
 }
 
-// present says whether low (the text, ASCII lower-cased) holds a trigger.
-func (r *rule) present(low string) bool {
-	for _, t := range r.triggers {
-		if strings.Contains(low, t) {
-			return true
+func wordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// nameByte: a byte of a variable, key, header or flag name.
+func nameByte(c byte) bool { return wordByte(c) || c == '-' || c == '.' }
+
+func schemeByte(c byte) bool { return wordByte(c) && c != '_' || c == '+' || c == '-' || c == '.' }
+
+func alnumByte(c byte) bool { return wordByte(c) && c != '_' }
+
+func digitByte(c byte) bool { return '0' <= c && c <= '9' }
+
+// hit: a trigger n bytes long of rule r at byte p.
+type hit struct{ r, p, n int }
+
+// triggerIndex finds every rule's triggers, in any case, in one pass
+// over a text.
+type triggerIndex struct {
+	first [1 << 16]uint8 // by a trigger's first two bytes (either case): 1 + its slot in lists
+	lists [][]trigger
+}
+
+type trigger struct {
+	t string // lower-case
+	r int
+}
+
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upperByte(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+var index = sync.OnceValue(func() *triggerIndex {
+	ix := &triggerIndex{}
+	slot := map[[2]byte]int{}
+	for k := range table {
+		for _, t := range table[k].triggers {
+			if len(t) < 2 || lowerASCII(t) != t {
+				panic("redact: trigger " + t + " must be lower-case and 2 bytes or more")
+			}
+			key := [2]byte{t[0], t[1]}
+			n, ok := slot[key]
+			if !ok {
+				n = len(ix.lists)
+				slot[key] = n
+				ix.lists = append(ix.lists, nil)
+				for _, a := range []byte{t[0], upperByte(t[0])} {
+					for _, b := range []byte{t[1], upperByte(t[1])} {
+						ix.first[uint16(a)<<8|uint16(b)] = uint8(n + 1)
+					}
+				}
+			}
+			ix.lists[n] = append(ix.lists[n], trigger{t, k})
+		}
+	}
+	if len(ix.lists) > 255 {
+		panic("redact: too many trigger prefixes")
+	}
+	return ix
+})
+
+// scan returns the hits of the rules' triggers in s, ordered by rule,
+// then by position. A short text is searched trigger by trigger, which
+// needs no index; a long one in one pass with the index.
+func scan(s string) []hit {
+	if len(s) >= 1024 {
+		return index().scan(s)
+	}
+	low := lowerASCII(s)
+	var hs []hit
+	for k := range table {
+		n := len(hs)
+		for _, t := range table[k].triggers {
+			for i := 0; ; {
+				j := strings.Index(low[i:], t)
+				if j < 0 {
+					break
+				}
+				hs = append(hs, hit{r: k, p: i + j, n: len(t)})
+				i += j + 1
+			}
+		}
+		if len(hs)-n > 1 {
+			slices.SortStableFunc(hs[n:], func(a, b hit) int { return a.p - b.p })
+		}
+	}
+	return hs
+}
+
+// scan returns the hits in s, ordered by rule, then by position.
+func (ix *triggerIndex) scan(s string) []hit {
+	var hs []hit
+	for i := 0; i+1 < len(s); i++ {
+		n := ix.first[uint16(s[i])<<8|uint16(s[i+1])]
+		if n == 0 {
+			continue
+		}
+	next:
+		for _, t := range ix.lists[n-1] {
+			if len(s)-i < len(t.t) {
+				continue
+			}
+			for k := 2; k < len(t.t); k++ {
+				if lowerByte(s[i+k]) != t.t[k] {
+					continue next
+				}
+			}
+			hs = append(hs, hit{r: t.r, p: i, n: len(t.t)})
+		}
+	}
+	slices.SortStableFunc(hs, func(a, b hit) int { return a.r - b.r })
+	return hs
+}
+
+// starts returns, in order, where the rule's matches may start in s,
+// given its triggers' hits.
+func (r *rule) starts(s string, hs []hit) []int {
+	var out []int
+	runEnd := 0
+	for _, h := range hs {
+		p := h.p
+		if r.back == nil {
+			// at a word's start only, as \b would
+			if (p == 0 || !wordByte(s[p-1])) && (r.pre == nil || r.pre(s, p, p+h.n)) {
+				out = append(out, p)
+			}
+			continue
+		}
+		if p < runEnd {
+			continue // every hit in one run has the same start
+		}
+		for p > 0 && r.back(s[p-1]) {
+			p--
+		}
+		runEnd = h.p + h.n
+		for runEnd < len(s) && r.back(s[runEnd]) {
+			runEnd++
+		}
+		if r.pre == nil || r.pre(s, p, runEnd) {
+			out = append(out, p)
+		}
+	}
+	if len(r.triggers) > 1 && r.back == nil {
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out
+}
+
+// Cheap tests of a trigger at s[a:e], so that the common text that holds
+// one (every URL holds "://") does not compile the rule's regexp.
+
+// hexAfter: the n bytes after the trigger's first k are lower-case hex.
+func hexAfter(k, n int) func(string, int, int) bool {
+	return func(s string, a, e int) bool {
+		if len(s)-a < k+n {
+			return false
+		}
+		for _, c := range []byte(s[a+k : a+k+n]) {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// hasUserinfo: "://" is followed by user:password@ (before any / ? # or
+// blank).
+func hasUserinfo(s string, a, e int) bool {
+	colon := false
+	for i := e; i < len(s); i++ {
+		switch s[i] {
+		case ':':
+			colon = true
+		case '@':
+			return colon
+		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'':
+			return false
 		}
 	}
 	return false
 }
 
-// apply masks the rule's secrets in s (low is s lower-cased byte for byte).
-func (r *rule) apply(s, low string) (string, bool) {
-	re, groups := r.compiled()
-	var b strings.Builder
-	last := 0
-	for _, w := range r.windows(s, low) {
-		for _, m := range re.FindAllStringSubmatchIndex(s[w[0]:w[1]], -1) {
-			a, e := m[0], m[1]
-			for _, g := range groups {
-				if a, e = m[2*g], m[2*g+1]; a >= 0 {
-					break
-				}
+// assignedAfter: the trigger is followed, after a quote and blanks, by
+// : or =.
+func assignedAfter(s string, a, e int) bool {
+	for e < len(s) && strings.IndexByte("\\\"' \t", s[e]) >= 0 {
+		e++
+	}
+	return e < len(s) && (s[e] == ':' || s[e] == '=')
+}
+
+// blankAfter: the trigger is a word followed by a blank.
+func blankAfter(s string, a, e int) bool {
+	return e < len(s) && (s[e] == ' ' || s[e] == '\t')
+}
+
+// commandWith: the trigger is a word (a command) and the rest of its
+// command line holds one of subs.
+func commandWith(subs ...string) func(string, int, int) bool {
+	return func(s string, a, e int) bool {
+		if e < len(s) && wordByte(s[e]) && s[e] != '_' {
+			// mysqldump, mariadb-dump: the command goes on
+			for e < len(s) && (wordByte(s[e]) || s[e] == '-') {
+				e++
 			}
-			if a < 0 {
-				continue
-			}
-			a, e = a+w[0], e+w[0]
-			if strings.HasPrefix(s[a:e], mask) {
-				continue
-			}
-			if r.whole { // a block keeps its first and last line breaks
-				a, e = trimBreaks(s, a, e)
-			}
-			if r.trim {
-				for e > a && strings.IndexByte(",.;)]}", s[e-1]) >= 0 {
-					e--
-				}
-			}
-			sec := s[a:e]
-			if a < last || e == a || (r.ok != nil && !r.ok(sec)) {
-				continue
-			}
-			if b.Len() == 0 {
-				b.Grow(len(s))
-			}
-			b.WriteString(s[last:a])
-			b.WriteString(mask)
-			last = e
 		}
+		end := min(len(s), e+2048)
+		if k := strings.IndexAny(s[e:end], "\n|;&"); k >= 0 {
+			end = e + k
+		}
+		for _, sub := range subs {
+			if strings.Contains(s[e:end], sub) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// nameThenSep: the run s[a:e] names a secret and is followed by an
+// assignment (=, :, :=), maybe after a closing quote.
+func nameThenSep(s string, a, e int) bool {
+	if !secretName(s[a:e]) {
+		return false
+	}
+	if e < len(s) && s[e] == '\\' {
+		e++
+	}
+	if e < len(s) && (s[e] == '"' || s[e] == '\'') {
+		e++
+	}
+	for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
+		e++
+	}
+	return e < len(s) && (s[e] == ':' || s[e] == '=')
+}
+
+// flagThenValue: the run s[a:e] is a flag followed by = or a blank.
+func flagThenValue(s string, a, e int) bool {
+	return s[a] == '-' && e < len(s) && (s[e] == '=' || s[e] == ' ' || s[e] == '\t')
+}
+
+// apply masks the rule's secrets in s, given its triggers' hits.
+func (r *rule) apply(s string, hs []hit) (string, bool) {
+	starts := r.starts(s, hs)
+	if len(starts) == 0 {
+		return s, false
+	}
+	re, groups := r.compiled()
+	span := r.span
+	if span == 0 {
+		span = 16 << 10
+	}
+	var b strings.Builder
+	last, seen := 0, 0
+	for _, st := range starts {
+		if st < seen {
+			continue
+		}
+		end := min(len(s), st+span)
+		if !r.multiline {
+			if k := strings.IndexByte(s[st:end], '\n'); k >= 0 {
+				end = st + k
+			}
+		}
+		m := re.FindStringSubmatchIndex(s[st:end])
+		if m == nil {
+			continue
+		}
+		seen = st + m[1]
+		a, e := m[0], m[1]
+		for _, g := range groups {
+			if a, e = m[2*g], m[2*g+1]; a >= 0 {
+				break
+			}
+		}
+		if a < 0 {
+			continue
+		}
+		a, e = a+st, e+st
+		if strings.HasPrefix(s[a:e], mask) {
+			continue
+		}
+		if r.multiline { // a block keeps its first and last line breaks
+			a, e = trimBreaks(s, a, e)
+		}
+		if r.trim {
+			for e > a && strings.IndexByte(",.;)]}", s[e-1]) >= 0 {
+				e--
+			}
+		}
+		if a < last || e == a || (r.ok != nil && !r.ok(s[a:e])) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:a])
+		b.WriteString(mask)
+		last = e
 	}
 	if last == 0 {
 		return s, false
@@ -126,43 +402,6 @@ func trimBreaks(s string, a, e int) (int, int) {
 		}
 	}
 	return a, e
-}
-
-// windows returns the sorted, disjoint byte ranges to search: the lines
-// holding a trigger, or the whole text for a rule whose matches span lines.
-func (r *rule) windows(s, low string) [][2]int {
-	if r.whole || !strings.Contains(s, "\n") {
-		return [][2]int{{0, len(s)}}
-	}
-	var ws [][2]int
-	for _, t := range r.triggers {
-		for i := 0; i < len(s); {
-			j := strings.Index(low[i:], t)
-			if j < 0 {
-				break
-			}
-			j += i
-			a := strings.LastIndexByte(s[:j], '\n') + 1
-			e := strings.IndexByte(s[j:], '\n')
-			if e < 0 {
-				e = len(s)
-			} else {
-				e += j
-			}
-			ws = append(ws, [2]int{a, e})
-			i = e + 1
-		}
-	}
-	slices.SortFunc(ws, func(x, y [2]int) int { return x[0] - y[0] })
-	out := ws[:0]
-	for _, w := range ws {
-		if n := len(out); n > 0 && w[0] <= out[n-1][1] {
-			out[n-1][1] = max(out[n-1][1], w[1])
-			continue
-		}
-		out = append(out, w)
-	}
-	return out
 }
 
 // lowerASCII lower-cases ASCII letters only, so offsets match s.
@@ -204,23 +443,22 @@ var (
 	nameSep   = []string{"pwd"}
 )
 
-// allNameAny is nameAny plus every <prefix>[sep]key.
-var allNameAny = sync.OnceValue(func() []string {
-	out := slices.Clone(nameAny)
-	for _, p := range keyPrefixes {
-		for _, sep := range []string{"", "_", "-", "."} {
-			out = append(out, p+sep+"key")
-		}
-	}
-	return out
-})
-
 // secretName says whether a key or variable name names a secret.
 func secretName(name string) bool {
 	n := lowerASCII(name)
-	for _, w := range allNameAny() {
+	for _, w := range nameAny {
 		if strings.HasSuffix(n, w) {
 			return true
+		}
+	}
+	if rest, ok := strings.CutSuffix(n, "key"); ok {
+		if rest != "" && strings.IndexByte("_-.", rest[len(rest)-1]) >= 0 {
+			rest = rest[:len(rest)-1]
+		}
+		for _, p := range keyPrefixes {
+			if strings.HasSuffix(rest, p) {
+				return true
+			}
 		}
 	}
 	sepEnd := func(w string) bool {
@@ -304,152 +542,173 @@ func alt(ws []string) string {
 	return strings.Join(q, "|")
 }
 
-// token is a rule for a token with a known shape.
-func token(name, pattern string, triggers ...string) *rule {
-	return &rule{name: name, pattern: pattern, triggers: triggers}
-}
-
-// rules, in the order they run: multi-line blocks, then tokens whose
-// shape gives them away anywhere, then secrets known by their context.
-// A later rule leaves an earlier rule's mask alone.
-var rules = sync.OnceValue(func() []*rule {
-	names := `(?:[a-z0-9_.\-]*(?:` + alt(allNameAny()) + `)` +
+// namePattern matches, from its start, a name that secretName accepts:
+// the same lists, as a regexp.
+func namePattern() string {
+	return `(?:[a-z0-9_.\-]*(?:` + alt(nameAny) + `|(?:` + alt(keyPrefixes) + `)[_.\-]?key)` +
 		`|(?:[a-z0-9_.\-]*[_.\-])?(?:` + alt(nameWhole) + `)` +
 		`|[a-z0-9_.\-]*[_.\-](?:` + alt(nameSep) + `))`
-	var nameTriggers []string
-	words := slices.Concat(nameAny, []string{"key"}, nameWhole, nameSep)
-	slices.SortStableFunc(words, func(a, b string) int { return len(a) - len(b) })
-	for _, w := range words {
-		if !slices.ContainsFunc(nameTriggers, func(t string) bool { return strings.Contains(w, t) }) {
-			nameTriggers = append(nameTriggers, w)
-		}
-	}
-	return []*rule{
-		{
-			name:     "PEM private key",
-			triggers: []string{"private key"},
-			whole:    true,
-			// the body: base64, armor headers (Proc-Type: 4,ENCRYPTED),
-			// escaped newlines; up to the END line or, in a key cut short,
-			// the first character no key holds
-			pattern: `-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<s>(?:[A-Za-z0-9+/=\s:,.\\]|-[A-Za-z0-9])+)`,
+}
+
+// nameTriggers: every name secretName accepts holds one of these.
+var nameTriggers = []string{"pw", "key", "auth", "pass", "token", "secret", "credential"}
+
+func azureByte(c byte) bool { return alnumByte(c) || c == '_' || c == '~' || c == '.' }
+
+// bearerLike: a credential after "Bearer", not a word of prose.
+func bearerLike(s string) bool { return len(s) >= 16 || (len(s) >= 6 && hasDigit(s)) }
+
+// table holds the rules, in the order they run: multi-line blocks, then
+// tokens whose shape gives them away anywhere, then secrets known by
+// their context. A later rule leaves an earlier rule's mask alone. The
+// table is static data: nothing runs at start-up.
+var table = []rule{
+	{
+		name:      "PEM private key",
+		triggers:  []string{"-----begin"},
+		multiline: true,
+		span:      64 << 10,
+		// the body: base64, armor headers (Proc-Type: 4,ENCRYPTED),
+		// escaped newlines; up to the END line or, in a key cut short,
+		// the first character no key holds
+		pattern: `-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<s>(?:[A-Za-z0-9+/=\s:,.\\]|-[A-Za-z0-9])+)`,
+	},
+	{
+		name:     "Anthropic / OpenAI / OpenRouter / DeepSeek key",
+		triggers: []string{"sk-"},
+		pattern:  `sk-[A-Za-z0-9_\-]{20,}`,
+		ok:       notKebab, // not sk-video-processing-tools
+	},
+	{name: "GitHub token", pattern: `gh[pousr]_[A-Za-z0-9]{30,}`, triggers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+	{name: "GitHub fine-grained token", pattern: `github_pat_[A-Za-z0-9_]{22,}`, triggers: []string{"github_pat_"}},
+	{name: "AWS access key id", pattern: `(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`, triggers: []string{"akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"}},
+	{name: "Google API key", pattern: `AIza[0-9A-Za-z_\-]{35}`, triggers: []string{"aiza"}},
+	{name: "Google OAuth client secret", pattern: `GOCSPX-[A-Za-z0-9_\-]{24,}`, triggers: []string{"gocspx-"}},
+	{name: "Google OAuth access token", pattern: `ya29\.[0-9A-Za-z_\-]{20,}`, triggers: []string{"ya29."}},
+	{name: "Slack token", pattern: `xox[abposrce]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,}`, triggers: []string{"xox", "xapp-"}},
+	{name: "Slack webhook", pattern: `hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/]{16,})`, triggers: []string{"hooks.slack.com/"}},
+	{name: "Discord webhook", pattern: `discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_\-]{20,})`, triggers: []string{"discord"}},
+	{name: "Stripe secret key", pattern: `(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9+/]{24,}`, triggers: []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"}},
+	{name: "npm token", pattern: `npm_[A-Za-z0-9]{36,}`, triggers: []string{"npm_"}},
+	{name: "Hugging Face token", pattern: `(?:hf|api_org)_[A-Za-z0-9]{30,}`, triggers: []string{"hf_", "api_org_"}},
+	{name: "GitLab token", pattern: `gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|oas|agent|ffct|wt)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,}`, triggers: []string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glft-", "gloas-", "glagent-", "glffct-", "glwt-", "gr1348941"}},
+	{name: "JWT", pattern: `eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, triggers: []string{"eyj"}},
+	{name: "Twilio API key", pattern: `SK[0-9a-f]{32}\b`, triggers: []string{"sk"}, pre: hexAfter(2, 32)},
+	{name: "SendGrid key", pattern: `SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{30,}`, triggers: []string{"sg."}},
+	{name: "DigitalOcean token", pattern: `do[opr]_v1_[a-f0-9]{64}`, triggers: []string{"do_v1_", "dop_v1_", "dor_v1_"}},
+	{name: "Shopify token", pattern: `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, triggers: []string{"shp"}},
+	{name: "PyPI token", pattern: `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`, triggers: []string{"pypi-"}},
+	{name: "Docker Hub token", pattern: `dckr_pat_[A-Za-z0-9_\-]{20,}`, triggers: []string{"dckr_pat_"}},
+	{name: "Atlassian API token", pattern: `ATATT3[A-Za-z0-9_\-=]{50,}`, triggers: []string{"atatt3"}},
+	{name: "Databricks token", pattern: `dapi[a-f0-9]{32}(?:-\d)?\b`, triggers: []string{"dapi"}},
+	{name: "Mailgun key", pattern: `key-[0-9a-f]{32}\b`, triggers: []string{"key-"}, pre: hexAfter(4, 32)},
+	{name: "Postman key", pattern: `PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, triggers: []string{"pmak-"}},
+	{name: "Linear key", pattern: `lin_(?:api|oauth)_[A-Za-z0-9]{32,}`, triggers: []string{"lin_"}},
+	{name: "Notion token", pattern: `(?:secret|ntn)_[A-Za-z0-9]{40,}`, triggers: []string{"secret_", "ntn_"}},
+	{name: "Grafana token", pattern: `glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}\b|glc_[A-Za-z0-9+/]{32,}={0,2}`, triggers: []string{"glsa_", "glc_"}},
+	{
+		name:     "Azure AD client secret",
+		triggers: []string{"q~"},
+		back:     azureByte,
+		pattern:  `[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}`,
+	},
+	{name: "age secret key", pattern: `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b`, triggers: []string{"age-secret-key-1"}},
+	{name: "Heroku key", pattern: `HRKU-[A-Za-z0-9_\-]{20,}`, triggers: []string{"hrku-"}},
+	{name: "Groq / Replicate / xAI / Perplexity key", pattern: `(?:gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,})`, triggers: []string{"gsk_", "r8_", "xai-", "pplx-"}},
+	{name: "Square token", pattern: `sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}|EAAA[A-Za-z0-9_\-]{60,}`, triggers: []string{"sq0", "eaaa"}},
+	{name: "Telegram bot token", triggers: []string{":aa"}, back: digitByte, pattern: `\d{8,10}:AA[0-9A-Za-z_\-]{33}\b`},
+	{name: "Sentry token", pattern: `sntry[su]_[A-Za-z0-9+/=_]{40,}`, triggers: []string{"sntrys_", "sntryu_"}},
+	{name: "Supabase token", pattern: `sbp_[a-f0-9]{40}\b`, triggers: []string{"sbp_"}},
+	{name: "1Password service account token", pattern: `ops_[A-Za-z0-9_\-]{40,}`, triggers: []string{"ops_"}},
+	{name: "Tailscale key", pattern: `tskey-(?:auth|api|client|webhook|scim)-[A-Za-z0-9]+-[A-Za-z0-9]+`, triggers: []string{"tskey-"}},
+	{name: "Terraform Cloud token", triggers: []string{".atlasv1."}, back: alnumByte, pattern: `[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}`},
+	{name: "Vault token", pattern: `hv[sbr]\.[A-Za-z0-9_\-]{24,}`, triggers: []string{"hvs.", "hvb.", "hvr."}},
+	{name: "Pulumi token", pattern: `pul-[a-f0-9]{40}\b`, triggers: []string{"pul-"}},
+	{name: "New Relic key", pattern: `NRAK-[A-Z0-9]{27}\b`, triggers: []string{"nrak-"}},
+	{name: "Figma token", pattern: `figd_[A-Za-z0-9_\-]{40,}`, triggers: []string{"figd_"}},
+	{name: "Doppler token", pattern: `dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}`, triggers: []string{"dp."}},
+	{
+		name:     "URL userinfo password",
+		pre:      hasUserinfo,
+		triggers: []string{"://"},
+		back:     schemeByte,
+		pattern:  `(?i)[a-z][a-z0-9+.\-]*://[^\s/?#@:'"]*:(?P<s>[^\s/?#'"]+)@`,
+	},
+	{
+		name:     "Authorization header",
+		pre:      assignedAfter,
+		triggers: []string{"authorization"},
+		back:     nameByte,
+		pattern: `(?i)[a-z0-9_.\-]*authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?[ \t]*` +
+			`(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|hmac|otp|key)[ \t]+)?(?P<s>[^\s"'\\]+)`,
+		ok: maskable,
+	},
+	{
+		name:     "Bearer credential",
+		pre:      blankAfter,
+		triggers: []string{"bearer"},
+		pattern:  `(?i)bearer[ \t]+(?P<s>[A-Za-z0-9._~+/\-]+=*)`,
+		ok:       bearerLike,
+	},
+	{
+		name:     "curl/httpie -u user:password",
+		pre:      commandWith("--user", "--proxy-user", "--auth", " -u", " -U", " -a", "u ", "u\t", "u'", "u\""),
+		triggers: []string{"curl", "http", "xh"},
+		span:     2048,
+		pattern: `(?:curl\b` + argsTo + `\s(?:-[a-zA-Z]*u|-U|--user|--proxy-user)|(?:xh|https?)(?:[ \t]+-[A-Za-z\-]+)*[ \t]+(?:-a|--auth))` +
+			`(?:[ \t]+|=)?["']?[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`,
+		ok: maskable,
+	},
+	{
+		name:     "mysql -pPASSWORD",
+		pre:      commandWith(" -p"),
+		triggers: []string{"mysql", "mariadb"},
+		span:     2048,
+		pattern:  `(?:mysql|mariadb)[a-z\-]*\b` + argsTo + `\s-p(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
+		ok:       maskable,
+	},
+	{
+		name:     "sshpass -p / registry login -p / redis-cli -a",
+		pre:      commandWith(" -p", " -a"),
+		triggers: []string{"sshpass", "redis-cli", "docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "crane", "helm"},
+		span:     2048,
+		pattern: `(?:sshpass\b` + argsTo + `\s-p|(?:docker|podman|buildah|nerdctl|skopeo|oras|crane|helm\s+registry)\s+login\b` + argsTo + `\s-p|redis-cli\b` + argsTo + `\s-a)` +
+			`[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
+		trim: true,
+		ok:   maskable,
+	},
+	{
+		name:     "openssl pass:",
+		triggers: []string{"pass:"},
+		pattern:  `pass:(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
+		ok:       maskable,
+	},
+	{
+		name:     ".netrc password",
+		pre:      commandWith(" password"),
+		triggers: []string{"login"},
+		pattern:  `login\s+\S+\s+password\s+(?P<s>\S+)`,
+		ok:       maskable,
+	},
+	{
+		name:     "--password X, --token=X",
+		triggers: []string{"pass", "token", "secret", "key"},
+		back:     nameByte,
+		pre:      flagThenValue,
+		pattern: `(?i)--?(?:[a-z0-9\-]*(?:password|passwd|passphrase|token|secret|api-?key|access-?key|secret-?key|auth-?key)|(?:src|dest)?(?:store|key)?pass)` +
+			`(?:=|[ \t]+)(?:` + valQuoted + `|` + valBare + `)`,
+		trim: true,
+		ok:   maskable,
+	},
+	{
+		name:     "NAME=value, name: value, \"name\": \"value\"",
+		triggers: nameTriggers,
+		back:     nameByte,
+		pre:      nameThenSep,
+		patternFn: func() string {
+			return `(?i)` + namePattern() + `\\?["']?[ \t]*(?::=|[:=])[ \t]*(?:` + valQuoted + `|` + valBare + `)`
 		},
-		{
-			name:     "Anthropic / OpenAI / OpenRouter / DeepSeek key",
-			triggers: []string{"sk-"},
-			pattern:  `\bsk-[A-Za-z0-9_\-]{20,}`,
-			ok:       notKebab, // not sk-video-processing-tools
-		},
-		token("GitHub token", `\bgh[pousr]_[A-Za-z0-9]{30,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-		token("GitHub fine-grained token", `\bgithub_pat_[A-Za-z0-9_]{22,}`, "github_pat_"),
-		token("AWS access key id", `\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b`,
-			"akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka"),
-		token("Google API key", `\bAIza[0-9A-Za-z_\-]{35}`, "aiza"),
-		token("Google OAuth client secret", `\bGOCSPX-[A-Za-z0-9_\-]{24,}`, "gocspx-"),
-		token("Google OAuth access token", `\bya29\.[0-9A-Za-z_\-]{20,}`, "ya29."),
-		token("Slack token", `\bxox[abposrce]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}`, "xox", "xapp-"),
-		token("Slack webhook", `hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/]{16,})`, "hooks.slack.com/"),
-		token("Discord webhook", `discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_\-]{20,})`, "/api/webhooks/"),
-		token("Stripe secret key", `\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[A-Za-z0-9+/]{24,}`, "sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
-		token("npm token", `\bnpm_[A-Za-z0-9]{36,}`, "npm_"),
-		token("Hugging Face token", `\b(?:hf|api_org)_[A-Za-z0-9]{30,}`, "hf_", "api_org_"),
-		token("GitLab token", `\bgl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|oas|agent|ffct|wt)-[0-9A-Za-z_\-]{20,}|\bGR1348941[0-9A-Za-z_\-]{20,}`, "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glft-", "gloas-", "glagent-", "glffct-", "glwt-", "gr1348941"),
-		token("JWT", `\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, "eyj"),
-		token("Twilio API key", `\bSK[0-9a-f]{32}\b`, "sk"),
-		token("SendGrid key", `\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{30,}`, "sg."),
-		token("DigitalOcean token", `\bdo[opr]_v1_[a-f0-9]{64}`, "do_v1_", "dop_v1_", "dor_v1_"),
-		token("Shopify token", `\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, "shp"),
-		token("PyPI token", `\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`, "pypi-"),
-		token("Docker Hub token", `\bdckr_pat_[A-Za-z0-9_\-]{20,}`, "dckr_pat_"),
-		token("Atlassian API token", `\bATATT3[A-Za-z0-9_\-=]{50,}`, "atatt3"),
-		token("Databricks token", `\bdapi[a-f0-9]{32}(?:-\d)?\b`, "dapi"),
-		token("Mailgun key", `\bkey-[0-9a-f]{32}\b`, "key-"),
-		token("Postman key", `\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, "pmak-"),
-		token("Linear key", `\blin_(?:api|oauth)_[A-Za-z0-9]{32,}`, "lin_"),
-		token("Notion token", `\b(?:secret|ntn)_[A-Za-z0-9]{40,}`, "secret_", "ntn_"),
-		token("Grafana token", `\bglsa_[A-Za-z0-9]{32}_[a-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,}={0,2}`, "glsa_", "glc_"),
-		token("Azure AD client secret", `\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}`, "q~"),
-		token("age secret key", `\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b`, "age-secret-key-1"),
-		token("Heroku key", `\bHRKU-[A-Za-z0-9_\-]{20,}`, "hrku-"),
-		token("Groq / Replicate / xAI / Perplexity key", `\b(?:gsk_[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,})`, "gsk_", "r8_", "xai-", "pplx-"),
-		token("Square token", `\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}|\bEAAA[A-Za-z0-9_\-]{60,}`, "sq0", "eaaa"),
-		token("Telegram bot token", `\b\d{8,10}:AA[0-9A-Za-z_\-]{33}\b`, ":aa"),
-		token("Sentry token", `\bsntry[su]_[A-Za-z0-9+/=_]{40,}`, "sntrys_", "sntryu_"),
-		token("Supabase token", `\bsbp_[a-f0-9]{40}\b`, "sbp_"),
-		token("1Password service account token", `\bops_[A-Za-z0-9_\-]{40,}`, "ops_"),
-		token("Tailscale key", `\btskey-(?:auth|api|client|webhook|scim)-[A-Za-z0-9]+-[A-Za-z0-9]+`, "tskey-"),
-		token("Terraform Cloud token", `\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}`, ".atlasv1."),
-		token("Vault token", `\bhv[sbr]\.[A-Za-z0-9_\-]{24,}`, "hvs.", "hvb.", "hvr."),
-		token("Pulumi token", `\bpul-[a-f0-9]{40}\b`, "pul-"),
-		token("New Relic key", `\bNRAK-[A-Z0-9]{27}\b`, "nrak-"),
-		token("Figma token", `\bfigd_[A-Za-z0-9_\-]{40,}`, "figd_"),
-		token("Doppler token", `\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}`, "dp."),
-		{
-			name:     "URL userinfo password",
-			triggers: []string{"://"},
-			pattern:  `(?i)\b[a-z][a-z0-9+.\-]*://[^\s/?#@:'"]*:(?P<s>[^\s/?#'"]+)@`,
-		},
-		{
-			name:     "Authorization header",
-			triggers: []string{"authorization"},
-			pattern: `(?i)\bauthorization\\?["']?[ \t]*[:=][ \t]*\\?["']?[ \t]*` +
-				`(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate|ntlm|hmac|otp|key)[ \t]+)?(?P<s>[^\s"'\\]+)`,
-			ok: maskable,
-		},
-		{
-			name:     "Bearer credential",
-			triggers: []string{"bearer"},
-			pattern:  `(?i)\bbearer[ \t]+(?P<s>[A-Za-z0-9._~+/\-]+=*)`,
-			ok:       func(s string) bool { return len(s) >= 16 || (len(s) >= 6 && hasDigit(s)) },
-		},
-		{
-			name:     "curl/httpie -u user:password",
-			triggers: []string{"curl", "http", "xh"},
-			pattern: `\b(?:curl\b` + argsTo + `\s(?:-[a-zA-Z]*u|-U|--user|--proxy-user)|(?:xh|https?)\b` + argsTo + `\s(?:-a|--auth))` +
-				`(?:[ \t]+|=)?["']?[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`,
-			ok: maskable,
-		},
-		{
-			name:     "mysql -pPASSWORD",
-			triggers: []string{"mysql", "mariadb"},
-			pattern:  `\b(?:mysql|mariadb)[a-z\-]*\b` + argsTo + `\s-p(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
-			ok:       maskable,
-		},
-		{
-			name:     "sshpass -p / registry login -p / redis-cli -a",
-			triggers: []string{"sshpass", "login", "redis-cli"},
-			pattern: `(?:\bsshpass\b` + argsTo + `\s-p|\b(?:docker|podman|buildah|nerdctl|skopeo|oras|crane|helm\s+registry)\s+login\b` + argsTo + `\s-p|\bredis-cli\b` + argsTo + `\s-a)` +
-				`[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
-			trim: true,
-			ok:   maskable,
-		},
-		{
-			name:     "openssl pass:",
-			triggers: []string{"pass:"},
-			pattern:  `(?:^|\s)pass:(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
-			ok:       maskable,
-		},
-		{
-			name:     ".netrc password",
-			triggers: []string{"password"},
-			pattern:  `\blogin\s+\S+\s+password\s+(?P<s>\S+)`,
-			ok:       maskable,
-		},
-		{
-			name:     "--password X, --token=X",
-			triggers: []string{"pass", "token", "secret", "key"},
-			pattern: `(?i)(?:^|\s)--?(?:[a-z0-9\-]*(?:password|passwd|passphrase|token|secret|api-?key|access-?key|secret-?key|auth-?key)|(?:src|dest)?(?:store|key)?pass)` +
-				`(?:=|[ \t]+)(?:` + valQuoted + `|` + valBare + `)`,
-			trim: true,
-			ok:   maskable,
-		},
-		{
-			name:     "NAME=value, name: value, \"name\": \"value\"",
-			triggers: nameTriggers,
-			pattern: `(?i)(?:^|[^a-z0-9_.\-])` + names + `\\?["']?[ \t]*(?::=|[:=])[ \t]*` +
-				`(?:` + valQuoted + `|` + valBare + `)`,
-			trim: true,
-			ok:   maskable,
-		},
-	}
-})
+		trim: true,
+		ok:   maskable,
+	},
+}
