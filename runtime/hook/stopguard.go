@@ -31,7 +31,8 @@ const DefaultStopCap = 20
 // reached every block of the session is let through until the chain ends:
 //   - where the harness says whether a stop hook is already active
 //     (stop_hook_active: Claude Code, Codex, Gemini CLI, Copilot), at a
-//     stop it says is not;
+//     stop it says is not (a stop it says is active goes on counting,
+//     even when no sitter call blocked the one before: another hook did);
 //   - elsewhere (Cursor, OpenCode, Pi), at a stop after one where no call
 //     blocked. The calls of one stop are told apart from the next stop's
 //     by their start: all within StopRound of the first.
@@ -139,15 +140,19 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 	if start.IsZero() {
 		start = processStart
 	}
-	if at := start.UnixNano(); c.Round == 0 || at-c.Round > int64(StopRound) || c.Round-at > int64(StopRound) {
-		// The first call of a new stop: did the last one end the chain?
-		over := !c.Blocked
-		if ev.StopHookActive != nil {
-			over = !*ev.StopHookActive
-		}
-		if over {
-			c = stopCount{}
-		}
+	at := start.UnixNano()
+	newStop := c.Round == 0 || at-c.Round > int64(StopRound) || c.Round-at > int64(StopRound)
+	switch {
+	case ev.StopHookActive != nil && !*ev.StopHookActive:
+		// The harness says this stop starts a chain. Each plugin's call
+		// of that stop starts it again: the first stop counts one block
+		// however many plugins block it, never more.
+		c = stopCount{}
+	case ev.StopHookActive == nil && newStop && !c.Blocked:
+		// No call blocked the last stop: it ended the chain.
+		c = stopCount{}
+	}
+	if newStop || c.Round == 0 {
 		c.Round, c.Blocked = at, false
 	}
 	c.Harness, c.Session = ev.Harness, ev.Session.ID

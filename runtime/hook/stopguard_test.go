@@ -93,12 +93,13 @@ func TestStopGuard(t *testing.T) {
 			},
 		},
 		{
-			name: "stopHookActive false starts a new chain, once per stop",
+			name: "stopHookActive false starts a new chain (each plugin's call of that stop starts it)",
 			steps: []step{
 				{ev: stopEvent("s1", nil), r: block, want: block, count: 1},
 				{ev: stopEvent("s1", &yes), r: block, want: block, count: 2},
 				{ev: stopEvent("s1", &no), r: block, want: block, count: 1},
-				{ev: stopEvent("s1", &no), r: block, same: true, want: block, count: 2},
+				{ev: stopEvent("s1", &no), r: block, same: true, want: block, count: 1},
+				{ev: stopEvent("s1", &yes), r: block, want: block, count: 2},
 			},
 		},
 		{
