@@ -51,6 +51,13 @@ func String(s string) (string, bool) {
 // "…"}; the bool says whether it masked any. A document that
 // does not parse is returned unchanged with an error.
 func JSON(doc []byte) ([]byte, bool, error) {
+	// A document none of whose bytes hold a trigger has no secret, nor a
+	// key naming one (every such name holds a trigger), unless an escape
+	// (\u0070assword, :\/\/) hides one: leave it alone undecoded.
+	if !bytes.Contains(doc, []byte(`\u`)) && !bytes.Contains(doc, []byte(`\/`)) &&
+		len(scan(string(doc))) == 0 && json.Valid(doc) {
+		return doc, false, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var v any

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +54,53 @@ func FuzzJSON(f *testing.F) {
 		out, red, err := JSON(b)
 		if err == nil && red && !json.Valid(out) {
 			t.Fatalf("invalid output %q for %q", out, b)
+		}
+	})
+}
+
+// The one-pass trigger index finds what the trigger-by-trigger search
+// finds, in the same order.
+func TestScanPaths(t *testing.T) {
+	texts := negatives()
+	for _, c := range corpus() {
+		texts = append(texts, strings.Replace(c.tmpl, "§", c.secret, 1))
+	}
+	texts = append(texts, strings.Join(texts, "\n"), "SK"+strings.Repeat("Sk", 40), "aa", "a", "")
+	for _, s := range texts {
+		if a, b := scanShort(s), index().scan(s); !slices.Equal(a, b) {
+			t.Errorf("%.60q: short %v, index %v", s, a, b)
+		}
+	}
+}
+
+// A clean document is returned as it came, without being decoded; one
+// whose escapes could hide a secret is decoded.
+func TestJSONEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a": "ls -la",  "b": [1, 2]}`:          `{"a": "ls -la",  "b": [1, 2]}`,
+		`{"\u0070assword": "hunter22"}`:          `{"password":"[REDACTED]"}`,
+		`{"u": "postgres:\/\/app:pw1234@db\/x"}`: `{"u":"postgres://app:[REDACTED]@db/x"}`,
+	} {
+		got, _, err := JSON([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("JSON(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+// FuzzString: masking never panics, is stable, and says when it masked.
+func FuzzString(f *testing.F) {
+	for _, c := range corpus() {
+		f.Add(strings.Replace(c.tmpl, "§", c.secret, 1))
+	}
+	f.Add("password=\"unterminated")
+	f.Fuzz(func(t *testing.T, s string) {
+		out, red := String(s)
+		if red == (out == s) {
+			t.Fatalf("String(%q) = %q, %v", s, out, red)
+		}
+		if again, _ := String(out); again != out {
+			t.Fatalf("String not stable: %q → %q → %q", s, out, again)
 		}
 	})
 }

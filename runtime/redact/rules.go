@@ -25,10 +25,10 @@ type rule struct {
 	back      func(byte) bool
 	pre       func(s string, a, e int) bool // a cheap test of the run (or trigger) s[a:e] before the regexp
 	pattern   string                        // matched at the start; groups named s are the secret (else the whole match)
-	patternFn func() string                 // or this makes it
 	multiline bool                          // the match may run past the line's end (else it stops there)
 	span      int                           // the longest match looked for (default 16 KiB)
 	trim      bool                          // an unquoted value: trailing ,.;)]} stay visible
+	command   bool                          // a command's flag: the match ends with the command (at | ; & or the line's end)
 	ok        func(secret string) bool
 
 	once   sync.Once
@@ -38,11 +38,7 @@ type rule struct {
 
 func (r *rule) compiled() (*regexp.Regexp, []int) {
 	r.once.Do(func() {
-		p := r.pattern
-		if r.patternFn != nil {
-			p = r.patternFn()
-		}
-		r.re = regexp.MustCompile(`^(?:` + p + `)`)
+		r.re = regexp.MustCompile(`^(?:` + r.pattern + `)`)
 		for i, n := range r.re.SubexpNames() {
 			if n == "s" {
 				r.groups = append(r.groups, i)
@@ -130,6 +126,10 @@ func scan(s string) []hit {
 	if len(s) >= 1024 {
 		return index().scan(s)
 	}
+	return scanShort(s)
+}
+
+func scanShort(s string) []hit {
 	low := lowerASCII(s)
 	var hs []hit
 	for k := range table {
@@ -177,16 +177,17 @@ func (ix *triggerIndex) scan(s string) []hit {
 }
 
 // starts returns, in order, where the rule's matches may start in s,
-// given its triggers' hits.
-func (r *rule) starts(s string, hs []hit) []int {
-	var out []int
+// given its triggers' hits, each with the end of its trigger (for a rule
+// with a back set, of the run around it).
+func (r *rule) starts(s string, hs []hit) [][2]int {
+	var out [][2]int
 	runEnd := 0
 	for _, h := range hs {
 		p := h.p
 		if r.back == nil {
 			// at a word's start only, as \b would
-			if (p == 0 || !wordByte(s[p-1])) && (r.pre == nil || r.pre(s, p, p+h.n)) {
-				out = append(out, p)
+			if p == 0 || !wordByte(s[p-1]) {
+				out = append(out, [2]int{p, p + h.n})
 			}
 			continue
 		}
@@ -200,13 +201,11 @@ func (r *rule) starts(s string, hs []hit) []int {
 		for runEnd < len(s) && r.back(s[runEnd]) {
 			runEnd++
 		}
-		if r.pre == nil || r.pre(s, p, runEnd) {
-			out = append(out, p)
-		}
+		out = append(out, [2]int{p, runEnd})
 	}
 	if len(r.triggers) > 1 && r.back == nil {
-		slices.Sort(out)
-		out = slices.Compact(out)
+		slices.SortFunc(out, func(a, b [2]int) int { return a[0] - b[0] })
+		out = slices.CompactFunc(out, func(a, b [2]int) bool { return a[0] == b[0] })
 	}
 	return out
 }
@@ -286,7 +285,9 @@ func commandWith(subs ...string) func(string, int, int) bool {
 // nameThenSep: the run s[a:e] names a secret and is followed by an
 // assignment (=, :, :=), maybe after a closing quote.
 func nameThenSep(s string, a, e int) bool {
-	if !secretName(s[a:e]) {
+	// an Authorization header's value is a scheme and a credential: the
+	// Authorization rule has masked the credential
+	if !secretName(s[a:e]) || strings.HasSuffix(lowerASCII(s[a:e]), "authorization") {
 		return false
 	}
 	if e < len(s) && s[e] == '\\' {
@@ -301,9 +302,29 @@ func nameThenSep(s string, a, e int) bool {
 	return e < len(s) && (s[e] == ':' || s[e] == '=')
 }
 
-// flagThenValue: the run s[a:e] is a flag followed by = or a blank.
+// flagThenValue: the run s[a:e] is a flag that takes a secret
+// (--password, --api-key, -storepass) followed by = or a blank.
 func flagThenValue(s string, a, e int) bool {
-	return s[a] == '-' && e < len(s) && (s[e] == '=' || s[e] == ' ' || s[e] == '\t')
+	if s[a] != '-' || e >= len(s) || (s[e] != '=' && s[e] != ' ' && s[e] != '\t') {
+		return false
+	}
+	f := lowerASCII(strings.TrimPrefix(s[a+1:e], "-"))
+	for _, w := range secretFlags {
+		if strings.HasSuffix(f, w) {
+			return true
+		}
+	}
+	switch strings.TrimPrefix(strings.TrimPrefix(f, "src"), "dest") {
+	case "pass", "storepass", "keypass": // keytool, openssl
+		return true
+	}
+	return false
+}
+
+// secretFlags: a flag whose name ends with one of these takes a secret.
+var secretFlags = []string{
+	"password", "passwd", "passphrase", "token", "secret", "api-key", "apikey",
+	"access-key", "accesskey", "secret-key", "secretkey", "auth-key", "authkey",
 }
 
 // apply masks the rule's secrets in s, given its triggers' hits.
@@ -312,14 +333,18 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 	if len(starts) == 0 {
 		return s, false
 	}
-	re, groups := r.compiled()
 	span := r.span
 	if span == 0 {
-		span = 16 << 10
+		span = 4 << 10
 	}
-	var b strings.Builder
+	var (
+		re     *regexp.Regexp
+		groups []int
+		b      strings.Builder
+	)
 	last, seen := 0, 0
-	for _, st := range starts {
+	for _, se := range starts {
+		st := se[0]
 		if st < seen {
 			continue
 		}
@@ -329,11 +354,25 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 				end = st + k
 			}
 		}
+		if r.command {
+			if k := strings.IndexAny(s[st:end], "|;&"); k >= 0 {
+				end = st + k
+			}
+			// a later hit in this command would test the same
+			// arguments: one try per command
+			seen = end
+		}
+		if r.pre != nil && !r.pre(s[:end], st, min(se[1], end)) {
+			continue
+		}
+		if re == nil {
+			re, groups = r.compiled()
+		}
 		m := re.FindStringSubmatchIndex(s[st:end])
 		if m == nil {
 			continue
 		}
-		seen = st + m[1]
+		seen = max(seen, st+m[1])
 		a, e := m[0], m[1]
 		for _, g := range groups {
 			if a, e = m[2*g], m[2*g+1]; a >= 0 {
@@ -534,22 +573,6 @@ const (
 	argsTo = `[^\n|;&]*?`
 )
 
-func alt(ws []string) string {
-	q := make([]string, len(ws))
-	for i, w := range ws {
-		q[i] = regexp.QuoteMeta(w)
-	}
-	return strings.Join(q, "|")
-}
-
-// namePattern matches, from its start, a name that secretName accepts:
-// the same lists, as a regexp.
-func namePattern() string {
-	return `(?:[a-z0-9_.\-]*(?:` + alt(nameAny) + `|(?:` + alt(keyPrefixes) + `)[_.\-]?key)` +
-		`|(?:[a-z0-9_.\-]*[_.\-])?(?:` + alt(nameWhole) + `)` +
-		`|[a-z0-9_.\-]*[_.\-](?:` + alt(nameSep) + `))`
-}
-
 // nameTriggers: every name secretName accepts holds one of these.
 var nameTriggers = []string{"pw", "key", "auth", "pass", "token", "secret", "credential"}
 
@@ -652,6 +675,7 @@ var table = []rule{
 	},
 	{
 		name:     "curl/httpie -u user:password",
+		command:  true,
 		pre:      commandWith("--user", "--proxy-user", "--auth", " -u", " -U", " -a", "u ", "u\t", "u'", "u\""),
 		triggers: []string{"curl", "http", "xh"},
 		span:     2048,
@@ -661,6 +685,7 @@ var table = []rule{
 	},
 	{
 		name:     "mysql -pPASSWORD",
+		command:  true,
 		pre:      commandWith(" -p"),
 		triggers: []string{"mysql", "mariadb"},
 		span:     2048,
@@ -669,6 +694,7 @@ var table = []rule{
 	},
 	{
 		name:     "sshpass -p / registry login -p / redis-cli -a",
+		command:  true,
 		pre:      commandWith(" -p", " -a"),
 		triggers: []string{"sshpass", "redis-cli", "docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "crane", "helm"},
 		span:     2048,
@@ -695,20 +721,19 @@ var table = []rule{
 		triggers: []string{"pass", "token", "secret", "key"},
 		back:     nameByte,
 		pre:      flagThenValue,
-		pattern: `(?i)--?(?:[a-z0-9\-]*(?:password|passwd|passphrase|token|secret|api-?key|access-?key|secret-?key|auth-?key)|(?:src|dest)?(?:store|key)?pass)` +
-			`(?:=|[ \t]+)(?:` + valQuoted + `|` + valBare + `)`,
-		trim: true,
-		ok:   maskable,
+		// the flag was tested by flagThenValue
+		pattern: `--?[A-Za-z0-9\-]+(?:=|[ \t]+)(?:` + valQuoted + `|` + valBare + `)`,
+		trim:    true,
+		ok:      maskable,
 	},
 	{
 		name:     "NAME=value, name: value, \"name\": \"value\"",
 		triggers: nameTriggers,
 		back:     nameByte,
 		pre:      nameThenSep,
-		patternFn: func() string {
-			return `(?i)` + namePattern() + `\\?["']?[ \t]*(?::=|[:=])[ \t]*(?:` + valQuoted + `|` + valBare + `)`
-		},
-		trim: true,
-		ok:   maskable,
+		// the name was tested by nameThenSep
+		pattern: `[A-Za-z0-9_.\-]+\\?["']?[ \t]*(?::=|[:=])[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
+		trim:    true,
+		ok:      maskable,
 	},
 }
