@@ -97,11 +97,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "sitter proxy: warning: listening on %s, not loopback\n", ln.Addr())
 	}
 	if *tokenFile != "" {
-		if err := os.WriteFile(*tokenFile, []byte(cfg.Token+"\n"), 0o600); err != nil {
+		if err := writeTokenFile(*tokenFile, cfg.Token); err != nil {
 			fmt.Fprintf(stderr, "sitter proxy: token file: %v\n", err)
+			ln.Close()
 			return 1
 		}
-		os.Chmod(*tokenFile, 0o600)
 	} else if *token == "" {
 		fmt.Fprintf(stdout, "SITTER_PROXY_TOKEN=%s\n", cfg.Token)
 	}
