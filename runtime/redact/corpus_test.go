@@ -170,6 +170,11 @@ func corpus() []secretCase {
 		{".npmrc _auth", "_auth=§", base64.StdEncoding.EncodeToString([]byte("bob:hunter22"))},
 		{"Java toString", "Config{user=bob, password=§, port=5432}", "javapw1"},
 		{"Go assignment", `apiKey := "§"`, f("goa", alnum, 32)},
+		{"aws configure set", "aws configure set aws_secret_access_key § --profile dev", f("awsset", alnum+"+/", 40)},
+		{"npm config set", "npm config set //registry.npmjs.org/:_authToken §", f("npmcfg", alnum, 36)},
+		{"helm --set", "helm upgrade app ./chart --set auth.password=§ --wait", "helmpw12"},
+		{"docker -e", "docker run -e POSTGRES_PASSWORD=§ postgres:16", "pgpw1234"},
+		{"git http.extraheader", `git -c http.extraheader="AUTHORIZATION: basic §" clone x`, base64.StdEncoding.EncodeToString([]byte("x-access-token:" + f("xh", alnum, 20)))},
 	}
 }
 
@@ -236,6 +241,13 @@ func negatives() []string {
 		"go test ./... -run TestToken -count=1",
 		"Password: ",
 		"if password == confirm {",
+		`password = request.form["password"]`,
+		"token := r.Header.Get(\"X-Token\")",
+		"const token = await getToken();",
+		"secret = os.environ['SECRET']",
+		"token: string; password?: string",
+		"git config set user.name bob",
+		"npm config set registry https://registry.npmjs.org/",
 		"ls -la",
 	}
 }

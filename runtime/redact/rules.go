@@ -282,6 +282,21 @@ func commandWith(subs ...string) func(string, int, int) bool {
 	}
 }
 
+// configSet: "set" follows config or configure (aws configure set, npm
+// config set, yarn config set) and is followed by a secret name.
+func configSet(s string, a, e int) bool {
+	before := strings.TrimRight(s[:a], " \t")
+	if !strings.HasSuffix(before, "config") && !strings.HasSuffix(before, "configure") {
+		return false
+	}
+	for _, f := range strings.Fields(s[e:min(len(s), e+512)]) {
+		if !strings.HasPrefix(f, "-") {
+			return !strings.Contains(f, "=") && secretName(strings.Trim(f, `"'`))
+		}
+	}
+	return false
+}
+
 // nameThenSep: the run s[a:e] names a secret and is followed by an
 // assignment (=, :, :=), maybe after a closing quote.
 func nameThenSep(s string, a, e int) bool {
@@ -544,14 +559,34 @@ func maskable(v string) bool {
 			return false
 		}
 	}
-	if strings.Trim(v, "*xX•.") == "" {
+	if strings.Trim(v, "*xX•.") == "" || codeLike(v) {
 		return false
 	}
 	switch lowerASCII(v) {
 	case "null", "nil", "none", "undefined", "true", "false", "string", "str", "bool",
 		"boolean", "int", "number", "any", "object", "redacted", "required", "optional",
-		"bearer", "basic":
+		"bearer", "basic", "await", "new", "function", "lambda", "async", "yield", "typeof":
 		return false
+	}
+	return true
+}
+
+// codeLike: a call or an index in code, as in password =
+// request.form["password"] or token := getToken(): an identifier chain
+// ending with ( or [ (the value stopped at the quote, or lost its ")").
+func codeLike(v string) bool {
+	if len(v) < 2 || v[len(v)-1] != '(' && v[len(v)-1] != '[' {
+		return false
+	}
+	for i, part := range strings.Split(v[:len(v)-1], ".") {
+		if part == "" || digitByte(part[0]) && i == 0 {
+			return false
+		}
+		for _, c := range []byte(part) {
+			if !wordByte(c) && c != '$' {
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -707,6 +742,14 @@ var table = []rule{
 		name:     "openssl pass:",
 		triggers: []string{"pass:"},
 		pattern:  `pass:(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
+		ok:       maskable,
+	},
+	{
+		name:     "config set NAME VALUE",
+		triggers: []string{"set"},
+		pre:      configSet,
+		pattern:  `set[ \t]+(?:-[-A-Za-z]+[ \t]+)*[^\s=]+[ \t]+(?:` + valQuoted + `|` + valBare + `)`,
+		trim:     true,
 		ok:       maskable,
 	},
 	{
