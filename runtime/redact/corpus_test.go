@@ -123,6 +123,11 @@ func corpus() []secretCase {
 		{"Doppler token", "doppler §", "dp.pt." + f("dp", alnum, 43)},
 		{"Square token", "square §", "sq0atp-" + f("sq", b64url, 22)},
 		{"Heroku key", "heroku §", "HRKU-" + f("hrku", b64url, 60)},
+		{"Pulumi token", "pulumi login --token §", "pul-" + f("pul", hex, 40)},
+		{"Perplexity key", "pplx §", "pplx-" + f("pplx", alnum, 48)},
+		{"Vault batch token", "vault §", "hvb." + f("hvb", b64url, 120)},
+		{"Sentry user token", "sentry §", "sntryu_" + f("sntryu", hex, 64)},
+		{"Grafana cloud token", "grafana §", "glc_" + f("glc", alnum, 40) + "=="},
 		{"1Password service account token", "op §", "ops_" + f("ops", b64url, 60)},
 
 		// secrets known by their context
@@ -318,6 +323,31 @@ func TestChaosRedactionCorpus(t *testing.T) {
 		}
 	}
 	testJSONKeys(t)
+	testEveryRuleTried(t, cs)
+}
+
+// testEveryRuleTried: each rule of the table masks some corpus case on
+// its own, so the corpus and the table do not drift apart.
+func testEveryRuleTried(t *testing.T, cs []secretCase) {
+	for k := range table {
+		tried := false
+		for _, c := range cs {
+			in := strings.Replace(c.tmpl, "§", c.secret, 1)
+			var hs []hit
+			for _, h := range scan(in) {
+				if h.r == k {
+					hs = append(hs, h)
+				}
+			}
+			if _, red := table[k].apply(in, hs); red {
+				tried = true
+				break
+			}
+		}
+		if !tried {
+			t.Errorf("no corpus case for rule %q", table[k].name)
+		}
+	}
 }
 
 // testJSONKeys: a string under a key that names a secret is masked whole,

@@ -26,7 +26,7 @@ type rule struct {
 	pre       func(s string, a, e int) bool // a cheap test of the run (or trigger) s[a:e] before the regexp
 	pattern   string                        // matched at the start; groups named s are the secret (else the whole match)
 	multiline bool                          // the match may run past the line's end (else it stops there)
-	span      int                           // the longest match looked for (default 16 KiB)
+	span      int                           // the longest match looked for (default 4 KiB)
 	trim      bool                          // an unquoted value: trailing ,.;)]} stay visible
 	command   bool                          // a command's flag: the match ends with the command (at | ; & or the line's end)
 	ok        func(secret string) bool
