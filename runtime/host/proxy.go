@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -30,7 +31,8 @@ const proxyStopGrace = 10 * time.Second
 // SIGTERM) and sitter proxy exits only once the gateway did; it is killed
 // when it has not stopped proxyStopGrace after the first signal. Should
 // sitter proxy itself die without a chance to forward (SIGKILL), the
-// gateway gets SIGTERM from the kernel on Linux (Pdeathsig, gatewayAttr).
+// gateway gets SIGTERM from the kernel on Linux (Pdeathsig, gatewayAttr),
+// and on any OS stops by itself within a second once re-parented.
 func runProxy(args []string, stdout, stderr io.Writer) int {
 	bin := sibling.Find("sitter-proxy")
 	if bin == "" {
@@ -40,6 +42,9 @@ func runProxy(args []string, stdout, stderr io.Writer) int {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	cmd.SysProcAttr = gatewayAttr()
+	// Elsewhere (and as a second guard), the gateway stops once it finds
+	// itself re-parented (runtime/cmd/sitter-proxy/parent.go).
+	cmd.Env = append(os.Environ(), "SITTER_PROXY_PARENT="+strconv.Itoa(os.Getpid()))
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
