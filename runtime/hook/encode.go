@@ -257,3 +257,34 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[run:]...)
 	return append(b, '"')
 }
+
+// CompactPayload removes the whitespace outside strings from a valid JSON
+// payload, in place, and returns it; anything else is returned as it is.
+// Called on the payload before it is normalized, it lets the raw values of
+// the event (the payload, a tool's input within it) be handed to handlers
+// as they are, with no compacted copy of a pretty-printed payload.
+func CompactPayload(b []byte) []byte {
+	if compactJSON(b) || !validJSON(b) {
+		return b
+	}
+	w := 0
+	str := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case str && c == '\\':
+			// The escaped byte is copied with it.
+			b[w], b[w+1] = c, b[i+1]
+			w += 2
+			i++
+			continue
+		case c == '"':
+			str = !str
+		case !str && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		b[w] = c
+		w++
+	}
+	return b[:w]
+}

@@ -137,3 +137,43 @@ func BenchmarkEncodeEvent(b *testing.B) {
 		encodeEvent(ev)
 	}
 }
+
+func TestCompactPayload(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\n  \"a\" : \"x y\\\" z\\\\\",\n  \"b\": [ 1, 2 ] ,\"c\":{ }\n}\n": `{"a":"x y\" z\\","b":[1,2],"c":{}}`,
+		`{"a":"b"}`:    `{"a":"b"}`,
+		"not json ":    "not json ",
+		"{\"a\": \"b\"": "{\"a\": \"b\"",
+		" \"\\t\\n\" ":  `"\t\n"`,
+	} {
+		if got := string(CompactPayload([]byte(in))); got != want {
+			t.Errorf("CompactPayload(%q) = %q, want %q", in, got, want)
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(in)) == nil && buf.String() != want {
+			t.Errorf("json.Compact(%q) = %q, CompactPayload's want %q", in, buf.String(), want)
+		}
+	}
+}
+
+// FuzzCompactPayload: on JSON, CompactPayload writes what json.Compact
+// writes; anything else it leaves alone.
+func FuzzCompactPayload(f *testing.F) {
+	for _, seed := range []string{"{\n \"a\": [1, \"x \\\" y\"]\n}", `{"a":"\\"}`, "[ ]", "{", "\"\xff \"", " 1 "} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		in := bytes.Clone(doc)
+		got := CompactPayload(doc)
+		var want bytes.Buffer
+		if json.Compact(&want, in) != nil {
+			if !bytes.Equal(got, in) {
+				t.Fatalf("CompactPayload(%q) = %q, want it unchanged", in, got)
+			}
+			return
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("CompactPayload(%q) = %q, json.Compact %q", in, got, want.Bytes())
+		}
+	})
+}

@@ -145,6 +145,11 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	a, argErr := parseHookArgs(args)
 	c.onError, c.harness, c.event = a.onError, a.harness, a.event
 	payload, readErr := readPayload(stdin)
+	if readErr == nil {
+		// A pretty-printed payload is compacted in place, so that the
+		// event's raw values share its bytes instead of compacted copies.
+		payload = hook.CompactPayload(payload)
+	}
 	// Resolve even after an argument error: with the event known, a
 	// fail-closed answer can still be rendered.
 	var d *adapter.Descriptor

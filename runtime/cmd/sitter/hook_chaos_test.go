@@ -33,13 +33,17 @@ func allocated(f func()) uint64 {
 }
 
 // bigPayload is a Claude Code PreToolUse payload of about size bytes, most
-// of them a shell command.
-func bigPayload(t *testing.T, size int) []byte {
+// of them a shell command; pretty-printed or compact.
+func bigPayload(t *testing.T, size int, pretty bool) []byte {
 	t.Helper()
-	in, err := json.Marshal(map[string]any{
+	v := map[string]any{
 		"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse", "tool_name": "Bash",
 		"tool_input": map[string]any{"command": "echo " + strings.Repeat("x", size)},
-	})
+	}
+	in, err := json.Marshal(v)
+	if pretty {
+		in, err = json.MarshalIndent(v, "", "  ")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +57,16 @@ func hookQuiet(t *testing.T) {
 
 // The event is encoded once per call and shared by the handlers: 20
 // handlers of a large payload allocate about what one does, not 20 copies
-// of the event.
+// of the event; and the event's raw values share the payload's bytes,
+// compacted in place when the harness pretty-printed it.
 func TestChaosEventSharedAmongHandlers(t *testing.T) {
+	t.Run("compact", func(t *testing.T) { eventShared(t, false) })
+	t.Run("pretty", func(t *testing.T) { eventShared(t, true) })
+}
+
+func eventShared(t *testing.T, pretty bool) {
 	hookQuiet(t)
-	in := bigPayload(t, 8<<20)
+	in := bigPayload(t, 8<<20, pretty)
 	call := func(handlers int) uint64 {
 		args := []string{"hook", "claude-code", "PreToolUse"}
 		for range handlers {
@@ -87,7 +97,7 @@ func TestChaosEventSharedAmongHandlers(t *testing.T) {
 // skipped values (a tool's input) are validated, not decoded.
 func TestChaosLargePayloadNoHandler(t *testing.T) {
 	hookQuiet(t)
-	in := bigPayload(t, 16<<20)
+	in := bigPayload(t, 16<<20, false)
 	var stdout, stderr bytes.Buffer
 	n := allocated(func() {
 		run([]string{"hook", "claude-code", "PreToolUse"}, bytes.NewReader(in), &stdout, &stderr, registry.Registry)
