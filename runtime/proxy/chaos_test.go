@@ -130,9 +130,11 @@ func checkErrorEnd(t *testing.T, in string, array bool, b []byte, wantMsg string
 	case OpenAIResponses:
 		want = "event: response.failed\n"
 	case Gemini:
+		// Last: the bare JSON error Google's SDK checks reads for; before
+		// it, the same error as a data: event for SSE parsers.
 		want = `{"error":{"code":502,"message":"`
-		if !array {
-			want = "data: " + want
+		if !array && !strings.Contains(s, "data: "+want) {
+			t.Errorf("gemini: no data: error event:\n%s", s)
 		}
 	}
 	if !strings.HasPrefix(strings.TrimSpace(last), want) {

@@ -595,6 +595,16 @@ func (e *gemStreamEncoder) encode(ev Event) {
 	case EvError:
 		_, b := encodeError(Gemini, ev.Err)
 		e.chunk(json.RawMessage(b))
+		if !e.array {
+			// Google's own mid-stream error is a bare JSON object, which is
+			// what @google/genai (Gemini CLI) checks each network read for
+			// and raises as an ApiError; a data: event with only "error"
+			// would reach it as an empty chunk. With no blank line after it, it is
+			// an error there even when merged into a larger read
+			// ("Incomplete JSON segment at the end"). SSE parsers skip the
+			// line (no field name).
+			e.w.raw(append(b, '\n'))
+		}
 	}
 }
 
