@@ -141,8 +141,8 @@ func BenchmarkEncodeEvent(b *testing.B) {
 func TestCompactPayload(t *testing.T) {
 	for in, want := range map[string]string{
 		"{\n  \"a\" : \"x y\\\" z\\\\\",\n  \"b\": [ 1, 2 ] ,\"c\":{ }\n}\n": `{"a":"x y\" z\\","b":[1,2],"c":{}}`,
-		`{"a":"b"}`:    `{"a":"b"}`,
-		"not json ":    "not json ",
+		`{"a":"b"}`:     `{"a":"b"}`,
+		"not json ":     "not json ",
 		"{\"a\": \"b\"": "{\"a\": \"b\"",
 		" \"\\t\\n\" ":  `"\t\n"`,
 	} {
