@@ -6,6 +6,7 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -319,20 +320,61 @@ func TestChaosCompleteThenDrop(t *testing.T) {
 }
 
 // TestChaosCutPassthrough: on a same-protocol route the bytes are the
-// upstream's; a dropped upstream connection drops the client's too, so the
-// client's read fails instead of ending cleanly.
+// upstream's; a stream cut before its terminal event gets the protocol's
+// error event appended, then ends; a cut JSON body breaks the client's
+// connection, so its read fails instead of ending cleanly.
 func TestChaosCutPassthrough(t *testing.T) {
 	for _, p := range protocols {
-		t.Run(p, func(t *testing.T) {
-			body := encodeStream(t, p, baseRequest(true), partialEvents())
+		for _, how := range []string{"end", "drop"} {
+			t.Run(p+"/stream/"+how, func(t *testing.T) {
+				body := encodeStream(t, p, baseRequest(true), partialEvents())
+				g := chaosRig(t, p, cutUpstream(t, body, how))
+				resp := g.call(t, p, baseRequest(true))
+				b, err := readAllBounded(t, resp.Body)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("%d %v:\n%s", resp.StatusCode, err, b)
+				}
+				if !strings.HasPrefix(string(b), body) {
+					t.Errorf("the upstream's bytes were not passed through untouched:\n%s", b)
+				}
+				e := &APIError{Status: 502, Message: "upstream stream ended before its terminal event: the answer is incomplete"}
+				if how == "drop" {
+					e.Message += " (unexpected EOF)"
+				}
+				if want := string(cutTail(p, e)); !strings.HasSuffix(string(b), want) {
+					t.Errorf("want the error tail %q, got:\n%s", want, b)
+				}
+				for _, m := range successMarks[p] {
+					if strings.Contains(string(b), m) {
+						t.Errorf("a cut stream presented as complete (%q):\n%s", m, b)
+					}
+				}
+			})
+		}
+		t.Run(p+"/complete", func(t *testing.T) {
+			body := encodeStream(t, p, baseRequest(true), answerEvents())
 			g := chaosRig(t, p, cutUpstream(t, body, "drop"))
 			resp := g.call(t, p, baseRequest(true))
 			b, err := readAllBounded(t, resp.Body)
-			if err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
-				t.Errorf("read ended with %v, want unexpected EOF:\n%s", err, b)
+			if err != nil || string(b) != body {
+				t.Errorf("a complete stream changed (%v):\n%s", err, b)
 			}
-			if !strings.Contains(string(b), "the first half") {
-				t.Errorf("the bytes before the cut are missing:\n%s", b)
+		})
+		t.Run(p+"/json/drop", func(t *testing.T) {
+			body := string(adapterFor(p).encodeResponse(answer()))
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+				io.WriteString(w, body[:len(body)/2])
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			}))
+			defer srv.Close()
+			g := chaosRig(t, p, srv.URL)
+			resp := g.call(t, p, baseRequest(false))
+			b, err := readAllBounded(t, resp.Body)
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("read ended with %v, want unexpected EOF:\n%s", err, b)
 			}
 		})
 	}

@@ -415,10 +415,18 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path
 	w.WriteHeader(resp.StatusCode)
 	ll.status = resp.StatusCode
 	f, _ := w.(http.Flusher)
+	// An event stream is watched for its protocol's terminal event: one
+	// that ends without it was cut, and gets the client protocol's error
+	// appended rather than end as if complete.
+	sse := resp.StatusCode == 200 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	var seen terminalSeen
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			if sse {
+				seen.scan(proto, buf[:n])
+			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -427,16 +435,102 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
+			if sse && !seen.ok {
+				e := cutStream("its terminal event").Err
+				if err != io.EOF {
+					e.Message += " (" + err.Error() + ")"
+				}
+				w.Write(cutTail(proto, e))
+				ll.err = e.Message
+				return
+			}
+			if err != io.EOF && !sse {
 				// The upstream broke off: break the client's connection
 				// too rather than end its body cleanly, so that a cut
-				// stream passed through is never a complete-looking one.
+				// body passed through is never a complete-looking one.
+				// (A stream broken off after its terminal event is
+				// complete.)
 				ll.err = "upstream: " + err.Error()
 				panic(http.ErrAbortHandler)
 			}
 			return
 		}
 	}
+}
+
+// terminalSeen watches passed-through stream bytes for the protocol's
+// terminal event (or an error event, which ends a stream too). It
+// matches text, so a marker quoted in the content also counts: then a
+// cut goes unreported, as before, never the reverse.
+type terminalSeen struct {
+	ok   bool
+	tail []byte // the end of the previous read: markers may straddle reads
+}
+
+func (t *terminalSeen) scan(proto string, b []byte) {
+	if t.ok {
+		return
+	}
+	var marks []string
+	switch proto {
+	case Anthropic:
+		marks = []string{`"message_stop"`, "event: error"}
+	case OpenAIChat:
+		marks = []string{"[DONE]", `"finish_reason":"`, `"finish_reason": "`, `"error":`, `"error": `}
+	case OpenAIResponses:
+		marks = []string{"response.completed", "response.incomplete", "response.failed", "event: error"}
+	case Gemini:
+		marks = []string{`"finishReason"`, `"error":`, `"error" :`}
+	}
+	// The read itself, and the seam with the previous one (markers are
+	// under 32 bytes).
+	seam := append(append([]byte(nil), t.tail...), b[:min(len(b), 32)]...)
+	for _, m := range marks {
+		if bytes.Contains(b, []byte(m)) || bytes.Contains(seam, []byte(m)) {
+			t.ok = true
+			return
+		}
+	}
+	if len(b) >= 32 {
+		t.tail = append(t.tail[:0], b[len(b)-32:]...)
+	} else {
+		t.tail = append(t.tail, b...)
+		if len(t.tail) > 32 {
+			t.tail = t.tail[len(t.tail)-32:]
+		}
+	}
+}
+
+// cutTail is the client protocol's error event for a passed-through
+// stream that was cut, after blank lines that end any event cut short.
+// It stands alone: the upstream's own stream state (ids, sequence
+// numbers) is not known here, so Responses gets the error event only.
+func cutTail(proto string, e *APIError) []byte {
+	_, b := encodeError(proto, e)
+	var out bytes.Buffer
+	out.WriteString("\n\n")
+	switch proto {
+	case Anthropic:
+		out.WriteString("event: error\ndata: ")
+		out.Write(b)
+		out.WriteString("\n\n")
+	case OpenAIResponses:
+		ev, _ := json.Marshal(map[string]any{"type": "error", "code": openAIType(e.Status, e.Code), "message": e.Message, "param": nil})
+		out.WriteString("event: error\ndata: ")
+		out.Write(ev)
+		out.WriteString("\n\n")
+	case Gemini:
+		out.WriteString("data: ")
+		out.Write(b)
+		out.WriteString("\n\n")
+		out.Write(b) // the bare object Google's SDK checks for (gemStreamEncoder)
+		out.WriteString("\n")
+	default:
+		out.WriteString("data: ")
+		out.Write(b)
+		out.WriteString("\n\n")
+	}
+	return out.Bytes()
 }
 
 func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, proto string, req *Request, ll *logLine) {
