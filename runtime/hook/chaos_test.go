@@ -184,7 +184,7 @@ func TestChaosHandlerStderrMasked(t *testing.T) {
 // at all.
 func TestChaosEventSharedAmongHandlers(t *testing.T) {
 	ev := shellEvent("preToolUse")
-	big := strings.Repeat("x", 8<<20)
+	big := strings.Repeat("x", 4<<20)
 	ev.Raw = json.RawMessage(`{"tool_input":{"command":"` + big + `"}}`)
 	ev.Tool.Input = json.RawMessage(`{"command":"` + big + `"}`)
 	hs := func(n int) []Handler {

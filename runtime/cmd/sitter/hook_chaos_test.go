@@ -66,7 +66,7 @@ func TestChaosEventSharedAmongHandlers(t *testing.T) {
 
 func eventShared(t *testing.T, pretty bool) {
 	hookQuiet(t)
-	in := bigPayload(t, 8<<20, pretty)
+	in := bigPayload(t, 4<<20, pretty)
 	call := func(handlers int) uint64 {
 		args := []string{"hook", "claude-code", "PreToolUse"}
 		for range handlers {
