@@ -259,71 +259,88 @@ func negatives() []string {
 
 // TestChaosRedactionCorpus: every secret format in the corpus is masked
 // with the text around it kept exactly, in text and inside a JSON
-// document; masking twice changes nothing; the negatives stay visible.
-// It prints nothing on success.
+// document; masking twice changes nothing; the negatives stay visible,
+// alone and among the secrets; every rule has a case. It prints nothing
+// on success.
 func TestChaosRedactionCorpus(t *testing.T) {
 	cs := corpus()
-	if len(cs) < 40 {
-		t.Fatalf("corpus has %d formats, want at least 40", len(cs))
-	}
-	for _, c := range cs {
-		if !strings.Contains(c.tmpl, "§") || c.secret == "" {
-			t.Fatalf("%s: bad case", c.name)
+	t.Run("formats", func(t *testing.T) {
+		if len(cs) < 40 {
+			t.Fatalf("corpus has %d formats, want at least 40", len(cs))
 		}
-		in := strings.Replace(c.tmpl, "§", c.secret, 1)
-		want := strings.Replace(c.tmpl, "§", mask, 1)
-		got, red := String(in)
-		if got != want || !red {
-			t.Errorf("%s:\n  in   %q\n  got  %q %v\n  want %q", c.name, in, got, red, want)
-			continue
+		for _, c := range cs {
+			testFormat(t, c)
 		}
-		if again, red := String(got); again != got || red {
-			t.Errorf("%s: masking twice changed %q to %q", c.name, got, again)
-		}
-		doc, _ := json.Marshal(map[string]any{"tool_input": map[string]any{"command": in}, "n": 1})
-		out, red, err := JSON(doc)
-		if err != nil || !red || !json.Valid(out) {
-			t.Errorf("%s: JSON: %v %v %s", c.name, red, err, out)
-			continue
-		}
-		var back map[string]any
-		if err := json.Unmarshal(out, &back); err != nil {
-			t.Errorf("%s: JSON: %v", c.name, err)
-			continue
-		}
-		if cmd := back["tool_input"].(map[string]any)["command"]; cmd != want {
-			t.Errorf("%s: JSON command = %q, want %q", c.name, cmd, want)
-		}
-	}
-	for _, n := range negatives() {
-		if got, red := String(n); got != n || red {
-			t.Errorf("negative changed:\n  in  %q\n  got %q", n, got)
-		}
-	}
-	// all at once, one per line: each masked, nothing else touched
-	var in, want strings.Builder
-	for _, n := range negatives() {
-		in.WriteString(n + "\n")
-		want.WriteString(n + "\n")
-	}
-	for _, c := range cs {
-		in.WriteString(strings.Replace(c.tmpl, "§", c.secret, 1) + "\n")
-		want.WriteString(strings.Replace(c.tmpl, "§", mask, 1) + "\n")
-	}
-	if got, _ := String(in.String()); got != want.String() {
-		gl, wl := strings.Split(got, "\n"), strings.Split(want.String(), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Errorf("in one text, line %d = %q, want %q", i+1, gl[i], wl[i])
-				break
+	})
+	t.Run("negatives", func(t *testing.T) {
+		for _, n := range negatives() {
+			if got, red := String(n); got != n || red {
+				t.Errorf("negative changed:\n  in  %q\n  got %q", n, got)
+			}
+			doc, _ := json.Marshal(map[string]any{"tool_input": map[string]any{"command": n}})
+			if got, red, err := JSON(doc); err != nil || red || string(got) != string(doc) {
+				t.Errorf("negative changed in JSON: %s → %s", doc, got)
 			}
 		}
-		if len(gl) != len(wl) {
-			t.Errorf("in one text: %d lines, want %d", len(gl), len(wl))
+	})
+	t.Run("one_text", func(t *testing.T) {
+		// all at once, one per line: each masked, nothing else touched
+		var in, want strings.Builder
+		for _, n := range negatives() {
+			in.WriteString(n + "\n")
+			want.WriteString(n + "\n")
 		}
+		for _, c := range cs {
+			in.WriteString(strings.Replace(c.tmpl, "§", c.secret, 1) + "\n")
+			want.WriteString(strings.Replace(c.tmpl, "§", mask, 1) + "\n")
+		}
+		if got, _ := String(in.String()); got != want.String() {
+			gl, wl := strings.Split(got, "\n"), strings.Split(want.String(), "\n")
+			for i := range min(len(gl), len(wl)) {
+				if gl[i] != wl[i] {
+					t.Errorf("line %d = %q, want %q", i+1, gl[i], wl[i])
+					break
+				}
+			}
+			if len(gl) != len(wl) {
+				t.Errorf("%d lines, want %d", len(gl), len(wl))
+			}
+		}
+	})
+	t.Run("json_keys", testJSONKeys)
+	t.Run("every_rule", func(t *testing.T) { testEveryRuleTried(t, cs) })
+}
+
+// testFormat: the secret is masked and the text around it kept exactly,
+// in text and inside a JSON document; masking twice changes nothing.
+func testFormat(t *testing.T, c secretCase) {
+	if !strings.Contains(c.tmpl, "§") || c.secret == "" {
+		t.Fatalf("%s: bad case", c.name)
 	}
-	testJSONKeys(t)
-	testEveryRuleTried(t, cs)
+	in := strings.Replace(c.tmpl, "§", c.secret, 1)
+	want := strings.Replace(c.tmpl, "§", mask, 1)
+	got, red := String(in)
+	if got != want || !red {
+		t.Errorf("%s:\n  in   %q\n  got  %q %v\n  want %q", c.name, in, got, red, want)
+		return
+	}
+	if again, red := String(got); again != got || red {
+		t.Errorf("%s: masking twice changed %q to %q", c.name, got, again)
+	}
+	doc, _ := json.Marshal(map[string]any{"tool_input": map[string]any{"command": in}, "n": 1})
+	out, red, err := JSON(doc)
+	if err != nil || !red || !json.Valid(out) {
+		t.Errorf("%s: JSON: %v %v %s", c.name, red, err, out)
+		return
+	}
+	var back map[string]any
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Errorf("%s: JSON: %v", c.name, err)
+		return
+	}
+	if cmd := back["tool_input"].(map[string]any)["command"]; cmd != want {
+		t.Errorf("%s: JSON command = %q, want %q", c.name, cmd, want)
+	}
 }
 
 // testEveryRuleTried: each rule of the table masks some corpus case on
