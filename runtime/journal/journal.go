@@ -39,7 +39,23 @@ type Event struct {
 	Type       string          `json:"type"`
 	RecordedAt string          `json:"recordedAt"`
 	Data       json.RawMessage `json:"data"`
-	Checksum   string          `json:"checksum"`
+	// Link is sitter's binding of the event to its place; nil in events
+	// the SDK wrote.
+	Link     *Link  `json:"sitter,omitempty"`
+	Checksum string `json:"checksum"`
+}
+
+// Link is what sitter adds to each event it writes, under the top-level
+// key "sitter" (covered by the checksum; the SDK reads only type,
+// recordedAt, data and checksum, so its readers ignore it): the event's
+// own sequence number and ULID, which must match its file name, and the
+// checksum of the event before it. Each file's checksum verifies only
+// that file; the link makes the contents of two files swapped, an event
+// copied under another name, or the event before it replaced, show.
+type Link struct {
+	Seq  int    `json:"seq"`
+	ULID string `json:"ulid"`
+	Prev string `json:"prev,omitempty"`
 }
 
 // Journal is a loaded, verified journal.
@@ -79,7 +95,7 @@ func (e *CorruptError) Error() string {
 // encode renders an event as the SDK does: JSON.stringify(ev, null, 2)
 // plus a newline, the checksum its sha256, then the same with the
 // checksum as last key.
-func encode(typ, recordedAt string, data any) (file []byte, sum string, err error) {
+func encode(typ, recordedAt string, data any, link *Link) (file []byte, sum string, err error) {
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false)
@@ -90,7 +106,8 @@ func encode(typ, recordedAt string, data any) (file []byte, sum string, err erro
 		Type       string          `json:"type"`
 		RecordedAt string          `json:"recordedAt"`
 		Data       json.RawMessage `json:"data"`
-	}{typ, recordedAt, bytes.TrimSpace(raw.Bytes())}
+		Link       *Link           `json:"sitter,omitempty"`
+	}{typ, recordedAt, bytes.TrimSpace(raw.Bytes()), link}
 	var buf bytes.Buffer
 	enc = json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -226,7 +243,7 @@ func check(dir string, names []name) ([]Event, *CorruptError, error) {
 	var events []Event
 	var bad *CorruptError
 	for i, n := range names {
-		reason := ""
+		reason, damage := "", true
 		var ev Event
 		want := 1
 		if i > 0 {
@@ -245,14 +262,23 @@ func check(dir string, names []name) ([]Event, *CorruptError, error) {
 				return events, nil, fmt.Errorf("read journal %s: %w", n.file, err)
 			}
 			if ev, err = verify(b); err != nil {
-				reason = err.Error()
+				// Only a file whose content is bad can be a torn write.
+				reason, damage = err.Error(), false
+				break
+			}
+			if bad == nil {
+				// (After a bad file, any good one shows that the bad one
+				// is no torn tail; the bad one is what is reported.)
+				var prev *Event
+				if len(events) > 0 {
+					prev = &events[len(events)-1]
+				}
+				reason = checkLink(ev.Link, n, prev, i == 0)
 			}
 		}
 		if reason != "" {
 			if bad == nil {
-				// Only a file whose content is bad can be a torn write: a
-				// gap, a duplicate or a ULID out of order is damage.
-				bad = &CorruptError{File: n.file, Reason: reason, Tail: reasonIsContent(reason)}
+				bad = &CorruptError{File: n.file, Reason: reason, Tail: !damage}
 			}
 			continue
 		}
@@ -267,6 +293,36 @@ func check(dir string, names []name) ([]Event, *CorruptError, error) {
 	return events, bad, nil
 }
 
+// checkLink checks an event's link (nil: an event the SDK wrote, which
+// has none) against its file name and the event before it: prev, or
+// first when it is the journal's first event. A prev whose checksum is
+// not known (nil, or no Checksum) is not checked against.
+func checkLink(l *Link, n name, prev *Event, first bool) string {
+	if l == nil {
+		return ""
+	}
+	if l.Seq != n.seq || l.ULID != n.ulid {
+		return fmt.Sprintf("holds the event written as %06d.%s.json: journal contents were swapped, copied or renamed", l.Seq, l.ULID)
+	}
+	switch {
+	case first && l.Prev != "":
+		return "is the first event but was written after another one (" + short(l.Prev) + ")"
+	case prev != nil && prev.Checksum != "" && l.Prev != prev.Checksum:
+		return fmt.Sprintf("was written after an event with checksum %s, but %s has %s: the event before it was replaced or swapped", short(l.Prev), prev.File, short(prev.Checksum))
+	}
+	return ""
+}
+
+func short(sum string) string {
+	if sum == "" {
+		return "none"
+	}
+	if len(sum) > 12 {
+		return sum[:12] + "…"
+	}
+	return sum
+}
+
 // Append writes the next event after head (nil for the first) and returns
 // it. The caller holds the run lock and has loaded the journal, so head is
 // the real last event.
@@ -275,18 +331,44 @@ func Append(dir string, head *Event, typ string, data any) (Event, error) {
 	if head != nil {
 		seq, after = head.Seq+1, head.ULID
 	}
+	prev := ""
+	if head != nil {
+		if prev = head.Checksum; prev == "" {
+			// A head known by name only (a cache's): its file has it.
+			var err error
+			if prev, err = fileChecksum(filepath.Join(dir, head.File)); err != nil {
+				return Event{}, err
+			}
+		}
+	}
 	recordedAt := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	file, sum, err := encode(typ, recordedAt, data)
+	id := NewULID(after)
+	link := &Link{Seq: seq, ULID: id, Prev: prev}
+	file, sum, err := encode(typ, recordedAt, data, link)
 	if err != nil {
 		return Event{}, err
 	}
-	id := NewULID(after)
 	fname := fmt.Sprintf("%06d.%s.json", seq, id)
 	if err := WriteFileAtomic(filepath.Join(dir, fname), file); err != nil {
 		return Event{}, err
 	}
 	raw, _ := json.Marshal(data)
-	return Event{Seq: seq, ULID: id, File: fname, Type: typ, RecordedAt: recordedAt, Data: raw, Checksum: sum}, nil
+	return Event{Seq: seq, ULID: id, File: fname, Type: typ, RecordedAt: recordedAt, Data: raw, Link: link, Checksum: sum}, nil
+}
+
+// fileChecksum is the checksum an event file records.
+func fileChecksum(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("journal head: %w", err)
+	}
+	var ev struct {
+		Checksum string `json:"checksum"`
+	}
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Checksum == "" {
+		return "", fmt.Errorf("journal head %s: no checksum", filepath.Base(path))
+	}
+	return ev.Checksum, nil
 }
 
 // Repair moves what keeps dir from loading (a corrupt tail, files that are
@@ -327,8 +409,4 @@ func Repair(dir, quarantine string) ([]string, error) {
 		return move, err
 	}
 	return move, syncDir(quarantine)
-}
-
-func reasonIsContent(reason string) bool {
-	return !strings.HasPrefix(reason, "sequence gap") && !strings.HasPrefix(reason, "duplicates") && !strings.HasPrefix(reason, "ULID ")
 }

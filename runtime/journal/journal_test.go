@@ -56,7 +56,14 @@ func TestAppendLoadChecksum(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, ev.File))
 		// The checksum is sha256 of the same 2-space JSON without the
 		// checksum key, plus a newline: rebuild that text independently.
-		want := "{\n  \"type\": \"EFFECT_REQUESTED\",\n  \"recordedAt\": \"" + ev.RecordedAt + "\",\n  \"data\": {\n    \"html\": \"<a&b>\",\n    \"i\": " + string(rune('0'+i)) + "\n  }\n}\n"
+		// sitter's link comes last: its own seq and ULID, and the
+		// previous event's checksum.
+		link := "  \"sitter\": {\n    \"seq\": " + string(rune('1'+i)) + ",\n    \"ulid\": \"" + ev.ULID + "\""
+		if i > 0 {
+			link += ",\n    \"prev\": \"" + j.Events[i-1].Checksum + "\""
+		}
+		link += "\n  }\n"
+		want := "{\n  \"type\": \"EFFECT_REQUESTED\",\n  \"recordedAt\": \"" + ev.RecordedAt + "\",\n  \"data\": {\n    \"html\": \"<a&b>\",\n    \"i\": " + string(rune('0'+i)) + "\n  },\n" + link + "}\n"
 		h := sha256.Sum256([]byte(want))
 		if ev.Checksum != hex.EncodeToString(h[:]) {
 			t.Errorf("event %d: checksum %s does not hash %q", i, ev.Checksum, want)

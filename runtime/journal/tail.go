@@ -25,8 +25,9 @@ func Names(dir string) (files []string, clean bool, err error) {
 
 // LoadAfter reads and verifies the event files that continue a journal
 // after prev (nil: from its start), as Load verifies them: each file
-// follows the one before it in sequence number and ULID and passes its
-// checksum. Any problem is an error without a diagnosis: the caller loads
+// follows the one before it in sequence number and ULID, passes its
+// checksum and, when sitter wrote it, its link (to its name, and to
+// prev's checksum when prev has one). Any problem is an error without a diagnosis: the caller loads
 // the whole journal to get Load's.
 func LoadAfter(dir string, prev *Event, files []string) ([]Event, error) {
 	seq, ulid := 0, ""
@@ -47,9 +48,13 @@ func LoadAfter(dir string, prev *Event, files []string) ([]Event, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal file %s: %w", f, err)
 		}
+		if reason := checkLink(ev.Link, n, prev, seq == 0); reason != "" {
+			return nil, fmt.Errorf("journal file %s %s", f, reason)
+		}
 		ev.Seq, ev.ULID, ev.File = n.seq, n.ulid, n.file
 		events = append(events, ev)
 		seq, ulid = n.seq, n.ulid
+		prev = &events[len(events)-1]
 	}
 	return events, nil
 }

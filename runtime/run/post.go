@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,10 +122,13 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 	if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.ResultRef)), b); err != nil {
 		return nil, err
 	}
+	// resultDigest (sitter's; the SDK ignores it) lets a read of the
+	// result notice the file was changed after it was posted.
+	digest := resultDigest(b)
 	ev, err := journal.Append(filepath.Join(s.Dir, JournalDir), s.Journal.Head(), journal.EffectResolved, obj{
 		{"effectId", e.EffectID}, {"status", o.Status}, {"resultRef", res.ResultRef}, {"error", errv},
 		{"stdoutRef", res.StdoutRef}, {"stderrRef", res.StderrRef},
-		{"startedAt", o.StartedAt}, {"finishedAt", o.FinishedAt},
+		{"startedAt", o.StartedAt}, {"finishedAt", o.FinishedAt}, {"resultDigest", digest},
 	})
 	if err != nil {
 		return nil, err
@@ -134,7 +139,13 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 		e.Status = ResolvedError
 		e.Error = o.Error
 	}
-	e.ResultRef, e.StdoutRef, e.StderrRef, e.ResolvedAt = res.ResultRef, res.StdoutRef, res.StderrRef, ev.RecordedAt
+	e.ResultRef, e.StdoutRef, e.StderrRef, e.ResolvedAt, e.ResultDigest = res.ResultRef, res.StdoutRef, res.StderrRef, ev.RecordedAt, digest
 	res.Seq = ev.Seq
 	return res, nil
+}
+
+// resultDigest is how EFFECT_RESOLVED records a result file's bytes.
+func resultDigest(b []byte) string {
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
 }

@@ -52,7 +52,7 @@ import (
 const (
 	ReplayCacheFile    = "replay-cache.json" // in StateDir
 	replayEffectsGlob  = "replay-effects.*.json"
-	replayCacheVersion = "sitter.replay-cache.v2"
+	replayCacheVersion = "sitter.replay-cache.v3"
 )
 
 // replayHeader is replay-cache.json.
@@ -77,6 +77,8 @@ type replayHead struct {
 	Seq  int    `json:"seq"`
 	ULID string `json:"ulid"`
 	File string `json:"file"`
+	// Checksum: the next event's link names it (journal.Link.Prev).
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // replayed is a run's replay state and the journal it came from.
@@ -143,7 +145,7 @@ func fromCache(dir string, m *Metadata, metaHash string, names []string, needEff
 		if h.Head == nil || h.Head.File != names[h.Files-1] {
 			return nil
 		}
-		head = &journal.Event{Seq: h.Head.Seq, ULID: h.Head.ULID, File: h.Head.File}
+		head = &journal.Event{Seq: h.Head.Seq, ULID: h.Head.ULID, File: h.Head.File, Checksum: h.Head.Checksum}
 	}
 	r := &replayed{metaHash: metaHash, names: names, head: head, from: "cache"}
 	var evs []journal.Event
@@ -277,7 +279,7 @@ func (r *replayed) save() {
 		h.Pending = []*Effect{}
 	}
 	if r.head != nil {
-		h.Head = &replayHead{r.head.Seq, r.head.ULID, r.head.File}
+		h.Head = &replayHead{r.head.Seq, r.head.ULID, r.head.File, r.head.Checksum}
 	}
 	wrote := false
 	if !r.light {

@@ -47,6 +47,9 @@ type Effect struct {
 	Error          json.RawMessage `json:"error,omitempty"`
 	RequestedAt    string          `json:"requestedAt,omitempty"`
 	ResolvedAt     string          `json:"resolvedAt,omitempty"`
+	// ResultDigest is the result file's digest as sitter's EFFECT_RESOLVED
+	// recorded it ("sha256:<hex>"); "" for a result the SDK posted.
+	ResultDigest string `json:"resultDigest,omitempty"`
 }
 
 // State is a run rebuilt from its journal.
@@ -158,6 +161,7 @@ func (s *State) replayEvent(ev journal.Event) error {
 			StdoutRef string          `json:"stdoutRef"`
 			StderrRef string          `json:"stderrRef"`
 			Error     json.RawMessage `json:"error"`
+			Digest    string          `json:"resultDigest"`
 		}
 		if err := json.Unmarshal(ev.Data, &r); err != nil {
 			return bad("malformed EFFECT_RESOLVED")
@@ -178,6 +182,7 @@ func (s *State) replayEvent(ev journal.Event) error {
 			return bad("unknown EFFECT_RESOLVED status " + r.Status)
 		}
 		e.ResultRef, e.StdoutRef, e.StderrRef, e.Error, e.ResolvedAt = r.ResultRef, r.StdoutRef, r.StderrRef, r.Error, ev.RecordedAt
+		e.ResultDigest = r.Digest
 	case journal.RunCreated:
 		var c struct {
 			ProcessHash string `json:"processHash"`
@@ -286,9 +291,15 @@ func (s *State) Result(e *Effect) (map[string]json.RawMessage, error) {
 	if ref == "" {
 		ref = TasksDir + "/" + e.EffectID + "/result.json"
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir, filepath.FromSlash(ref)))
+	path := filepath.Join(s.Dir, filepath.FromSlash(ref))
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("result of effect %s: %w", e.EffectID, err)
+	}
+	// A result sitter posted is the one its EFFECT_RESOLVED recorded; one
+	// the SDK posted has no digest and is taken as it is.
+	if e.ResultDigest != "" && resultDigest(b) != e.ResultDigest {
+		return nil, fmt.Errorf("result of effect %s: %s was changed after it was posted (its digest is %s, the journal recorded %s); put the posted result back, or post the task again in a new run", e.EffectID, path, resultDigest(b), e.ResultDigest)
 	}
 	var r storedResult
 	if err := json.Unmarshal(b, &r); err != nil {
