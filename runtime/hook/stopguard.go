@@ -172,15 +172,16 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 			c.Blocked = true
 		}
 	}
+	var werr error
 	switch {
 	case c.Count == 0:
-		err = f.Remove() // nothing counted: no file to leave behind
+		werr = f.Remove() // nothing counted: no file to leave behind
 	case c != was:
 		b, _ := json.Marshal(c) // plain fields always encode
-		err = f.Replace(append(b, '\n'))
+		werr = f.Replace(append(b, '\n'))
 	}
-	if err != nil {
-		diags = append(diags, "sitter: stop guard: "+oneLine(err.Error()))
+	if werr != nil {
+		diags = append(diags, "sitter: stop guard: "+oneLine(werr.Error()))
 	}
 	return r, diags
 }
