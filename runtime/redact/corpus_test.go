@@ -252,6 +252,16 @@ func negatives() []string {
 		"secret = os.environ['SECRET']",
 		"token: string; password?: string",
 		"git config set user.name bob",
+		`"../../etc/passwd": path traversal (..) is not allowed`,
+		`auth: "x-api-key"`,
+		`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`,
+		`"options":{"baseURL":"{baseURL}","apiKey":"{key}"}`,
+		"sitter proxy [--token T | --token-file F]",
+		"export OPENAI_API_KEY=…",
+		"pw := filepath.Join(dir, \"pw\")",
+		"password: # set below",
+		`env = append(env, "GEMINI_API_KEY="+key, "HOME="+home)`,
+		"postgres://user:…@host",
 		"npm config set registry https://registry.npmjs.org/",
 		"ls -la",
 	}
@@ -370,12 +380,12 @@ func testEveryRuleTried(t *testing.T, cs []secretCase) {
 // testJSONKeys: a string under a key that names a secret is masked whole,
 // whatever it looks like; keys that only look alike are not.
 func testJSONKeys(t *testing.T) {
-	in := `{"password":"hunter22","client_secret":"abc def","token":"t0k3n","api_key":"k","apiKey":"k2",` +
-		`"secret":"s","private_key":"-----BEGIN","authorization":"Bearer x","access_token":"a","refresh_token":"r",` +
-		`"x-api-key":"h","db":{"PASSWORD":"p"},"env":[{"name":"DB_PASSWORD","value":"p2"},{"name":"HOME","value":"/root"}],` +
+	in := `{"password":"hunter22","client_secret":"abc def","token":"t0k3n","api_key":"k1","apiKey":"k2",` +
+		`"secret":"s3","private_key":"-----BEGIN","authorization":"Bearer x","access_token":"a4","refresh_token":"r5",` +
+		`"x-api-key":"h6","db":{"PASSWORD":"p7"},"env":[{"name":"DB_PASSWORD","value":"p8"},{"name":"HOME","value":"/root"}],` +
 		`"max_tokens":1024,"token_count":3,"password_reset_url":"/x","secret_name":"db","public_key":"ssh-ed25519 AAAA",` +
 		`"primary_key":"id","session_id":"5f0e2c71-8a4b-4d3e-9c1a-2b7d6e9f0a13","token_type":"Bearer","auth":{"type":"oauth"},` +
-		`"secret_ref":"${{ secrets.X }}","password2":""}`
+		`"secret_ref":"${{ secrets.X }}","password2":"","auth":"x-api-key","apiKey2":"{key}","token3":"…"}`
 	out, red, err := JSON([]byte(in))
 	if err != nil || !red {
 		t.Fatalf("JSON keys: %v %v", red, err)
@@ -402,7 +412,7 @@ func testJSONKeys(t *testing.T) {
 	}
 	want := map[string]any{"password_reset_url": "/x", "secret_name": "db", "public_key": "ssh-ed25519 AAAA",
 		"primary_key": "id", "session_id": "5f0e2c71-8a4b-4d3e-9c1a-2b7d6e9f0a13", "token_type": "Bearer",
-		"secret_ref": "${{ secrets.X }}", "password2": ""}
+		"secret_ref": "${{ secrets.X }}", "password2": "", "auth": "x-api-key", "apiKey2": "{key}", "token3": "…"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("JSON key %q: %v, want %v", k, got[k], v)

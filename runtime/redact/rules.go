@@ -305,6 +305,12 @@ func nameThenSep(s string, a, e int) bool {
 	if !secretName(s[a:e]) || strings.HasSuffix(lowerASCII(s[a:e]), "authorization") {
 		return false
 	}
+	if a > 0 && (s[a-1] == '/' || s[a-1] == '\\') {
+		return false // a path: "/etc/passwd": no such file
+	}
+	if a > 0 && (s[a-1] == '"' || s[a-1] == '\'') && e+1 < len(s) && (s[e] == '=' || s[e] == ':') && s[e+1] == s[a-1] {
+		return false // a string that ends with the name: "API_KEY="+key
+	}
 	if e < len(s) && s[e] == '\\' {
 		e++
 	}
@@ -404,7 +410,7 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 		if r.multiline { // a block keeps its first and last line breaks
 			a, e = trimBreaks(s, a, e)
 		}
-		if r.trim {
+		if r.trim && (e == len(s) || strings.IndexByte(`"'\\`, s[e]) < 0) { // not a quoted value
 			for e > a && strings.IndexByte(",.;)]}", s[e-1]) >= 0 {
 				e--
 			}
@@ -479,8 +485,9 @@ func lowerASCII(s string) string {
 // Names that say their value is a secret. A name is secret when,
 // lower-cased, it ends with one of nameAny (DB_PASSWORD, clientSecret,
 // GITHUB_TOKEN, OPENAI_API_KEY), is or ends with _, - or . and one of
-// nameWhole (auth, DB_PASS), or ends with _, - or . and one of nameSep
-// (MYSQL_PWD, but not the shell's PWD). password_reset_url, max_tokens,
+// nameWhole (pass, DB_PASS), or ends with _, - or . and one of nameSep
+// (MYSQL_PWD and .npmrc's _auth, but not the shell's PWD nor a config's
+// auth: "x-api-key"). password_reset_url, max_tokens,
 // token_count, secret_name and public_key are not.
 var (
 	nameAny = []string{
@@ -493,8 +500,8 @@ var (
 		"auth", "session", "client", "app", "shared", "webhook", "license", "admin",
 		"service", "consumer", "subscription", "storage", "deploy", "sas",
 	}
-	nameWhole = []string{"auth", "pass", "pw"}
-	nameSep   = []string{"pwd"}
+	nameWhole = []string{"pass", "pw"}
+	nameSep   = []string{"pwd", "auth"}
 )
 
 // secretName says whether a key or variable name names a secret.
@@ -540,8 +547,8 @@ func secretName(name string) bool {
 // placeholder (<token>, ***, xxxx), a type or keyword (string, null,
 // true), or a file path.
 func maskable(v string) bool {
-	if v == "" || strings.HasPrefix(v, mask) {
-		return false
+	if len(v) < 2 || strings.HasPrefix(v, mask) || strings.Contains(v, "…") {
+		return false // a one-letter metavariable (--token T), an ellipsis
 	}
 	switch v[0] {
 	case '$', '%':
@@ -555,7 +562,8 @@ func maskable(v string) bool {
 			return false
 		}
 	case '{':
-		if strings.HasPrefix(v, "{{") {
+		// a template: {{ .x }}, {key}
+		if strings.HasPrefix(v, "{{") || strings.HasSuffix(v, "}") && !strings.ContainsAny(v[1:len(v)-1], "{} ") {
 			return false
 		}
 	}
@@ -572,14 +580,15 @@ func maskable(v string) bool {
 }
 
 // codeLike: a call or an index in code, as in password =
-// request.form["password"] or token := getToken(): an identifier chain
-// ending with ( or [ (the value stopped at the quote, or lost its ")").
+// request.form["password"] or pw := filepath.Join(dir, "pw"): an
+// identifier chain followed by ( or [.
 func codeLike(v string) bool {
-	if len(v) < 2 || v[len(v)-1] != '(' && v[len(v)-1] != '[' {
+	k := strings.IndexAny(v, "([")
+	if k <= 0 {
 		return false
 	}
-	for i, part := range strings.Split(v[:len(v)-1], ".") {
-		if part == "" || digitByte(part[0]) && i == 0 {
+	for i, part := range strings.Split(v[:k], ".") {
+		if part == "" || i == 0 && digitByte(part[0]) {
 			return false
 		}
 		for _, c := range []byte(part) {
@@ -603,7 +612,7 @@ func notKebab(s string) bool {
 // backslash-double-quoted (a JSON document inside a string), or bare.
 const (
 	valQuoted = `"(?P<s>(?:[^"\\\n]|\\.)+)"|'(?P<s>[^'\n]+)'|\\"(?P<s>(?:[^"\\\n]|\\[^"\n])+)\\"`
-	valBare   = "(?P<s>[^\\s\"'\\\\=&|;<>`-][^\\s\"'\\\\&|;<>`]*)"
+	valBare   = "(?P<s>[^\\s\"'\\\\=&|;<>`({\\[#-][^\\s\"'\\\\&|;<>`]*)"
 	// a command line's arguments up to the end of that command
 	argsTo = `[^\n|;&]*?`
 )
@@ -691,6 +700,7 @@ var table = []rule{
 		triggers: []string{"://"},
 		back:     schemeByte,
 		pattern:  `(?i)[a-z][a-z0-9+.\-]*://[^\s/?#@:'"]*:(?P<s>[^\s/?#'"]+)@`,
+		ok:       maskable,
 	},
 	{
 		name:     "Authorization header",
