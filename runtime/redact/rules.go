@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // mask replaces every secret.
@@ -90,7 +91,12 @@ func upperByte(c byte) byte {
 	return c
 }
 
+// indexBuilt says index has been built: from then on short texts use it
+// too.
+var indexBuilt atomic.Bool
+
 var index = sync.OnceValue(func() *triggerIndex {
+	defer indexBuilt.Store(true)
 	ix := &triggerIndex{}
 	slot := map[[2]byte]int{}
 	for k := range table {
@@ -121,9 +127,10 @@ var index = sync.OnceValue(func() *triggerIndex {
 
 // scan returns the hits of the rules' triggers in s, ordered by rule,
 // then by position. A short text is searched trigger by trigger, which
-// needs no index; a long one in one pass with the index.
+// needs no index (the hook path masks a few short strings: building the
+// index would cost more); a long one in one pass with the index.
 func scan(s string) []hit {
-	if len(s) >= 1024 {
+	if len(s) >= 1024 || indexBuilt.Load() {
 		return index().scan(s)
 	}
 	return scanShort(s)
