@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -484,7 +485,9 @@ func (l *launcher) startProxy(model string) (url, token string, err error) {
 	}
 	defer logf.Close()
 	cmd := exec.Command(o.ProxyBin, args...)
-	cmd.Env = o.Env
+	// The gateway stops itself once this launch is gone, however it went
+	// (SIGKILL included): it never serves, key loaded, with no owner.
+	cmd.Env = append(slices.Clip(o.Env), "SITTER_PROXY_PARENT="+strconv.Itoa(os.Getpid()))
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
