@@ -6,4 +6,11 @@
 // Writes go to a temp file that is fsynced, renamed into place and followed
 // by an fsync of the directory: a crash leaves either the whole event or a
 // stray temp file, which Load reports and Repair quarantines.
+//
+// Each event sitter writes also carries a link (top-level "sitter": its own
+// sequence number and ULID, and the previous event's checksum), which the
+// SDK's readers ignore. A checksum verifies one file; the link makes files
+// whose contents were swapped, copied or renamed, and an event replaced
+// under the one after it, fail to load. Events the SDK wrote have no link
+// and are verified by their checksum and name alone.
 package journal

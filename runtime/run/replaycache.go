@@ -41,8 +41,10 @@ import (
 //
 // Event files are written once, by rename, and named by sequence number
 // and ULID, so a name that is still there is the event that was verified;
-// a file rewritten in place under the same name would go unnoticed, as it
-// does by the SDK's own state cache (keyed by the journal head). The
+// a file rewritten in place under the same name (two files' contents
+// swapped, say) would go unnoticed here, as it does by the SDK's own state
+// cache (keyed by the journal head), until the next full Load, whose
+// links between events report it. The
 // cache is derived data: it is written without fsync (temp file and
 // rename), and a lost, torn or stale one only costs a replay. Append
 // keeps it current for the events it journals.
