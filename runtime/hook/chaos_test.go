@@ -1,7 +1,9 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -181,12 +183,57 @@ func TestChaosEventSharedAmongHandlers(t *testing.T) {
 		}
 	}
 	size := uint64(len(ev.Raw) + len(ev.Tool.Input))
-	t.Logf("event %d MiB: 1 handler allocated %d MiB, 20 handlers %d MiB", size>>20, one>>20, twenty>>20)
+	t.Logf("event %d MiB: 1 handler allocated %d KiB, 20 handlers %d KiB", size>>20, one>>10, twenty>>10)
 	// Compact raw values are the handlers' stdin as they are.
 	if one > size/4 {
 		t.Errorf("1 handler: allocated %d MiB for a %d MiB event: the raw values copied?", one>>20, size>>20)
 	}
-	if per := (int64(twenty) - int64(one)) / 19; per > 256<<10 {
+	// What a handler costs: its process, pipes and goroutines, small
+	// output buffers (no 32 KiB copy buffers).
+	if per := (int64(twenty) - int64(one)) / 19; per > 64<<10 {
 		t.Errorf("each extra handler allocated %d KiB (1 handler: %d MiB, 20: %d MiB): a copy of the %d MiB event per handler?", per>>10, one>>20, twenty>>20, size>>20)
 	}
+}
+
+// capped keeps exactly maxOutput bytes and reports one byte more, by
+// either path io.Copy takes (its ReadFrom, or Write from a WriterTo).
+func TestCapped(t *testing.T) {
+	zeros := func(n int) io.Reader { return io.LimitReader(zeroReader{}, int64(n)) }
+	for _, tc := range []struct {
+		name     string
+		n        int
+		wantOver bool
+	}{
+		{"empty", 0, false},
+		{"at the cap", maxOutput, false},
+		{"one byte over", maxOutput + 1, true},
+		{"far over", 3 * maxOutput, true},
+	} {
+		for path, src := range map[string]func() io.Reader{
+			"ReadFrom": func() io.Reader { return zeros(tc.n) },
+			"Write":    func() io.Reader { return bytes.NewReader(make([]byte, tc.n)) },
+		} {
+			t.Run(tc.name+" "+path, func(t *testing.T) {
+				calls := 0
+				c := &capped{onOver: func() { calls++ }}
+				n, err := io.Copy(c, src())
+				if err != nil || n != int64(tc.n) {
+					t.Fatalf("io.Copy = %d, %v; want %d consumed", n, err, tc.n)
+				}
+				if c.over != tc.wantOver || len(c.Bytes()) != min(tc.n, maxOutput) || cap(c.buf) > maxOutput {
+					t.Errorf("over %v, kept %d (cap %d); want over %v, kept %d", c.over, len(c.Bytes()), cap(c.buf), tc.wantOver, min(tc.n, maxOutput))
+				}
+				if want := map[bool]int{true: 1}[tc.wantOver]; calls != want {
+					t.Errorf("onOver called %d times, want %d", calls, want)
+				}
+			})
+		}
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(b []byte) (int, error) {
+	clear(b)
+	return len(b), nil
 }

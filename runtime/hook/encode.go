@@ -15,15 +15,40 @@ import (
 // not a copy.
 type eventJSON [][]byte
 
-// reader is one handler's stdin over the shared pieces. Every piece is a
-// bytes.Reader, and MultiReader writes through their WriteTo: the bytes go
-// from the pieces to the pipe without a copy.
-func (e eventJSON) reader() io.Reader {
-	rs := make([]io.Reader, len(e))
-	for i, p := range e {
-		rs[i] = bytes.NewReader(p)
+// reader is one handler's stdin over the shared pieces.
+func (e eventJSON) reader() io.Reader { return &pieceReader{p: e} }
+
+// pieceReader reads pieces one after the other. Its WriteTo writes each
+// piece to the handler's pipe as it is: no copy, and no copy buffer (as
+// io.MultiReader would allocate for every handler).
+type pieceReader struct {
+	p   eventJSON
+	off int // into p[0]
+}
+
+func (r *pieceReader) Read(b []byte) (int, error) {
+	for len(r.p) > 0 && r.off == len(r.p[0]) {
+		r.p, r.off = r.p[1:], 0
 	}
-	return io.MultiReader(rs...)
+	if len(r.p) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, r.p[0][r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *pieceReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for ; len(r.p) > 0; r.p, r.off = r.p[1:], 0 {
+		n, err := w.Write(r.p[0][r.off:])
+		total += int64(n)
+		r.off += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // bytes joins the pieces (a copy).

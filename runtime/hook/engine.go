@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -369,13 +370,37 @@ func Merge(phase string, outs []Outcome) (Result, []string) {
 }
 
 // capped keeps at most maxOutput bytes of a handler's stream and discards
-// the rest, so a chatty handler cannot exhaust memory; the first write
-// past the cap calls onOver. It is a plain io.Writer on purpose: io.Copy
-// would take a ReadFrom (as bytes.Buffer has) and bypass the cap.
+// the rest, so a chatty handler cannot exhaust memory; the first byte past
+// the cap calls onOver. Its ReadFrom (which io.Copy, as exec uses it,
+// prefers) reads straight into the kept bytes, within the cap: a silent
+// handler costs a small buffer, not io.Copy's 32 KiB. (bytes.Buffer's
+// ReadFrom, which capped once inherited, ignored the cap.)
 type capped struct {
 	buf    []byte
 	over   bool
 	onOver func()
+}
+
+// grow makes room for more bytes, by doubling but never past the cap; it
+// reports false when the cap is reached.
+func (c *capped) grow(need int) bool {
+	if need > maxOutput {
+		return false
+	}
+	if need > cap(c.buf) {
+		n := min(max(2*cap(c.buf), need, 512), maxOutput)
+		c.buf = append(make([]byte, 0, n), c.buf...)
+	}
+	return true
+}
+
+func (c *capped) overflow() {
+	if !c.over {
+		c.over = true
+		if c.onOver != nil {
+			c.onOver()
+		}
+	}
 }
 
 func (c *capped) Write(p []byte) (int, error) {
@@ -385,18 +410,44 @@ func (c *capped) Write(p []byte) (int, error) {
 	q := p
 	if room := maxOutput - len(c.buf); len(q) > room {
 		q = q[:room]
-		c.over = true
 	}
-	if need := len(c.buf) + len(q); need > cap(c.buf) {
-		// Grow by doubling, but never past the cap.
-		n := min(max(2*cap(c.buf), need, 512), maxOutput)
-		c.buf = append(make([]byte, 0, n), c.buf...)
-	}
+	c.grow(len(c.buf) + len(q))
 	c.buf = append(c.buf, q...)
-	if c.over && c.onOver != nil {
-		c.onOver()
+	if len(q) < len(p) {
+		c.overflow()
 	}
 	return len(p), nil
+}
+
+func (c *capped) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	var discard []byte
+	for {
+		// Past the cap, or at it (one more byte is one too many), read
+		// into a scratch buffer to throw away.
+		drop := c.over || (len(c.buf) == cap(c.buf) && !c.grow(len(c.buf)+1))
+		b := c.buf[len(c.buf):cap(c.buf)]
+		if drop {
+			if discard == nil {
+				discard = make([]byte, 32<<10)
+			}
+			b = discard
+		}
+		n, err := r.Read(b)
+		total += int64(n)
+		switch {
+		case n > 0 && drop:
+			c.overflow()
+		case n > 0:
+			c.buf = c.buf[:len(c.buf)+n]
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (c *capped) Bytes() []byte { return c.buf }

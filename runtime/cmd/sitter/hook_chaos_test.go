@@ -82,7 +82,7 @@ func eventShared(t *testing.T, pretty bool) {
 	if one > 3*size {
 		t.Errorf("1 handler: allocated %d MiB for a %d MiB payload, want at most 3×", one>>20, size>>20)
 	}
-	if per := (int64(twenty) - int64(one)) / 19; per > 256<<10 {
+	if per := (int64(twenty) - int64(one)) / 19; per > 64<<10 {
 		t.Errorf("each extra handler allocated %d KiB (1 handler: %d MiB, 20: %d MiB, payload %d MiB): the event copied per handler?",
 			per>>10, one>>20, twenty>>20, size>>20)
 	}
