@@ -29,17 +29,23 @@ type rule struct {
 	multiline bool                          // the match may run past the line's end (else it stops there)
 	span      int                           // the longest match looked for (default 4 KiB)
 	trim      bool                          // an unquoted value: trailing ,.;)]} stay visible
-	command   bool                          // a command's flag: the match ends with the command (at | ; & or the line's end)
+	command   string                        // a command's name (a regexp matched at the start): pattern is then searched for in its arguments, up to | ; & or the line's end
 	ok        func(secret string) bool
 
 	once   sync.Once
 	re     *regexp.Regexp
+	cmdRE  *regexp.Regexp
 	groups []int // indexes of the groups named s
 }
 
 func (r *rule) compiled() (*regexp.Regexp, []int) {
 	r.once.Do(func() {
-		r.re = regexp.MustCompile(`^(?:` + r.pattern + `)`)
+		if r.command != "" {
+			r.cmdRE = regexp.MustCompile(`^(?:` + r.command + `)`)
+			r.re = regexp.MustCompile(r.pattern)
+		} else {
+			r.re = regexp.MustCompile(`^(?:` + r.pattern + `)`)
+		}
 		for i, n := range r.re.SubexpNames() {
 			if n == "s" {
 				r.groups = append(r.groups, i)
@@ -366,11 +372,43 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 		span = 4 << 10
 	}
 	var (
-		re     *regexp.Regexp
-		groups []int
-		b      strings.Builder
+		b    strings.Builder
+		last int
 	)
-	last, seen := 0, 0
+	// emit masks the secret of match m of a regexp run on s[base:]
+	emit := func(m []int, base int, groups []int) {
+		a, e := m[0], m[1]
+		for _, g := range groups {
+			if a, e = m[2*g], m[2*g+1]; a >= 0 {
+				break
+			}
+		}
+		if a < 0 {
+			return
+		}
+		a, e = a+base, e+base
+		if strings.HasPrefix(s[a:e], mask) {
+			return
+		}
+		if r.multiline { // a block keeps its first and last line breaks
+			a, e = trimBreaks(s, a, e)
+		}
+		if r.trim && (e == len(s) || strings.IndexByte(`"'\\`, s[e]) < 0) { // not a quoted value
+			for e > a && strings.IndexByte(",.;)]}", s[e-1]) >= 0 {
+				e--
+			}
+		}
+		if a < last || e == a || (r.ok != nil && !r.ok(s[a:e])) {
+			return
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:a])
+		b.WriteString(mask)
+		last = e
+	}
+	seen := 0
 	for _, se := range starts {
 		st := se[0]
 		if st < seen {
@@ -382,55 +420,31 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 				end = st + k
 			}
 		}
-		if r.command {
+		if r.command != "" {
 			if k := strings.IndexAny(s[st:end], "|;&"); k >= 0 {
 				end = st + k
 			}
-			// a later hit in this command would test the same
-			// arguments: one try per command
-			seen = end
+			seen = end // a later hit in this command has the same arguments
 		}
 		if r.pre != nil && !r.pre(s[:end], st, min(se[1], end)) {
 			continue
 		}
-		if re == nil {
-			re, groups = r.compiled()
-		}
-		m := re.FindStringSubmatchIndex(s[st:end])
-		if m == nil {
-			continue
-		}
-		seen = max(seen, st+m[1])
-		a, e := m[0], m[1]
-		for _, g := range groups {
-			if a, e = m[2*g], m[2*g+1]; a >= 0 {
-				break
+		re, groups := r.compiled()
+		if r.command == "" {
+			if m := re.FindStringSubmatchIndex(s[st:end]); m != nil {
+				seen = max(seen, st+m[1])
+				emit(m, st, groups)
 			}
-		}
-		if a < 0 {
 			continue
 		}
-		a, e = a+st, e+st
-		if strings.HasPrefix(s[a:e], mask) {
+		// a command: its name here, then any of its arguments
+		c := r.cmdRE.FindStringIndex(s[st:end])
+		if c == nil {
 			continue
 		}
-		if r.multiline { // a block keeps its first and last line breaks
-			a, e = trimBreaks(s, a, e)
+		for _, m := range re.FindAllStringSubmatchIndex(s[st+c[1]:end], -1) {
+			emit(m, st+c[1], groups)
 		}
-		if r.trim && (e == len(s) || strings.IndexByte(`"'\\`, s[e]) < 0) { // not a quoted value
-			for e > a && strings.IndexByte(",.;)]}", s[e-1]) >= 0 {
-				e--
-			}
-		}
-		if a < last || e == a || (r.ok != nil && !r.ok(s[a:e])) {
-			continue
-		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:a])
-		b.WriteString(mask)
-		last = e
 	}
 	if last == 0 {
 		return s, false
@@ -620,8 +634,8 @@ func notKebab(s string) bool {
 const (
 	valQuoted = `"(?P<s>(?:[^"\\\n]|\\.)+)"|'(?P<s>[^'\n]+)'|\\"(?P<s>(?:[^"\\\n]|\\[^"\n])+)\\"`
 	valBare   = "(?P<s>[^\\s\"'\\\\=&|;<>`({\\[#-][^\\s\"'\\\\&|;<>`]*)"
-	// a command line's arguments up to the end of that command
-	argsTo = `[^\n|;&]*?`
+	// user:password after -u, --user=, -a
+	userPassword = `(?:[ \t]+|=)?["']?[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`
 )
 
 // nameTriggers: every name secretName accepts holds one of these.
@@ -726,34 +740,61 @@ var table = []rule{
 		ok:       bearerLike,
 	},
 	{
-		name:     "curl/httpie -u user:password",
-		command:  true,
-		pre:      commandWith("--user", "--proxy-user", "--auth", " -u", " -U", " -a", "u ", "u\t", "u'", "u\""),
-		triggers: []string{"curl", "http", "xh"},
+		name:     "curl -u user:password",
+		triggers: []string{"curl"},
 		span:     2048,
-		pattern: `(?:curl\b` + argsTo + `\s(?:-[a-zA-Z]*u|-U|--user|--proxy-user)|(?:xh|https?)(?:[ \t]+-[A-Za-z\-]+)*[ \t]+(?:-a|--auth))` +
-			`(?:[ \t]+|=)?["']?[^\s:'"/]+:(?P<s>[^\s'"/][^\s'"]*)`,
-		ok: maskable,
-	},
-	{
-		name:     "mysql -pPASSWORD",
-		command:  true,
-		pre:      commandWith(" -p"),
-		triggers: []string{"mysql", "mariadb"},
-		span:     2048,
-		pattern:  `(?:mysql|mariadb)[a-z\-]*\b` + argsTo + `\s-p(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
+		pre:      commandWith("--user", "--proxy-user", " -u", " -U", "u ", "u\t", "u'", "u\""),
+		command:  `curl\b`,
+		pattern:  `(?:^|\s)(?:-[a-zA-Z]*u|-U|--user|--proxy-user)` + userPassword,
 		ok:       maskable,
 	},
 	{
-		name:     "sshpass -p / registry login -p / redis-cli -a",
-		command:  true,
-		pre:      commandWith(" -p", " -a"),
-		triggers: []string{"sshpass", "redis-cli", "docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "crane", "helm"},
+		name:     "httpie -a user:password",
+		triggers: []string{"http", "xh"},
 		span:     2048,
-		pattern: `(?:sshpass\b` + argsTo + `\s-p|(?:docker|podman|buildah|nerdctl|skopeo|oras|crane|helm\s+registry)\s+login\b` + argsTo + `\s-p|redis-cli\b` + argsTo + `\s-a)` +
-			`[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
-		trim: true,
-		ok:   maskable,
+		pre:      commandWith(" -a", "--auth"),
+		command:  `(?:xh|https?)[ \t]`,
+		pattern:  `(?:^|\s)(?:-a|--auth)` + userPassword,
+		ok:       maskable,
+	},
+	{
+		name:     "mysql -pPASSWORD",
+		triggers: []string{"mysql", "mariadb"},
+		span:     2048,
+		pre:      commandWith(" -p"),
+		command:  `(?:mysql|mariadb)[a-z\-]*\b`,
+		pattern:  `(?:^|\s)-p(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
+		ok:       maskable,
+	},
+	{
+		name:     "sshpass -p",
+		triggers: []string{"sshpass"},
+		span:     2048,
+		pre:      commandWith(" -p"),
+		command:  `sshpass\b`,
+		pattern:  `(?:^|\s)-p[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
+		trim:     true,
+		ok:       maskable,
+	},
+	{
+		name:     "registry login -p",
+		triggers: []string{"docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "crane", "helm"},
+		span:     2048,
+		pre:      commandWith(" -p"),
+		command:  `(?:docker|podman|buildah|nerdctl|skopeo|oras|crane|helm\s+registry)\s+login\b`,
+		pattern:  `(?:^|\s)-p[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
+		trim:     true,
+		ok:       maskable,
+	},
+	{
+		name:     "redis-cli -a",
+		triggers: []string{"redis-cli"},
+		span:     2048,
+		pre:      commandWith(" -a"),
+		command:  `redis-cli\b`,
+		pattern:  `(?:^|\s)-a[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
+		trim:     true,
+		ok:       maskable,
 	},
 	{
 		name:     "openssl pass:",
