@@ -227,6 +227,11 @@ func writeAgentEnv(ev hook.Event, reg func() *adapter.Registry) error {
 	if path == "" {
 		return nil
 	}
+	if len(ev.Session.ID) > maxExported || strings.IndexByte(ev.Session.ID, 0) >= 0 {
+		// An environment this large would make every command the agent
+		// runs fail to start; the session is found by ancestry instead.
+		return fmt.Errorf("session id of %d bytes not exported to the agent's shell", len(ev.Session.ID))
+	}
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.AgentEnv.Variable, err)
@@ -237,6 +242,10 @@ func writeAgentEnv(ev hook.Event, reg func() *adapter.Registry) error {
 	}
 	return werr
 }
+
+// maxExported caps what is exported to the agent's shell, as the hook
+// engine caps what it exports to handlers.
+const maxExported = 4 << 10
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

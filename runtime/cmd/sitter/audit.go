@@ -1,51 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 )
-
-// runHandlersTimed is hook.Run with each handler's latency: the handlers
-// still run concurrently and merge in handler order.
-func runHandlersTimed(ctx context.Context, ev hook.Event, hs []hook.Handler) (hook.Result, []string, []audit.Handler) {
-	outs := make([]hook.Outcome, len(hs))
-	lat := make([]time.Duration, len(hs))
-	one := func(i int) {
-		t0 := time.Now()
-		outs[i] = hook.RunHandlers(ctx, ev, hs[i:i+1])[0]
-		lat[i] = time.Since(t0)
-	}
-	if len(hs) == 1 {
-		one(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range hs {
-			wg.Go(func() { one(i) })
-		}
-		wg.Wait()
-	}
-	res, diags := hook.Merge(ev.Phase, outs)
-	ah := make([]audit.Handler, len(hs))
-	for i, o := range outs {
-		ah[i] = audit.Handler{Command: o.Handler.Command, Skipped: o.Skipped, LatencyMs: ms(lat[i])}
-		if !o.Skipped {
-			ah[i].Decision = string(o.Result.Decision)
-			if ah[i].Decision == "" {
-				ah[i].Decision = "noop"
-			}
-		}
-		if o.Err != nil {
-			ah[i].Error = string(o.Err.Kind) + ": " + o.Err.Detail
-		}
-	}
-	return res, diags, ah
-}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
