@@ -5,18 +5,25 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 )
 
-// writeTokenFile writes the client token to a new file, mode 0600. The
-// file must not exist: an existing name, a symlink above all (even a
-// dangling one), is refused rather than written through, so the token
-// cannot be sent somewhere the caller did not name.
+// writeTokenFile writes the client token to path, mode 0600, never
+// through a symlink (live or dangling): a link is refused, so the token
+// cannot be sent somewhere the caller did not name. An existing regular
+// file (the token of an earlier run) is replaced: the token goes to a new
+// file beside it, renamed over it, so the old file's mode and any hard
+// link to it are left behind.
 func writeTokenFile(path, token string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is a symlink or not a regular file; the token is never written through a link: name a file", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s already exists (a file or a symlink); the token goes only to a new file: remove it or name another", path)
-		}
 		return err
 	}
 	// The umask may have taken bits away, never added: make it exactly 0600.
@@ -30,8 +37,11 @@ func writeTokenFile(path, token string) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
+	if werr == nil {
+		werr = os.Rename(tmp, path) // rename replaces a link itself, never its target
+	}
 	if werr != nil {
-		os.Remove(path)
+		os.Remove(tmp)
 	}
 	return werr
 }

@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// --token-file never writes through a symlink (live or dangling) nor over
-// an existing file: the proxy refuses to start, and the link's target is
-// untouched (not created, not truncated).
+// --token-file never writes through a symlink (live or dangling): the
+// proxy refuses to start, and the link's target is untouched (not
+// created, not truncated). An earlier run's token file is replaced.
 func TestChaosTokenFileRefusesSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
@@ -24,7 +24,7 @@ func TestChaosTokenFileRefusesSymlinks(t *testing.T) {
 	}
 	os.Symlink(filepath.Join(dir, "created-through-link"), dangling)
 	env := map[string]string{"OPENAI_API_KEY": "sk-upstream"}
-	for _, path := range []string{live, dangling, victim} {
+	for _, path := range []string{live, dangling} {
 		var stderr strings.Builder
 		// A proxy that starts anyway is stopped after a while (and fails).
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -52,5 +52,16 @@ func TestChaosTokenFileRefusesSymlinks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(fresh); string(b) != "tok\n" {
 		t.Errorf("token file holds %q", b)
+	}
+	// A second run replaces it, 0600 even if the old file was opened up.
+	os.Chmod(fresh, 0o644)
+	if err := writeTokenFile(fresh, "tok2"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(fresh); err != nil || fi.Mode() != 0o600 {
+		t.Errorf("replaced token file: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(fresh); string(b) != "tok2\n" {
+		t.Errorf("replaced token file holds %q", b)
 	}
 }
