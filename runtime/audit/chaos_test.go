@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sitter.dev/sitter/runtime/internal/testproc"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,32 +45,13 @@ func TestAuditHelperProcess(t *testing.T) {
 // failures.
 func runAppenders(t *testing.T, dir string, n int, env ...string) []string {
 	t.Helper()
-	type child struct {
-		cmd    *exec.Cmd
-		stdin  io.WriteCloser
-		stderr bytes.Buffer
-	}
-	cs := make([]*child, n)
-	for i := range cs {
-		c := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestAuditHelperProcess$")}
-		c.cmd.Env = append(os.Environ(), append([]string{helperEnv + "=" + dir, "SITTER_AUDIT_CHAOS_ID=" + strconv.Itoa(i)}, env...)...)
-		c.cmd.Stderr = &c.stderr
-		var err error
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = c
-	}
-	for _, c := range cs {
-		c.stdin.Close()
-	}
 	var fails []string
+	cs := testproc.Together(t, "TestAuditHelperProcess", n, func(i int) []string {
+		return append([]string{helperEnv + "=" + dir, "SITTER_AUDIT_CHAOS_ID=" + strconv.Itoa(i)}, env...)
+	})
 	for i, c := range cs {
-		if err := c.cmd.Wait(); err != nil {
-			fails = append(fails, fmt.Sprintf("child %d: %v: %s", i, err, c.stderr.String()))
+		if c.Err != nil {
+			fails = append(fails, fmt.Sprintf("child %d: %v: %s", i, c.Err, c.Stderr.String()))
 		}
 	}
 	return fails

@@ -1,12 +1,11 @@
 package hook
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"sitter.dev/sitter/runtime/internal/testproc"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,38 +59,18 @@ func TestChaosStopCapConcurrent(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			start := strconv.FormatInt(time.Now().UnixNano(), 10)
-			type child struct {
-				cmd         *exec.Cmd
-				stdin       io.WriteCloser
-				out, stderr bytes.Buffer
-			}
-			cs := make([]*child, calls)
-			for i := range cs {
-				ch := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestStopGuardHelperProcess$")}
-				ch.cmd.Env = append(os.Environ(), stopChaosEnv+"="+dir, "STOPGUARD_CAP="+strconv.Itoa(capN),
-					"STOPGUARD_START="+start, "STOPGUARD_ACTIVE="+c.active)
-				ch.cmd.Stdout, ch.cmd.Stderr = &ch.out, &ch.stderr
-				var err error
-				if ch.stdin, err = ch.cmd.StdinPipe(); err != nil {
-					t.Fatal(err)
-				}
-				if err := ch.cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				cs[i] = ch
-			}
-			for _, ch := range cs {
-				ch.stdin.Close()
-			}
+			cs := testproc.Together(t, "TestStopGuardHelperProcess", calls, func(int) []string {
+				return []string{stopChaosEnv + "=" + dir, "STOPGUARD_CAP=" + strconv.Itoa(capN), "STOPGUARD_START=" + start, "STOPGUARD_ACTIVE=" + c.active}
+			})
 			got := map[string]int{}
 			for i, ch := range cs {
-				if err := ch.cmd.Wait(); err != nil {
-					t.Errorf("child %d: %v: %s", i, err, ch.stderr.String())
+				if ch.Err != nil {
+					t.Errorf("child %d: %v: %s", i, ch.Err, ch.Stderr.String())
 				}
-				if s := ch.stderr.String(); s != "" {
+				if s := ch.Stderr.String(); s != "" {
 					t.Errorf("child %d diagnostics: %s", i, s)
 				}
-				got[strings.TrimSpace(ch.out.String())]++
+				got[strings.TrimSpace(ch.Stdout.String())]++
 			}
 			if got["block"] != capN || got["noop"] != calls-capN || len(got) != 2 {
 				t.Errorf("decisions %v, want %d block and %d noop", got, capN, calls-capN)
