@@ -229,7 +229,7 @@ func (b *bundle) readme(registered []string) string {
 	fmt.Fprintf(&s, "<!-- %s -->\n\n", Marker(b.p.Dir+" and "+b.h.File))
 	fmt.Fprintf(&s, "# %s %s for %s\n\n%s\n\n", b.p.Name, b.p.Version, b.h.DisplayName, b.p.Description)
 	fmt.Fprintf(&s, "## Install\n\n```sh\n%s\n```\n\n", strings.ReplaceAll(b.h.Packaging.Install, "{bundle}", b.dir))
-	s.WriteString("Every hook runs `bin/sitter-hook`, which finds the sitter binary through `$SITTER_BIN`, this bundle's `bin/sitter`, or `sitter` on PATH. Without one, hooks answer the harness's no-op and say once on stderr how to install sitter: `go install sitter.dev/sitter/runtime/cmd/sitter@latest sitter.dev/sitter/runtime/cmd/sitter-host@latest` (or `make build` in a sitter checkout, then put `bin/` on PATH; `sitter` is the hook path, `sitter-host` the other verbs a handler may call).\n\n")
+	s.WriteString("Every hook runs `bin/sitter-hook`, which finds the sitter binary through `$SITTER_BIN`, this bundle's `bin/sitter`, or `sitter` on PATH. Without one, hooks answer the harness's no-op and say on stderr how to get sitter: `make build` in a sitter checkout, then put its `bin/` on PATH or set `SITTER_BIN` (`sitter` is the hook path, `sitter-host` the other verbs a handler may call; keep them side by side).\n\n")
 	if len(registered) > 0 {
 		s.WriteString("## Hooks\n\n")
 		for _, r := range registered {
@@ -271,7 +271,7 @@ elif bin=$(command -v sitter 2>/dev/null) && [ -n "$bin" ]; then
 	:
 else
 	cat >/dev/null 2>&1
-	echo "sitter: not installed, ` + harness + ` hook skipped; install it with 'go install sitter.dev/sitter/runtime/cmd/sitter@latest sitter.dev/sitter/runtime/cmd/sitter-host@latest', put it on PATH or set SITTER_BIN" >&2
+	echo "sitter: not installed, ` + harness + ` hook skipped; build it with 'make build' in a sitter checkout, then put its bin/ on PATH or set SITTER_BIN" >&2
 	exit 0
 fi
 exec "$bin" hook "$@" --plugin "$root"

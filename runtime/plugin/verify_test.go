@@ -216,7 +216,7 @@ func TestLauncherWithoutSitter(t *testing.T) {
 				if stdout.Len() != 0 {
 					t.Errorf("%v: stdout %q, want none", env, stdout.String())
 				}
-				if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "sitter: not installed, "+h+" hook skipped") || !strings.Contains(lines[0], "go install") {
+				if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "sitter: not installed, "+h+" hook skipped") || !strings.Contains(lines[0], "make build") {
 					t.Errorf("%v: stderr %q, want one line on installing sitter", env, stderr.String())
 				}
 			}
