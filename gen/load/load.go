@@ -61,6 +61,7 @@ func Load(cfg Config) (*model.Atlas, error) {
 		return quiet.atlas(v), cerrs
 	}
 	a := l.atlas(v)
+	l.evidenceRefs(v)
 	if len(l.errs) > 0 {
 		return nil, l.errs.Sort()
 	}
@@ -430,6 +431,69 @@ func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// evidenceRefs checks every evidence ref of the atlas, wherever it is
+// declared: none may point outside the repository ("../…"), and a file of this repository that a test or run ref names
+// ("docs/harnesses.md#codex-cli", "e2e/claude_test.go") must exist, so
+// that `sitter atlas show` and the audit log never cite a dead reference.
+func (l *loader) evidenceRefs(v cue.Value) {
+	switch v.Kind() {
+	case cue.StructKind:
+		it, _ := v.Fields()
+		for it.Next() {
+			if it.Selector().String() == "evidence" {
+				l.list(it.Value(), l.evidenceRef)
+				continue
+			}
+			l.evidenceRefs(it.Value())
+		}
+	case cue.ListKind:
+		l.list(v, l.evidenceRefs)
+	}
+}
+
+func (l *loader) evidenceRef(ev cue.Value) {
+	kind := l.str(ev, "kind")
+	ref := ev.LookupPath(cue.ParsePath("ref"))
+	s, _ := ref.String()
+	for _, tok := range strings.Fields(s) {
+		tok = strings.Trim(tok, "(),;:`'\"")
+		path, _, _ := strings.Cut(tok, "#")
+		switch {
+		case strings.HasPrefix(path, "../"):
+			l.fail(ref, "evidence %q points outside the repository (%s): cite a file of this repository, a URL or a package version", s, path)
+		case (kind == "test" || kind == "run") && repoPath(path) && l.wholeRepo():
+			if _, err := os.Stat(filepath.Join(l.root, filepath.FromSlash(path))); err != nil {
+				l.fail(ref, "evidence %q names %s, which is not in the repository", s, path)
+			}
+		}
+	}
+}
+
+// wholeRepo reports whether the whole repository is at the root (its docs
+// and e2e folders are there): a test that copies only the atlas has no
+// files to check refs against.
+func (l *loader) wholeRepo() bool {
+	for _, d := range []string{"docs", "e2e"} {
+		if fi, err := os.Stat(filepath.Join(l.root, d)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// repoPath reports whether a ref token reads as a file of the repository:
+// a relative path with a known extension, not a URL or a package.
+func repoPath(tok string) bool {
+	if strings.Contains(tok, "://") || strings.HasPrefix(tok, "@") || !strings.Contains(tok, "/") {
+		return false
+	}
+	switch filepath.Ext(tok) {
+	case ".md", ".go", ".cue", ".json", ".txtar":
+		return !strings.ContainsAny(tok, "*{}<>")
+	}
+	return false
 }
 
 func (l *loader) evidence(v cue.Value) []model.Evidence {
