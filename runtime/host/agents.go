@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -25,28 +26,12 @@ type agentEntry struct {
 
 // runAgents: `sitter agents list|detect`.
 func runAgents(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	asJSON, dir := false, ""
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--json" || a == "-json":
-			asJSON = true
-		case a == "--dir" || a == "-dir":
-			if i+1 >= len(args) {
-				fmt.Fprintln(stderr, "sitter: agents: --dir needs a value")
-				return 2
-			}
-			i++
-			dir = args[i]
-		case strings.HasPrefix(a, "--dir="):
-			dir = strings.TrimPrefix(a, "--dir=")
-		case strings.HasPrefix(a, "-"):
-			fmt.Fprintf(stderr, "sitter: agents: unknown flag %s\n", a)
-			return 2
-		default:
-			pos = append(pos, a)
-		}
+	f, err := parseFlags(args, "dir", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: agents: %v\n", err)
+		return 2
 	}
+	asJSON, dir, pos := f.bools["json"], f.vals["dir"], f.pos
 	switch {
 	case len(pos) == 1 && pos[0] == "list":
 		r := reg()
@@ -79,6 +64,11 @@ func runAgents(args []string, stdout, stderr io.Writer, reg func() *adapter.Regi
 		}
 		return 0
 	case len(pos) == 1 && pos[0] == "detect":
+		if dir != "" {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return fail(stderr, "agents detect", fmt.Errorf("--dir %s is not a directory", dir))
+			}
+		}
 		ds := agents.Detect(agents.Env{Dir: dir})
 		if asJSON {
 			return writeJSON(stdout, stderr, ds)
