@@ -174,7 +174,7 @@ export async function process(inputs, ctx) {
 	// busy machine (an SDK call takes up to a second or two); the driver
 	// waits for it, then posts its result as the SDK's harness does.
 	inputs: func() string {
-		return fmt.Sprintf(`{"until": %q}`, time.Now().Add(6*time.Second).UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf(`{"until": %q}`, time.Now().Add(10*time.Second).UTC().Format(time.RFC3339Nano))
 	},
 	post: okValue(`{"slept": true}`),
 }, {

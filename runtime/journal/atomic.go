@@ -82,3 +82,28 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// ReplaceFile replaces path with data as WriteFileAtomic does but without
+// fsync: readers see the old or the new content, never a torn file, and a
+// crash of the process loses nothing; a power loss may leave the old
+// content (or, on some file systems, an empty file). For data that can be
+// rebuilt or that only counts (caches, a session's iteration counter),
+// written where a fsync would cost more than the work it records.
+func ReplaceFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

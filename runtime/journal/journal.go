@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,13 +184,21 @@ func parseName(file string) (name, bool) {
 // scan lists the event files (sorted by sequence), the temp files and the
 // misnamed .json files of dir.
 func scan(dir string) (names []name, temps, bad []string, err error) {
-	entries, err := os.ReadDir(dir)
+	// (*File).ReadDir, not os.ReadDir: names are sorted by sequence
+	// below, a sort by name first would be wasted.
+	d, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	names = make([]name, 0, len(entries))
 	for _, e := range entries {
 		f := e.Name()
 		switch n, ok := parseName(f); {
@@ -204,11 +213,11 @@ func scan(dir string) (names []name, temps, bad []string, err error) {
 		// Other files (.DS_Store, editor backups) are not the journal's,
 		// as for the SDK, which reads only *.json.
 	}
-	sort.Slice(names, func(i, j int) bool {
-		if names[i].seq != names[j].seq {
-			return names[i].seq < names[j].seq
+	slices.SortFunc(names, func(a, b name) int {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
+			return c
 		}
-		return names[i].file < names[j].file
+		return strings.Compare(a.file, b.file)
 	})
 	return names, temps, bad, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"sync"
 	"testing"
 	"time"
@@ -281,5 +282,21 @@ func TestULID(t *testing.T) {
 	future := "7ZZZZZZZZZ0000000000000000"
 	if u := NewULID(future); u <= future {
 		t.Fatalf("NewULID(%s) = %s", future, u)
+	}
+}
+
+// ParseULID takes Crockford's digits in either case and nothing else
+// (no I, L, O or U, no other byte), in the last position as in any.
+func TestParseULIDAlphabet(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		s := "0000000000000000000000000" + string([]byte{byte(c)})
+		u, ok := ParseULID(s)
+		want := strings.IndexByte(crockford, byte(unicode.ToUpper(rune(c)))) >= 0 && c < 0x80
+		if ok != want {
+			t.Fatalf("ParseULID(...%q) ok = %v, want %v", c, ok, want)
+		}
+		if ok && !strings.EqualFold(u.String(), s) {
+			t.Fatalf("ParseULID(%q).String() = %q", s, u)
+		}
 	}
 }

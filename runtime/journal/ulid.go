@@ -3,12 +3,25 @@ package journal
 import (
 	"encoding/binary"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 )
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// crockfordValue maps a byte to its Crockford digit (either case), 0xff
+// for a byte that is none: a journal listing parses every event file's
+// name, which the stop hook does at every turn.
+var crockfordValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i := 0; i < len(crockford); i++ {
+		t[crockford[i]] = byte(i)
+		t[crockford[i]|0x20] = byte(i) // lower case (digits map to themselves)
+	}
+	return t
+}()
 
 // ULID is a 128-bit id: 48 bits of Unix milliseconds, 80 random bits, in
 // Crockford base32 (26 characters). Ids from one process are strictly
@@ -36,8 +49,8 @@ func ParseULID(s string) (ULID, bool) {
 	}
 	var hi, lo uint64
 	for i := 0; i < 26; i++ {
-		v := strings.IndexByte(crockford, upper(s[i]))
-		if v < 0 {
+		v := crockfordValue[s[i]]
+		if v == 0xff {
 			return u, false
 		}
 		hi = hi<<5 | lo>>59
@@ -46,13 +59,6 @@ func ParseULID(s string) (ULID, bool) {
 	binary.BigEndian.PutUint64(u[:8], hi)
 	binary.BigEndian.PutUint64(u[8:], lo)
 	return u, true
-}
-
-func upper(c byte) byte {
-	if c >= 'a' && c <= 'z' {
-		return c - 32
-	}
-	return c
 }
 
 var (

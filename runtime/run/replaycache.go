@@ -255,13 +255,19 @@ func (h *replayHeader) state(dir string, m *Metadata, effects []*Effect) *State 
 	return s
 }
 
+// namesHash is the sha256 of names, each ended by a newline (one buffer:
+// the stop hook hashes a run's every event name at every turn).
 func namesHash(names []string) string {
-	h := sha256.New()
-	for _, n := range names {
-		h.Write([]byte(n))
-		h.Write([]byte{'\n'})
+	n := 0
+	for _, s := range names {
+		n += len(s) + 1
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	b := make([]byte, 0, n)
+	for _, s := range names {
+		b = append(append(b, s...), '\n')
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // save writes the cache of r; a failure only costs the next reader a
@@ -312,24 +318,10 @@ func (r *replayed) save() {
 	}
 }
 
-// writeCacheFile replaces state/name with b: a temp file renamed, no
-// fsync (derived data).
+// writeCacheFile replaces state/name with b, without fsync (derived
+// data).
 func writeCacheFile(state, name string, b []byte) error {
-	f, err := os.CreateTemp(state, ".tmp-"+name+"-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(state, name))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return journal.ReplaceFile(filepath.Join(state, name), b)
 }
 
 // Summary is what a stop decision needs of a run: its metadata, status

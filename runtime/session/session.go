@@ -77,8 +77,19 @@ func Read(harness, sessionID string) (*State, string, error) {
 	return &st, p, nil
 }
 
-// Write saves a session's state atomically.
-func Write(st *State) (string, error) {
+// Write saves a session's state atomically and durably.
+func Write(st *State) (string, error) { return write(st, journal.WriteFileAtomic) }
+
+// writeCount saves a session's state atomically, without fsync: for a
+// change of its iteration counter alone, at every stop check, where the
+// decision itself is journaled durably in the run (STOP_HOOK_INVOKED,
+// with the iteration). A power loss may take the counter back by the
+// checks since the last durable write, and on some file systems leave
+// the file empty: the stop check then lets the agent stop with the
+// error, and `sitter session start --run-id` binds the run again.
+func writeCount(st *State) (string, error) { return write(st, journal.ReplaceFile) }
+
+func write(st *State, replace func(string, []byte) error) (string, error) {
 	p, err := Path(st.Harness, st.SessionID)
 	if err != nil {
 		return "", err
@@ -88,8 +99,11 @@ func Write(st *State) (string, error) {
 	if st.StartedAt == "" {
 		st.StartedAt = st.UpdatedAt
 	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return p, err
+	}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	return p, journal.WriteFileAtomic(p, append(b, '\n'))
+	return p, replace(p, append(b, '\n'))
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }

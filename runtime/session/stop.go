@@ -100,7 +100,11 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 		st.Active = false
 		st.EndedBecause = d.Row
 	}
-	if _, err := Write(st); err != nil {
+	save := writeCount // only the counter moved: the journal has the decision
+	if d.Deactivate {
+		save = Write
+	}
+	if _, err := save(st); err != nil {
 		return d, err
 	}
 	if d.Row == RowUnreadable {

@@ -50,9 +50,11 @@ import (
 const target = 1.5
 
 // syncFloorMain is the least a stop check that records its decision
-// durably must do besides starting: replace the session's state file and
-// add one journal file, each as journal.WriteFileAtomic does (temp file,
-// fsync, rename, fsync of the directory).
+// durably must do besides starting: add one journal file as
+// journal.WriteFileAtomic does (temp file, fsync, rename, fsync of the
+// directory), as the babysitter SDK's own stop hook does for its
+// STOP_HOOK_INVOKED, and replace the session's state file (its iteration
+// counter) as journal.ReplaceFile does (temp file, rename).
 const syncFloorMain = `package main
 
 import (
@@ -67,12 +69,12 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	write(filepath.Join(os.Args[1], "sessions"), "state.json", in)
-	write(filepath.Join(os.Args[1], "journal"), strconv.Itoa(os.Getpid())+".json", in)
+	write(filepath.Join(os.Args[1], "sessions"), "state.json", in, false)
+	write(filepath.Join(os.Args[1], "journal"), strconv.Itoa(os.Getpid())+".json", in, true)
 	os.Stdout.Write(in)
 }
 
-func write(dir, name string, b []byte) {
+func write(dir, name string, b []byte, durable bool) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		panic(err)
 	}
@@ -83,12 +85,17 @@ func write(dir, name string, b []byte) {
 	if _, err := f.Write(b); err != nil {
 		panic(err)
 	}
-	if err := f.Sync(); err != nil {
-		panic(err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			panic(err)
+		}
 	}
 	f.Close()
 	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
 		panic(err)
+	}
+	if !durable {
+		return
 	}
 	d, err := os.Open(dir)
 	if err != nil {
@@ -207,7 +214,7 @@ func measure(n, warm, events int, withHost bool, src string, out io.Writer) (mis
 		vs = append(vs, v)
 	}
 	os.Setenv("SITTER_STATE_DIR", filepath.Join(tmp, "state"))
-	vs = append(vs, &bench.Variant{Name: "sync floor (two durable file writes)", Argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
+	vs = append(vs, &bench.Variant{Name: "sync floor (a durable journal file, a replaced file)", Argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
 	vs[0].In, vs[len(vs)-1].In = vs[1].In, vs[1].In // the floors read the same event
 	fmt.Fprintf(out, "built in %s\n\n", time.Since(t0).Round(time.Millisecond))
 
@@ -229,9 +236,11 @@ func measure(n, warm, events int, withHost bool, src string, out io.Writer) (mis
 	verdict, miss := bench.Verdict(r, target)
 	fmt.Fprintf(out, "\n%d interleaved runs each; the bound run's journal held %d events at the first timed stop-check, %d at the last\n", n, first, last)
 	fmt.Fprintf(out, "(a result posted: EFFECT_REQUESTED and EFFECT_RESOLVED journaled behind the replay cache before each run;\n")
-	fmt.Fprintf(out, " no replay cache: its files removed before each run; sync floor: the floor plus the two fsync'd writes every check makes)\n")
-	fmt.Fprintf(out, "stop-check over the sync floor: %.2f×\n", bench.Ratio(vs[1].Median(), vs[len(vs)-1].Median()))
+	fmt.Fprintf(out, " no replay cache: its files removed before each run; sync floor: the floor plus the writes every check makes: one durable journal file, one replaced state file)\n")
+	sr := bench.Ratio(vs[1].Median(), vs[len(vs)-1].Median())
+	sv, _ := bench.Verdict(sr, target)
 	fmt.Fprintf(out, "target: stop-check (1,000-event run) ≤ %.1f× floor: %.2f× %s\n", target, r, verdict)
+	fmt.Fprintf(out, "        the same over the sync floor (what journaling the decision durably costs on this disk): %.2f× %s\n", sr, sv)
 	return miss, nil
 }
 
