@@ -96,7 +96,7 @@ func launchKeeps(p string) bool {
 		return true
 	}
 	for _, s := range gentranscript.Specs {
-		root := launch.SessionStore{Location: s.Location}.Root()
+		root := launch.SessionStore{Location: s.Location, Store: s.Store}.Root()
 		if root != "" && strings.Contains(p, "/"+root+"/") {
 			return true
 		}
@@ -739,7 +739,34 @@ func TestLaunchBabysitHarnesses(t *testing.T) {
 			if got, _ := os.ReadFile(filepath.Join(project, "shell.txt")); string(got) != "babysat\n" {
 				t.Errorf("the shell effect did not run: %q", got)
 			}
-			sameTree(t, "user HOME", before, snapshot(t, home))
+			after := snapshot(t, home)
+			sameTree(t, "user HOME", before, after)
+			// The harness's sessions outlived the overlay: they are in
+			// the user's own store, where the harness resumes them.
+			root := sessionStoreRoot(c.harness)
+			if root == "" {
+				t.Fatalf("the atlas gives %s no session store", c.harness)
+			}
+			kept := 0
+			for p := range after {
+				if strings.HasPrefix(p, filepath.Join(home, root)+"/") {
+					kept++
+				}
+			}
+			if kept == 0 {
+				t.Errorf("no session file of the launch in the user's %s", filepath.Join(home, root))
+			}
 		})
 	}
+}
+
+// sessionStoreRoot is the directory under HOME where the atlas says the
+// harness keeps its sessions ("" when it says nothing).
+func sessionStoreRoot(harness string) string {
+	for _, s := range gentranscript.Specs {
+		if s.Harness == harness {
+			return launch.SessionStore{Location: s.Location, Store: s.Store}.Root()
+		}
+	}
+	return ""
 }

@@ -84,7 +84,7 @@ func TranscriptGo(a *model.Atlas) []File {
 	var specs, presences []jen.Code
 	for _, ht := range a.Transcripts {
 		if t := ht.Transcript; t != nil {
-			specs = append(specs, jen.Values(jen.Dict{
+			d := jen.Dict{
 				jen.Id("Harness"):            jen.Lit(ht.Harness),
 				jen.Id("Format"):             jen.Lit(t.Format.Name),
 				jen.Id("Messages"):           jen.Lit(t.Messages),
@@ -100,7 +100,11 @@ func TranscriptGo(a *model.Atlas) []File {
 				jen.Id("TranscriptAnalysis"): jen.Lit(t.Capabilities.TranscriptAnalysis),
 				jen.Id("TokenCalculation"):   jen.Lit(t.Capabilities.TokenCalculation),
 				jen.Id("Evidence"):           evidence(t.Evidence),
-			}))
+			}
+			if t.Store != "" {
+				d[jen.Id("Store")] = jen.Lit(t.Store)
+			}
+			specs = append(specs, jen.Values(d))
 		}
 		if p := ht.Presence; p != nil {
 			presences = append(presences, jen.Values(jen.Dict{

@@ -22,6 +22,7 @@ func (l *loader) transcripts(v cue.Value, a *model.Atlas) {
 				Payload:  l.boolean(tv, "payload"),
 				Location: l.named(tv, "location"),
 				HomeEnv:  l.str(tv, "homeEnv"),
+				Store:    l.str(tv, "store"),
 				Resume:   l.named(tv, "resume"),
 				Capabilities: model.TranscriptCaps{
 					HookInstallation:   l.boolean(tv, "capabilities.hookInstallation"),

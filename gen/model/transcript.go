@@ -11,12 +11,15 @@ type HarnessTranscript struct {
 
 // Transcript is a harness's transcript: format family, location, record shapes.
 type Transcript struct {
-	Pos          Pos
-	Format       Named // jsonl-cli | json-event
-	Messages     string
-	Payload      bool
-	Location     Named
-	HomeEnv      string
+	Pos      Pos
+	Format   Named // jsonl-cli | json-event
+	Messages string
+	Payload  bool
+	Location Named
+	HomeEnv  string
+	// Store: the directory of the harness's sessions when Location
+	// names no file sitter reads (a database); "" to take Location's.
+	Store        string
 	Prompts      []Record
 	Assistant    []Record
 	ToolCalls    []Record

@@ -393,7 +393,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 	}
 	var sessions launch.SessionStore
 	if ts, ok := transcript.Lookup(d.ID); ok {
-		sessions = launch.SessionStore{Location: ts.Location, HomeEnv: ts.HomeEnv, Resume: ts.Resume}
+		sessions = launch.SessionStore{Location: ts.Location, Store: ts.Store, HomeEnv: ts.HomeEnv, Resume: ts.Resume}
 	}
 	var params []launch.KV
 	for _, pr := range p.Params {

@@ -171,10 +171,10 @@ export async function process(inputs, ctx) {
 }
 `,
 	// Late enough that the first iterate asks for the sleep, even on a
-	// busy machine (an SDK call takes up to a second or two); the driver
+	// busy machine (an SDK call takes up to a second or two, several when the machine is loaded); the driver
 	// waits for it, then posts its result as the SDK's harness does.
 	inputs: func() string {
-		return fmt.Sprintf(`{"until": %q}`, time.Now().Add(10*time.Second).UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf(`{"until": %q}`, time.Now().Add(20*time.Second).UTC().Format(time.RFC3339Nano))
 	},
 	post: okValue(`{"slept": true}`),
 }, {

@@ -491,6 +491,21 @@ func TestLaunchOverlayKeepsSessions(t *testing.T) {
 	if link := evs.find("sessions_linked"); link == nil || link["to"] != filepath.Join(cfg, "projects") {
 		t.Errorf("with CLAUDE_CONFIG_DIR: sessions_linked %v", link)
 	}
+	// A store in a database (OpenCode's): the directory is kept, under
+	// the user's XDG_DATA_HOME when set, ~/.local/share otherwise.
+	db := launch.SessionStore{Store: "~/.local/share/opencode", HomeEnv: "XDG_DATA_HOME"}
+	data := t.TempDir()
+	ws3, entry3 := newProcess(t)
+	_, _, evs, _ = babysitCase{actions: "none", babysit: launch.Babysit{Entry: entry3}, env: []string{"XDG_DATA_HOME=" + data}, sessions: db}.run(t, ws3, t.TempDir())
+	if link := evs.find("sessions_linked"); link == nil || link["to"] != filepath.Join(data, "opencode") {
+		t.Errorf("with XDG_DATA_HOME: sessions_linked %v", link)
+	}
+	ws4, entry4 := newProcess(t)
+	home := t.TempDir()
+	_, _, evs, _ = babysitCase{actions: "none", babysit: launch.Babysit{Entry: entry4}, sessions: db}.run(t, ws4, home)
+	if link := evs.find("sessions_linked"); link == nil || link["to"] != filepath.Join(home, ".local", "share", "opencode") {
+		t.Errorf("without XDG_DATA_HOME: sessions_linked %v", link)
+	}
 }
 
 func TestSessionStoreRoot(t *testing.T) {
@@ -505,6 +520,9 @@ func TestSessionStoreRoot(t *testing.T) {
 		if got := (launch.SessionStore{Location: loc}).Root(); got != want {
 			t.Errorf("Root(%q) = %q, want %q", loc, got, want)
 		}
+	}
+	if got := (launch.SessionStore{Location: "", Store: "~/.local/share/opencode"}).Root(); got != ".local/share/opencode" {
+		t.Errorf("Root of a store = %q", got)
 	}
 	if got := (launch.SessionStore{Resume: "claude --resume {sessionId}"}).ResumeCommand("abc"); got != "claude --resume abc" {
 		t.Errorf("ResumeCommand = %q", got)

@@ -18,9 +18,12 @@ import (
 // transcript description (atlas/transcripts.cue, runtime/transcript).
 type SessionStore struct {
 	// Location is the transcript path pattern under the home directory
-	// (~/.claude/projects/{cwdSlug}/{sessionId}.jsonl); HomeEnv, when the
-	// environment sets it, replaces its first directory.
-	Location, HomeEnv string
+	// (~/.claude/projects/{cwdSlug}/{sessionId}.jsonl); Store, when set,
+	// is the sessions' directory instead (~/.local/share/opencode, whose
+	// database Location cannot name). HomeEnv, when the environment sets
+	// it, replaces the first directory, or for an XDG variable its
+	// default (XDG_DATA_HOME: .local/share).
+	Location, Store, HomeEnv string
 	// Resume is the command that resumes a session ({sessionId}).
 	Resume string
 }
@@ -29,6 +32,13 @@ type SessionStore struct {
 // before the first with a slot or a glob (.claude/projects), relative to
 // the home directory; "" when the location names none.
 func (s SessionStore) Root() string {
+	if s.Store != "" {
+		rest, ok := strings.CutPrefix(s.Store, "~/")
+		if !ok || strings.ContainsAny(rest, "{*?[") {
+			return ""
+		}
+		return filepath.Clean(rest)
+	}
 	rest, ok := strings.CutPrefix(s.Location, "~/")
 	if !ok {
 		return ""
@@ -44,6 +54,15 @@ func (s SessionStore) Root() string {
 	return filepath.Join(fixed...)
 }
 
+// xdgDefaults are the XDG base directories' defaults under the home
+// directory, by variable.
+var xdgDefaults = map[string]string{
+	"XDG_CONFIG_HOME": ".config",
+	"XDG_DATA_HOME":   filepath.Join(".local", "share"),
+	"XDG_STATE_HOME":  filepath.Join(".local", "state"),
+	"XDG_CACHE_HOME":  ".cache",
+}
+
 // dir is the store's root in an environment ("" when it has no home).
 func (s SessionStore) dir(env []string) string {
 	root := s.Root()
@@ -52,6 +71,11 @@ func (s SessionStore) dir(env []string) string {
 	}
 	if s.HomeEnv != "" {
 		if v := getenv(env, s.HomeEnv); v != "" {
+			if def, ok := xdgDefaults[s.HomeEnv]; ok {
+				if after, ok := strings.CutPrefix(root, def+string(filepath.Separator)); ok {
+					return filepath.Join(v, after)
+				}
+			}
 			_, after, _ := strings.Cut(root, string(filepath.Separator))
 			return filepath.Join(v, after)
 		}

@@ -44,7 +44,8 @@ type Spec struct {
 	Messages                             string // json-event: path of the message array
 	Payload                              bool   // the hook payload carries the transcript path
 	Location                             string // pattern under the home directory ("" = none)
-	HomeEnv                              string // replaces the location's first directory when set
+	HomeEnv                              string // replaces the location's first directory when set (an XDG variable: its default, ~/.local/share for XDG_DATA_HOME)
+	Store                                string // the sessions' directory when Location names no file sitter reads ("" = Location's)
 	Prompts, Assistant, ToolCalls, Usage []Record
 	Resume                               string
 
