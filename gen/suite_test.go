@@ -3,6 +3,7 @@ package gen_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,7 +18,8 @@ const innerEnv = "SITTER_SUITE_IN_COPY"
 
 // TestAddedHarnessPassesTheSuite is the contributor's path: a copy of the
 // repository gets one more harness file (testdata/synth/synth.cue, with
-// packaging, a deny and a stop that continues), `make generate` runs, and
+// a plugin format of its own, a deny and a stop that continues), `make
+// generate` runs, the bundles take the declared layout, and
 // the whole test suite passes with no edit anywhere else. Generation may
 // touch only atlas/, generated/, artifacts/ and docs/fidelity.md.
 func TestAddedHarnessPassesTheSuite(t *testing.T) {
@@ -58,9 +60,7 @@ func TestAddedHarnessPassesTheSuite(t *testing.T) {
 		}
 		t.Errorf("generating for a new harness changed %s, outside atlas/, generated/, artifacts/ and docs/fidelity.md", path)
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "artifacts", "guard", "synth", "hooks", "hooks.json")); err != nil {
-		t.Errorf("no guard bundle for the new harness: %v", err)
-	}
+	checkSynthLayout(t, filepath.Join(tmp, "artifacts"))
 	run(t, tmp, "go", "vet", "./...")
 	run(t, tmp, "go", "test", "-count=1", "./...")
 }
@@ -110,4 +110,69 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// checkSynthLayout reads the bundles written in synth's own layout
+// (synth-pack, declared in testdata/synth/synth.cue): the manifest has the
+// declared fields, the hook config parses in the declared shape and runs
+// the launcher with synth's root variable, skills and commands land where
+// the layout puts them.
+func checkSynthLayout(t *testing.T, artifacts string) {
+	t.Helper()
+	readJSON := func(rel string) map[string]any {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(artifacts, rel))
+		if err != nil {
+			t.Errorf("synth layout: %v", err)
+			return nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Errorf("synth layout: %s: %v", rel, err)
+		}
+		return m
+	}
+	m := readJSON("guard/synth/synth-pack.json")
+	want := map[string]any{"id": "guard", "hooks": "hooks/synth-hooks.json"}
+	for k, v := range want {
+		if m != nil && m[k] != v {
+			t.Errorf("synth-pack.json %s = %v, want %v (the layout's manifest template)", k, m[k], v)
+		}
+	}
+	if _, ok := m["abilities"]; ok {
+		t.Errorf("synth-pack.json names abilities, but guard has no skills (keyWhen)")
+	}
+	for _, k := range []string{"release", "summary", "by"} {
+		if s, _ := m[k].(string); m != nil && s == "" {
+			t.Errorf("synth-pack.json has no %s (the plugin's metadata)", k)
+		}
+	}
+	hooks := readJSON("guard/synth/hooks/synth-hooks.json")
+	if hooks != nil {
+		if hooks["format"] != float64(2) {
+			t.Errorf("synth-hooks.json format = %v, want 2 (the layout's hook document)", hooks["format"])
+		}
+		list, _ := hooks["hooks"].(map[string]any)["BeforeTool"].([]any)
+		entry, _ := func() (map[string]any, bool) {
+			if len(list) != 1 {
+				return nil, false
+			}
+			e, ok := list[0].(map[string]any)
+			return e, ok
+		}()
+		if entry == nil || entry["run"] != `"${SYNTH_PLUGIN_DIR}/bin/sitter-hook" synth BeforeTool` || entry["tools"] != "^(sh)$" {
+			t.Errorf("synth-hooks.json BeforeTool = %v, want one versioned-list entry running the launcher with ${SYNTH_PLUGIN_DIR}, tools ^(sh)$", list)
+		}
+		if _, ok := entry["seconds"].(float64); !ok {
+			t.Errorf("synth-hooks.json BeforeTool entry has no numeric seconds: %v", entry)
+		}
+	}
+	for _, rel := range []string{"babysitter/synth/abilities/babysit/SKILL.md", "babysitter/synth/macros/plan.toml"} {
+		if _, err := os.Stat(filepath.Join(artifacts, rel)); err != nil {
+			t.Errorf("synth layout: %v", err)
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(artifacts, "babysitter/synth/SYNTH.md")); err != nil || !strings.Contains(string(md), "# babysitter for synth\n- babysit: ") {
+		t.Errorf("synth layout: SYNTH.md = %q, %v; want the title and one line per skill", md, err)
+	}
 }

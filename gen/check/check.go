@@ -12,14 +12,6 @@ import (
 	"sitter.dev/sitter/gen/model"
 )
 
-// FieldType says how a canonical field is decoded from a payload path.
-var FieldType = map[string]string{
-	"sessionId": "string", "cwd": "string", "transcriptPath": "string", "turnId": "string",
-	"model": "string", "permissionMode": "string", "toolName": "string", "callId": "string",
-	"prompt": "string", "source": "string", "reason": "string", "lastAssistantMessage": "string",
-	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool",
-}
-
 // stopPhases are the phases where "block" means keep going; everywhere else
 // the refusing decision is "deny". Mirrors hook.IsStopPhase.
 var stopPhases = map[string]bool{"stop": true, "subagentStop": true}
@@ -110,6 +102,7 @@ func Atlas(a *model.Atlas) model.Errors {
 	errs = append(errs, Providers(a)...)
 	errs = append(errs, Transcripts(a)...)
 	errs = append(errs, Launches(a)...)
+	errs = append(errs, Layouts(a)...)
 	return errs.Sort()
 }
 
@@ -190,7 +183,7 @@ func checkPaths(h *model.Harness) model.Errors {
 	uses := map[string]use{}
 	visit := func(fss []model.FieldSources) {
 		for _, fs := range fss {
-			typ, ok := FieldType[fs.Field]
+			typ, ok := model.FieldType[fs.Field]
 			if !ok {
 				errs = append(errs, model.Error{Pos: fs.Pos, Msg: fmt.Sprintf("unknown canonical field %q", fs.Field)})
 				continue

@@ -112,7 +112,7 @@ func Launches(a *model.Atlas) model.Errors {
 				add(l.Pos, "harness %s: launch plugin kind flag needs args naming {bundle}", h.ID)
 			}
 		case "install":
-			if h.Packaging.Format == "" {
+			if h.Packaging.Format.Name == "" {
 				add(l.Pos, "harness %s: launch plugin kind install needs packaging (a bundle format)", h.ID)
 			}
 		}

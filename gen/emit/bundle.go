@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"sitter.dev/sitter/gen/model"
-	"sitter.dev/sitter/gen/plugin"
 )
 
 // HandlerTable is the file of a bundle the runtime reads its handlers from
@@ -28,9 +27,11 @@ var toolPhases = map[string]bool{"preToolUse": true, "postToolUse": true, "postT
 
 // bundle collects the files of one plugin × harness bundle.
 type bundle struct {
-	p     *plugin.Plugin
+	p     *model.Plugin
 	h     *model.Harness
-	dir   string // artifacts/<plugin>/<harness>
+	lay   *model.Layout
+	dir   string         // artifacts/<plugin>/<harness>
+	scope map[string]any // slot values (layout.go)
 	files []File
 }
 
@@ -45,12 +46,12 @@ func (b *bundle) json(path string, v any) {
 
 // handlers are the plugin's handlers for this harness: an override's list
 // replaces the plugin's, and phases the harness lacks are dropped.
-func (b *bundle) handlers() []plugin.Handler {
+func (b *bundle) handlers() []model.Handler {
 	hs := b.p.Handlers
 	if o, ok := b.p.Overrides[b.h.ID]; ok && o.Handlers != nil {
 		hs = o.Handlers
 	}
-	var out []plugin.Handler
+	var out []model.Handler
 	for _, h := range hs {
 		if len(b.h.EventsOf(h.Phase)) > 0 {
 			out = append(out, h)
@@ -68,7 +69,7 @@ type registration struct {
 
 // registrations lists, in atlas order, the native events the handlers need.
 func (b *bundle) registrations() []registration {
-	byPhase := map[string][]plugin.Handler{}
+	byPhase := map[string][]model.Handler{}
 	for _, h := range b.handlers() {
 		byPhase[h.Phase] = append(byPhase[h.Phase], h)
 	}
@@ -215,7 +216,7 @@ func (b *bundle) common(registered []string) {
 		"plugin":      b.p.Name,
 		"version":     b.p.Version,
 		"harness":     b.h.ID,
-		"format":      b.h.Packaging.Format,
+		"format":      b.h.Packaging.Format.Name,
 		"hooks":       registered,
 	})
 	b.add("README.md", []byte(b.readme(registered)), 0o644)
@@ -295,41 +296,11 @@ func (b *bundle) mcpServers() map[string]any {
 	return m
 }
 
-// manifest is the common plugin manifest fields plus the override's extras.
-func (b *bundle) manifest(extra map[string]any) map[string]any {
-	m := map[string]any{"name": b.p.Name, "version": b.p.Version, "description": b.p.Description}
-	if b.p.Author.Name != "" {
-		a := map[string]any{"name": b.p.Author.Name}
-		if b.p.Author.Email != "" {
-			a["email"] = b.p.Author.Email
-		}
-		if b.p.Author.URL != "" {
-			a["url"] = b.p.Author.URL
-		}
-		m["author"] = a
-	}
-	if b.p.License != "" {
-		m["license"] = b.p.License
-	}
-	if b.p.Homepage != "" {
-		m["homepage"] = b.p.Homepage
-	}
-	if len(b.p.Keywords) > 0 {
-		m["keywords"] = b.p.Keywords
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	if o, ok := b.p.Overrides[b.h.ID]; ok {
-		for k, v := range o.Manifest {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// copySkills writes skills/<name>/… unchanged.
+// copySkills writes skills/<name>/… unchanged into dir ("" = not carried).
 func (b *bundle) copySkills(dir string) {
+	if dir == "" {
+		return
+	}
 	for _, s := range b.p.Skills {
 		for _, f := range s.Files {
 			b.add(dir+"/"+strings.TrimPrefix(f.Path, "skills/"), f.Data, uint32(f.Mode))
@@ -337,27 +308,14 @@ func (b *bundle) copySkills(dir string) {
 	}
 }
 
-// copyCommands writes commands/<name>.md unchanged.
+// copyCommands writes commands/<name>.md unchanged into dir ("" = not carried).
 func (b *bundle) copyCommands(dir string) {
+	if dir == "" {
+		return
+	}
 	for _, c := range b.p.Commands {
 		b.add(dir+"/"+c.Name+".md", c.Source, 0o644)
 	}
-}
-
-// matcherGroups is the {Event: [{matcher?, hooks: [{type, command, timeout}]}]}
-// shape of Claude Code, Codex and Gemini CLI.
-func (b *bundle) matcherGroups(regs []registration) map[string]any {
-	hooks := map[string]any{}
-	for _, r := range regs {
-		group := map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": b.command(r.event.Name), "timeout": r.timeoutIn(b.h.Packaging.TimeoutUnit),
-		}}}
-		if r.matcher != "" {
-			group["matcher"] = r.matcher
-		}
-		hooks[r.event.Name] = []any{group}
-	}
-	return hooks
 }
 
 func names(regs []registration) []string {
@@ -369,26 +327,26 @@ func names(regs []registration) []string {
 }
 
 // Bundles emits every plugin × harness bundle, plus marketplaces.
-func Bundles(a *model.Atlas, plugins []*plugin.Plugin) ([]File, error) {
+func Bundles(a *model.Atlas, plugins []*model.Plugin) ([]File, error) {
 	var files []File
 	for _, p := range plugins {
 		for _, h := range a.Harnesses {
-			if h.Packaging.Format == "" || !builds(p, h.ID) {
+			if h.Packaging.Format.Name == "" || !builds(p, h.ID) {
 				continue
 			}
-			emit, ok := emitters[h.Packaging.Format]
-			if !ok {
-				return nil, model.Error{Pos: h.Packaging.Pos, Msg: fmt.Sprintf("no bundle emitter for packaging format %q", h.Packaging.Format)}
+			lay := a.Layout(h.Packaging.Format.Name)
+			if lay == nil {
+				return nil, model.Error{Pos: h.Packaging.Format.Pos, Msg: fmt.Sprintf("no layout %q", h.Packaging.Format.Name)}
 			}
-			b := &bundle{p: p, h: h, dir: "artifacts/" + p.Name + "/" + h.ID}
-			emit(b)
+			b := &bundle{p: p, h: h, lay: lay, dir: "artifacts/" + p.Name + "/" + h.ID}
+			b.write()
 			files = append(files, b.files...)
 		}
 	}
 	return files, nil
 }
 
-func builds(p *plugin.Plugin, harness string) bool {
+func builds(p *model.Plugin, harness string) bool {
 	if o, ok := p.Overrides[harness]; ok && o.Skip {
 		return false
 	}
@@ -401,17 +359,6 @@ func builds(p *plugin.Plugin, harness string) bool {
 		}
 	}
 	return false
-}
-
-// emitters are the bundle emitters, one per packaging format of the atlas.
-var emitters = map[string]func(*bundle){
-	"claude-plugin":    claudePlugin,
-	"codex-plugin":     codexPlugin,
-	"gemini-extension": geminiExtension,
-	"cursor-plugin":    cursorPlugin,
-	"copilot-plugin":   copilotPlugin,
-	"opencode-plugin":  opencodePlugin,
-	"pi-package":       piPackage,
 }
 
 // mustJSON is for values built here, which always marshal.

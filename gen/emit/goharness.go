@@ -8,7 +8,6 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"sitter.dev/sitter/gen/check"
 	"sitter.dev/sitter/gen/model"
 )
 
@@ -54,7 +53,7 @@ func payloadTree(h *model.Harness) *node {
 	visit := func(fss []model.FieldSources) {
 		for _, fs := range fss {
 			for _, s := range fs.Sources {
-				typ := check.FieldType[fs.Field]
+				typ := model.FieldType[fs.Field]
 				if s.As == "command-object" {
 					typ = "string"
 				}
@@ -376,7 +375,7 @@ func assignFields(root *node, fss []model.FieldSources) []jen.Code {
 			}
 			args = append(args, acc)
 		}
-		fn := map[string]string{"string": "First", "json": "FirstJSON", "bool": "FirstBool"}[check.FieldType[fs.Field]]
+		fn := map[string]string{"string": "First", "json": "FirstJSON", "bool": "FirstBool"}[model.FieldType[fs.Field]]
 		var value jen.Code = jen.Qual(hookPkg, fn).Call(args...)
 		if len(args) == 1 && fn == "First" {
 			value = args[0]

@@ -132,7 +132,7 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Config"):    jen.Index().Qual(adapterPkg, "ConfigKey").Values(config...),
 			jen.Id("Readiness"): jen.Index().Qual(adapterPkg, "Check").Values(checks...),
 			jen.Id("Packaging"): jen.Qual(adapterPkg, "Packaging").Values(jen.Dict{
-				jen.Id("Format"): jen.Lit(h.Packaging.Format), jen.Id("RootVar"): jen.Lit(h.Packaging.RootVar),
+				jen.Id("Format"): jen.Lit(h.Packaging.Format.Name), jen.Id("RootVar"): jen.Lit(h.Packaging.RootVar),
 				jen.Id("TimeoutUnit"): jen.Lit(h.Packaging.TimeoutUnit), jen.Id("Install"): jen.Lit(h.Packaging.Install),
 				jen.Id("Target"): jen.Qual(adapterPkg, "Target").Values(jen.Dict{
 					jen.Id("Kind"): jen.Lit(h.Packaging.Target.Kind), jen.Id("Project"): jen.Lit(h.Packaging.Target.Project),
@@ -140,6 +140,7 @@ func RegistryGo(a *model.Atlas) []File {
 					jen.Id("CommandKey"): jen.Lit(h.Packaging.Target.CommandKey), jen.Id("TimeoutKey"): jen.Lit(h.Packaging.Target.TimeoutKey),
 					jen.Id("Entry"): jen.Lit(h.Packaging.Target.Entry),
 				}),
+				jen.Id("Bundle"): bundleLit(a.Layout(h.Packaging.Format.Name)),
 			}),
 			jen.Id("Tools"):        jen.Map(jen.String()).String().Values(tools),
 			jen.Id("ToolPrefixes"): jen.Map(jen.String()).String().Values(prefixes),
@@ -234,4 +235,33 @@ func evidenceLit(es []model.Evidence) jen.Code {
 		items = append(items, jen.Values(d))
 	}
 	return jen.Index().Qual(adapterPkg, "Evidence").Values(items...)
+}
+
+// bundleLit is what the runtime reads of a bundle of the layout (nil: none).
+func bundleLit(l *model.Layout) jen.Code {
+	d := jen.Dict{}
+	if l == nil {
+		return jen.Qual(adapterPkg, "Bundle").Values(d)
+	}
+	lit := func(field, v string) {
+		if v != "" {
+			d[jen.Id(field)] = jen.Lit(v)
+		}
+	}
+	lit("Manifest", l.Manifest.Path.Name)
+	lit("ManifestSchema", l.Manifest.Schema)
+	if req := l.Required(); len(req) > 0 {
+		var items []jen.Code
+		for _, r := range req {
+			items = append(items, jen.Lit(r))
+		}
+		d[jen.Id("Required")] = jen.Index().String().Values(items...)
+	}
+	if hk := l.Hooks; hk != nil {
+		lit("Hooks", hk.Path.Name)
+		lit("HooksSchema", hk.Schema)
+		lit("Shape", hk.Shape)
+		lit("CommandKey", hk.CommandKey())
+	}
+	return jen.Qual(adapterPkg, "Bundle").Values(d)
 }

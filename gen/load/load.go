@@ -342,6 +342,7 @@ func (l *loader) atlas(v cue.Value) *model.Atlas {
 	l.providers(v, a)
 	l.transcripts(v, a)
 	l.launches(v, a)
+	l.layouts(v, a)
 	return a
 }
 
@@ -385,7 +386,7 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 		h.Readiness = append(h.Readiness, model.Check{Kind: l.str(cv, "kind"), Value: l.str(cv, "value")})
 	})
 	h.Packaging = model.Packaging{
-		Format:      l.str(hv, "packaging.format"),
+		Format:      l.named(hv, "packaging.format"),
 		RootVar:     l.str(hv, "packaging.rootVar"),
 		TimeoutUnit: l.str(hv, "packaging.timeoutUnit"),
 		Install:     l.str(hv, "packaging.install"),
@@ -398,7 +399,8 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 			TimeoutKey: l.str(hv, "packaging.target.timeoutKey"),
 			Entry:      l.str(hv, "packaging.target.entry"),
 		},
-		Pos: l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),
+		HasRootVar: hv.LookupPath(cue.ParsePath("packaging.rootVar")).Exists(),
+		Pos:        l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),
 	}
 	h.EventName = l.strings(hv, "eventName")
 	h.Fields = l.fieldSources(hv.LookupPath(cue.ParsePath("fields")))

@@ -75,6 +75,7 @@ type Atlas struct {
 	Providers   []*Provider          // sorted by ID (providers.go)
 	Transcripts []*HarnessTranscript // sorted by harness ID (transcript.go)
 	Launches    []*Launch            // sorted by harness ID (launch.go)
+	Layouts     []*Layout            // plugin formats, sorted by ID (layout.go)
 }
 
 // Phase is a canonical phase.
@@ -135,10 +136,13 @@ type AgentEnv struct {
 	Pos            Pos
 }
 
-// Packaging says which bundle emitter lays out the harness's plugins.
+// Packaging says which layout (plugin format) the harness's bundles take;
+// RootVar and TimeoutUnit are the harness's own or, when it leaves them
+// out, its layout's.
 type Packaging struct {
-	Format      string
+	Format      Named
 	RootVar     string
+	HasRootVar  bool // the harness sets RootVar itself ("" is a value)
 	TimeoutUnit string
 	Install     string
 	Target      Target
@@ -242,6 +246,14 @@ type Member struct {
 	Slot  string
 	Kids  []Member
 	Pos   Pos
+}
+
+// FieldType says how a canonical field is decoded from a payload path.
+var FieldType = map[string]string{
+	"sessionId": "string", "cwd": "string", "transcriptPath": "string", "turnId": "string",
+	"model": "string", "permissionMode": "string", "toolName": "string", "callId": "string",
+	"prompt": "string", "source": "string", "reason": "string", "lastAssistantMessage": "string",
+	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool",
 }
 
 // Slots are the slot names a skeleton may use.

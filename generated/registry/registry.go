@@ -607,6 +607,14 @@ func descriptorClaudeCode() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "command",
+				Hooks:          "hooks/hooks.json",
+				HooksSchema:    "hooks-matcher-groups",
+				Manifest:       ".claude-plugin/plugin.json",
+				ManifestSchema: "claude-plugin",
+				Shape:          "matcher-groups",
+			},
 			Format:  "claude-plugin",
 			Install: "claude --plugin-dir {bundle}   (one session), or: claude plugin marketplace add <marketplace dir> && claude plugin install <plugin>@<marketplace>",
 			RootVar: "${CLAUDE_PLUGIN_ROOT}",
@@ -965,6 +973,15 @@ func descriptorCodex() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "command",
+				Hooks:          "hooks/hooks.json",
+				HooksSchema:    "hooks-matcher-groups",
+				Manifest:       ".codex-plugin/plugin.json",
+				ManifestSchema: "codex-plugin",
+				Required:       []string{".agents/plugins/marketplace.json"},
+				Shape:          "matcher-groups",
+			},
 			Format:  "codex-plugin",
 			Install: "sitter plugin install {bundle} --harness codex (writes .codex/hooks.json), or: codex plugin marketplace add <marketplace dir>",
 			RootVar: "${PLUGIN_ROOT}",
@@ -1330,6 +1347,14 @@ func descriptorCopilot() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "bash",
+				Hooks:          "hooks.json",
+				HooksSchema:    "hooks-copilot",
+				Manifest:       "plugin.json",
+				ManifestSchema: "copilot-plugin",
+				Shape:          "versioned-list",
+			},
 			Format:  "copilot-plugin",
 			Install: "sitter plugin install {bundle} --harness copilot (writes .github/hooks/<plugin>.json), or: copilot plugin install {bundle}",
 			RootVar: ".",
@@ -1792,6 +1817,14 @@ func descriptorCursor() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "command",
+				Hooks:          "hooks/hooks.json",
+				HooksSchema:    "hooks-cursor",
+				Manifest:       ".cursor-plugin/plugin.json",
+				ManifestSchema: "cursor-plugin",
+				Shape:          "versioned-list",
+			},
 			Format:  "cursor-plugin",
 			Install: "sitter plugin install {bundle} --harness cursor (writes .cursor/hooks.json)",
 			RootVar: "${CURSOR_PLUGIN_ROOT}",
@@ -2128,6 +2161,15 @@ func descriptorGeminiCli() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "command",
+				Hooks:          "hooks/hooks.json",
+				HooksSchema:    "hooks-matcher-groups",
+				Manifest:       "gemini-extension.json",
+				ManifestSchema: "gemini-extension",
+				Required:       []string{"GEMINI.md"},
+				Shape:          "matcher-groups",
+			},
 			Format:  "gemini-extension",
 			Install: "gemini extensions install {bundle}   (or: gemini extensions link {bundle})",
 			RootVar: "${extensionPath}",
@@ -2630,6 +2672,11 @@ func descriptorOpencode() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				Manifest:       "package.json",
+				ManifestSchema: "opencode-package",
+				Required:       []string{"index.ts"},
+			},
 			Format:  "opencode-plugin",
 			Install: "sitter plugin install {bundle} --harness opencode (copies the bundle under .opencode/ and adds .opencode/plugins/<plugin>.ts)",
 			RootVar: "",
@@ -3276,6 +3323,11 @@ func descriptorPi() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				Manifest:       "package.json",
+				ManifestSchema: "pi-package",
+				Required:       []string{"extensions/sitter.ts"},
+			},
 			Format:  "pi-package",
 			Install: "pi install {bundle}   (or: sitter plugin install {bundle} --harness pi, which adds it to .pi/settings.json packages)",
 			RootVar: "",

@@ -47,6 +47,21 @@ type Packaging struct {
 	TimeoutUnit string `json:"timeoutUnit"`
 	Install     string `json:"install"`
 	Target      Target `json:"target"`
+	Bundle      Bundle `json:"bundle"`
+}
+
+// Bundle is what `sitter plugin verify` and `install` read of a bundle of
+// the harness's layout (atlas/layouts.cue): the manifest and the hook
+// config, with the schemas (runtime/plugin/schemas) they are checked
+// against, and the files the layout always writes.
+type Bundle struct {
+	Manifest       string   `json:"manifest"`
+	ManifestSchema string   `json:"manifestSchema,omitempty"`
+	Required       []string `json:"required,omitempty"`
+	Hooks          string   `json:"hooks,omitempty"`
+	HooksSchema    string   `json:"hooksSchema,omitempty"`
+	Shape          string   `json:"shape,omitempty"`
+	CommandKey     string   `json:"commandKey,omitempty"`
 }
 
 // Target is an install target: a hooks config file to merge into, or a

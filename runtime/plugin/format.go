@@ -1,8 +1,12 @@
 package plugin
 
-// format is what sitter knows of one packaging format: its manifest and
-// schema, and for the shell-hook formats the bundle's hooks file, its shape
-// and the key holding each command.
+import "sitter.dev/sitter/runtime/adapter"
+
+// format is what sitter knows of a bundle of one harness's layout (the
+// atlas's layouts, carried by the descriptor): its manifest and schema,
+// the files it always has, and for the shell-hook layouts the bundle's
+// hooks file, its shape and the key holding each command. An empty schema
+// name means the file is checked as JSON only.
 type format struct {
 	manifest    string   // path in the bundle
 	schema      string   // schemas/<schema>.json for the manifest
@@ -13,12 +17,9 @@ type format struct {
 	commandKey  string
 }
 
-var formats = map[string]format{
-	"claude-plugin":    {manifest: ".claude-plugin/plugin.json", schema: "claude-plugin", hooksFile: "hooks/hooks.json", hooksSchema: "hooks-matcher-groups", shape: "matcher-groups", commandKey: "command"},
-	"codex-plugin":     {manifest: ".codex-plugin/plugin.json", schema: "codex-plugin", hooksFile: "hooks/hooks.json", hooksSchema: "hooks-matcher-groups", shape: "matcher-groups", commandKey: "command"},
-	"gemini-extension": {manifest: "gemini-extension.json", schema: "gemini-extension", hooksFile: "hooks/hooks.json", hooksSchema: "hooks-matcher-groups", shape: "matcher-groups", commandKey: "command"},
-	"cursor-plugin":    {manifest: ".cursor-plugin/plugin.json", schema: "cursor-plugin", hooksFile: "hooks/hooks.json", hooksSchema: "hooks-cursor", shape: "versioned-list", commandKey: "command"},
-	"copilot-plugin":   {manifest: "plugin.json", schema: "copilot-plugin", hooksFile: "hooks.json", hooksSchema: "hooks-copilot", shape: "versioned-list", commandKey: "bash"},
-	"opencode-plugin":  {manifest: "package.json", schema: "opencode-package", required: []string{"index.ts"}},
-	"pi-package":       {manifest: "package.json", schema: "pi-package"},
+// formatOf is the format of the bundles of harness d.
+func formatOf(d *adapter.Descriptor) format {
+	b := d.Packaging.Bundle
+	return format{manifest: b.Manifest, schema: b.ManifestSchema, required: b.Required,
+		hooksFile: b.Hooks, hooksSchema: b.HooksSchema, shape: b.Shape, commandKey: b.CommandKey}
 }

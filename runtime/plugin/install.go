@@ -166,13 +166,10 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	}
 	r := newReport("install", d, b.Marker.Plugin, p)
 	r.Bundle = b.Dir
-	f, ok := formats[b.Marker.Format]
-	if !ok {
-		return nil, fmt.Errorf("%s: unknown bundle format %q", b.Dir, b.Marker.Format)
-	}
 	if b.Marker.Format != d.Packaging.Format {
 		return nil, fmt.Errorf("%s: bundle format %s, but %s takes %s", b.Dir, b.Marker.Format, d.ID, d.Packaging.Format)
 	}
+	f := formatOf(d)
 	t := d.Packaging.Target
 	// Check what will be merged before anything is written.
 	var hooks *object
@@ -300,8 +297,8 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 	t := d.Packaging.Target
 	switch t.Kind {
 	case "hooks-config":
-		f, ok := formats[d.Packaging.Format]
-		if !ok || f.hooksFile == "" {
+		f := formatOf(d)
+		if f.hooksFile == "" {
 			return nil, fmt.Errorf("%s: format %s has no hooks file", d.ID, d.Packaging.Format)
 		}
 		fc, entries, err := mergeUninstall(p.target, f.shape, f.commandKey, p.launcher)

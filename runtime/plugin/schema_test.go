@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"sitter.dev/sitter/generated/registry"
 )
 
 func TestValidator(t *testing.T) {
@@ -107,7 +109,10 @@ func TestEmbeddedSchemasCompile(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, f := range formats {
+	reg := registry.Registry()
+	for _, id := range reg.IDs() {
+		d, _, _ := reg.Resolve(id)
+		f := formatOf(d)
 		for _, s := range []string{f.schema, f.hooksSchema} {
 			if s == "" {
 				continue

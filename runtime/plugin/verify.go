@@ -132,6 +132,13 @@ func (v *verifier) validate(rel, schema string) (map[string]any, bool) {
 		}
 		return nil, false // unparsable: already reported
 	}
+	if schema == "" {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			v.add(rel, "not a JSON object")
+		}
+		return m, ok
+	}
 	s, err := BundleSchema(schema)
 	if err != nil {
 		v.add(rel, "%v", err)
@@ -167,7 +174,7 @@ func (v *verifier) checkMarker(reg *adapter.Registry) bool {
 		v.add(MarkerFile, "format %q, but the atlas packages %s as %q", v.marker.Format, d.ID, d.Packaging.Format)
 		return false
 	}
-	v.f = formats[v.marker.Format]
+	v.f = formatOf(d)
 	for _, e := range v.marker.Hooks {
 		if _, ok := d.Event(e); !ok {
 			v.add(MarkerFile, "hooks: %q is not a native event of %s", e, d.ID)

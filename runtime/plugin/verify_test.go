@@ -114,7 +114,7 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 		}, []string{`package.json: keywords: want "pi-package"`}},
 		{"pi extension path missing", "guard/pi", func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, "extensions"))
-		}, []string{`package.json: pi.extensions: "./extensions" does not exist`}},
+		}, []string{`extensions/sitter.ts: missing`, `package.json: pi.extensions: "./extensions" does not exist`}},
 		{"opencode without index.ts", "guard/opencode", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "index.ts"))
 		}, []string{`index.ts: missing`, `package.json: main: "index.ts" does not exist`}},

@@ -1,0 +1,219 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"sitter.dev/sitter/gen/model"
+)
+
+// Layouts checks the plugin layouts (atlas/layouts.cue) and the harnesses'
+// choice of one: a format names a declared layout, a shell-hook harness's
+// layout says where its hook config goes, every slot a template names is
+// one the interpreter fills, keyWhen names keys the template has, and no
+// two files of a bundle share a path.
+func Layouts(a *model.Atlas) model.Errors {
+	var errs model.Errors
+	add := func(p model.Pos, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, h := range a.Harnesses {
+		f := h.Packaging.Format
+		if f.Name == "" {
+			continue
+		}
+		lay := a.Layout(f.Name)
+		if lay == nil {
+			add(f.Pos, "harness %s: packaging format %q is no layout (%s); declare it in layouts", h.ID, f.Name, layoutIDs(a))
+			continue
+		}
+		if fam := a.Family(h.Family.Name); fam != nil && fam.Delivery == "shell-hook" && (lay.Hooks == nil || lay.Hooks.Path.Name == "") {
+			p := lay.Pos
+			if lay.Hooks != nil {
+				p = lay.Hooks.Pos
+			}
+			add(p, "layout %s: no hook config location (hooks.path), but shell-hook harness %s registers its hooks there", lay.ID, h.ID)
+		}
+		if t := h.Packaging.Target; t.Kind == "hooks-config" && lay.Hooks != nil && (t.Shape != lay.Hooks.Shape || t.CommandKey != lay.Hooks.CommandKey()) {
+			add(h.Packaging.Pos, "harness %s: install target (shape %q, commandKey %q) disagrees with layout %s's hook config (%q, %q): sitter plugin install merges one into the other", h.ID, t.Shape, t.CommandKey, lay.ID, lay.Hooks.Shape, lay.Hooks.CommandKey())
+		}
+	}
+	users := map[string][]string{}
+	for _, h := range a.Harnesses {
+		users[h.Packaging.Format.Name] = append(users[h.Packaging.Format.Name], h.ID)
+	}
+	for _, lay := range a.Layouts {
+		if m := lay.Marketplace; m != nil && len(users[lay.ID]) > 1 {
+			add(m.Pos, "layout %s: harnesses %s would write one marketplace (marketplaces/%s): give the second harness a layout of its own", lay.ID, strings.Join(users[lay.ID], ", "), m.Dir)
+		}
+		c := layoutChecker{lay: lay, add: add}
+		c.check()
+	}
+	return errs
+}
+
+type layoutChecker struct {
+	lay *model.Layout
+	add func(p model.Pos, format string, args ...any)
+}
+
+// check is the table of contents of one layout's rules.
+func (c layoutChecker) check() {
+	lay := c.lay
+	paths := map[string]model.Pos{}
+	claim := func(path string, p model.Pos, what string) {
+		if path == "" {
+			return
+		}
+		if contains(model.BundleFiles, path) {
+			c.add(p, "layout %s: two files at %s (%s, and sitter's own file of every bundle)", lay.ID, path, what)
+			return
+		}
+		if first, ok := paths[path]; ok {
+			c.add(p, "layout %s: two files at %s (%s; first at %s)", lay.ID, path, what, first)
+			return
+		}
+		paths[path] = p
+	}
+	if hk := lay.Hooks; hk != nil {
+		claim(hk.Path.Name, hk.Path.Pos, "the hook config")
+		c.template(hk.Document, model.PluginSlots, "hooks.document")
+		c.template(hk.Entry, model.EntrySlots, "hooks.entry")
+		if !hooksAtTop(hk.Document) {
+			c.add(hk.Pos, "layout %s: hooks.document needs hooks: \"{%s}\" at its top: sitter plugin install and verify read the registrations there", lay.ID, model.SlotHooks)
+		}
+		if hk.CommandKey() == "" {
+			c.add(hk.Pos, "layout %s: hooks.entry has no key whose value is \"{%s}\": nothing runs the launcher", lay.ID, model.SlotCommand)
+		}
+	}
+	manifest := false
+	for _, f := range lay.Files {
+		claim(f.Path.Name, f.Path.Pos, "a layout file")
+		manifest = manifest || f.Path.Name == lay.Manifest.Path.Name
+		c.file(f)
+	}
+	if !manifest {
+		c.add(lay.Manifest.Path.Pos, "layout %s: manifest %s is none of its files", lay.ID, lay.Manifest.Path.Name)
+	}
+	if m := lay.Marketplace; m != nil {
+		market := map[string]model.Pos{}
+		for _, f := range m.Files {
+			if first, ok := market[f.Path.Name]; ok {
+				c.add(f.Path.Pos, "layout %s: two marketplace files at %s (first at %s)", lay.ID, f.Path.Name, first)
+			}
+			market[f.Path.Name] = f.Path.Pos
+			c.file(f)
+		}
+	}
+}
+
+// file checks the slots of one file and its keyWhen paths.
+func (c layoutChecker) file(f *model.LayoutFile) {
+	slots := append(append([]string{}, model.PluginSlots...), model.EachSlots[f.Each.Name]...)
+	c.slots(f.Path.Name, f.Path.Pos, slots, "path")
+	c.template(f.JSON, slots, "json")
+	for _, k := range f.TOML {
+		c.template(k.Val, slots, "toml")
+	}
+	c.template(f.Frontmatter, slots, "frontmatter")
+	c.slots(f.Body.Name, f.Body.Pos, slots, "body")
+	for _, p := range f.Text {
+		c.slots(p.Text, p.Pos, append(slots, model.EachSlots[p.Each]...), "text")
+	}
+	for _, k := range f.KeyWhen {
+		if f.JSON == nil || !hasKey(f.JSON, k.Path) {
+			c.add(k.Pos, "layout %s: keyWhen %q names no key of %s's json", c.lay.ID, k.Path, f.Path.Name)
+		}
+	}
+	bodies := 0
+	for _, set := range []bool{f.JSON != nil, f.TOML != nil, f.Frontmatter != nil, f.Text != nil} {
+		if set {
+			bodies++
+		}
+	}
+	if bodies != 1 {
+		c.add(f.Pos, "layout %s: file %s needs exactly one of json, toml, frontmatter (with body) or text; it has %d", c.lay.ID, f.Path.Name, bodies)
+	}
+}
+
+// template checks every string of a JSON template.
+func (c layoutChecker) template(t *model.Tmpl, slots []string, where string) {
+	if t == nil {
+		return
+	}
+	switch t.Kind {
+	case model.TmplString:
+		c.slots(t.Str, t.Pos, slots, where)
+	case model.TmplObject:
+		for _, k := range t.Keys {
+			c.template(k.Val, slots, where)
+		}
+	case model.TmplList:
+		for _, it := range t.Items {
+			c.template(it, slots, where)
+		}
+	}
+}
+
+// slots reports the slots of s that the interpreter does not fill.
+func (c layoutChecker) slots(s string, p model.Pos, known []string, where string) {
+	for _, r := range model.TemplateSlots(s) {
+		if contains(known, r.Name) {
+			continue
+		}
+		list, isEvents := model.IsEventsSlot(r.Name)
+		if where == "hooks.entry" {
+			c.add(p, "layout %s: %s: unknown slot {%s} (slots: {%s})", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
+			continue
+		}
+		if isEvents && (list == "" || c.hasList(list)) {
+			continue
+		}
+		c.add(p, "layout %s: %s: unknown slot {%s} (slots: {%s}, {events}, {events.<list>} of eventLists)", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
+	}
+}
+
+func (c layoutChecker) hasList(name string) bool {
+	for _, l := range c.lay.EventLists {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// hasKey reports whether an object template has the dotted key path.
+func hasKey(t *model.Tmpl, path string) bool {
+	head, rest, nested := strings.Cut(path, ".")
+	for _, k := range t.Keys {
+		if k.Key == head {
+			return !nested || (k.Val.Kind == model.TmplObject && hasKey(k.Val, rest))
+		}
+	}
+	return false
+}
+
+func layoutIDs(a *model.Atlas) string {
+	if len(a.Layouts) == 0 {
+		return "no layout is declared"
+	}
+	ids := make([]string, len(a.Layouts))
+	for i, l := range a.Layouts {
+		ids[i] = l.ID
+	}
+	return "known: " + strings.Join(ids, ", ")
+}
+
+// hooksAtTop reports whether a hook config document holds the
+// registrations under its top-level "hooks" key.
+func hooksAtTop(doc *model.Tmpl) bool {
+	if doc == nil {
+		return false
+	}
+	for _, k := range doc.Keys {
+		if k.Key == "hooks" && k.Val.Kind == model.TmplString && k.Val.Str == "{"+model.SlotHooks+"}" {
+			return true
+		}
+	}
+	return false
+}

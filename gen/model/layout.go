@@ -1,0 +1,223 @@
+package model
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Layout is one plugin format (#Layout, atlas/layouts.cue): the files of a
+// bundle as templates filled from the plugin's metadata.
+type Layout struct {
+	ID          string
+	Pos         Pos
+	Manifest    LayoutManifest
+	Hooks       *LayoutHooks // nil for the programmatic family
+	Skills      Named        // folder the skills are copied into, "" = not carried
+	Commands    Named        // folder the commands are copied into, "" = not carried
+	Files       []*LayoutFile
+	EventLists  []EventList // sorted by name
+	Marketplace *Marketplace
+	Evidence    []Evidence
+}
+
+// LayoutManifest is the file `sitter plugin verify` reads as the manifest.
+type LayoutManifest struct {
+	Path      Named
+	Schema    string
+	Overrides bool // the plugin's overrides.<harness>.manifest keys merge into it
+}
+
+// LayoutHooks is a shell-hook layout's hook config.
+type LayoutHooks struct {
+	Path        Named // "" when not declared (a checker error)
+	Document    *Tmpl
+	Shape       string // "matcher-groups" | "versioned-list"
+	Entry       *Tmpl
+	RootVar     string
+	TimeoutUnit string
+	Schema      string
+	Pos         Pos
+}
+
+// CommandKey is the key of the hook entry holding the command, "" if none.
+func (h *LayoutHooks) CommandKey() string {
+	if h.Entry == nil {
+		return ""
+	}
+	for _, k := range h.Entry.Keys {
+		if k.Val.Kind == TmplString && k.Val.Str == "{"+SlotCommand+"}" {
+			return k.Key
+		}
+	}
+	return ""
+}
+
+// LayoutFile is one file of a layout; exactly one of JSON, TOML,
+// Frontmatter (with Body) or Text is set.
+type LayoutFile struct {
+	Path        Named
+	When        Named // a condition (LayoutConditions), "" = always
+	Each        Named // "skills" | "commands" | ""
+	JSON        *Tmpl
+	KeyWhen     []KeyWhen
+	TOML        []TmplKey
+	Frontmatter *Tmpl
+	Body        Named
+	Text        []TextPart
+	Pos         Pos
+}
+
+// KeyWhen leaves the key at Path (dot-separated) out of a JSON template
+// unless the plugin has Cond.
+type KeyWhen struct {
+	Path, Cond string
+	Pos        Pos
+}
+
+// TextPart is one piece of a text file.
+type TextPart struct {
+	Text       string
+	When, Each string
+	Pos        Pos
+}
+
+// EventList is a named subset of a bundle's registered events.
+type EventList struct {
+	Name           string
+	Prefixes       []string
+	ExceptPrefixes []string
+	Phases         []string
+	Sorted         bool
+	Pos            Pos
+}
+
+// Marketplace is a layout's files beside the bundles.
+type Marketplace struct {
+	Dir   string
+	Files []*LayoutFile
+	Copy  string
+	Pos   Pos
+}
+
+// TmplKind says what a template node is.
+type TmplKind int
+
+const (
+	TmplConst  TmplKind = iota // a JSON constant (number, bool, null)
+	TmplString                 // a string, possibly with slots
+	TmplObject
+	TmplList
+)
+
+// Tmpl is a JSON template node.
+type Tmpl struct {
+	Kind  TmplKind
+	Const string // TmplConst: raw JSON
+	Str   string // TmplString
+	Keys  []TmplKey
+	Items []*Tmpl
+	Pos   Pos
+}
+
+// TmplKey is a member of an object template.
+type TmplKey struct {
+	Key string
+	Val *Tmpl
+}
+
+// The layout vocabulary: conditions, the per-item sets, and slots.
+const (
+	SlotCommand = "command"
+	SlotTimeout = "timeout"
+	SlotMatcher = "matcher"
+	SlotHooks   = "hooks"
+	SlotEvents  = "events"
+)
+
+// LayoutConditions are what a file, a key or a text part can depend on.
+var LayoutConditions = []string{"hooks", "skills", "commands", "mcpServers"}
+
+// PluginSlots are the slots every template of a layout may use.
+var PluginSlots = []string{
+	"name", "version", "description", "license", "homepage", "keywords",
+	"author", "author.name", "author.email", "author.url", "namePascal",
+	"mcpServers", "harness", "generatedBy", SlotHooks,
+}
+
+// EachSlots are the slots of a file or part written once per skill or command.
+var EachSlots = map[string][]string{
+	"skills":   {"skill.name", "skill.description"},
+	"commands": {"command.name", "command.description", "command.prompt"},
+}
+
+// EntrySlots are the slots of a hook entry.
+var EntrySlots = []string{SlotCommand, SlotTimeout, SlotMatcher}
+
+// slotRE finds {slot} and {slot|default} in a template string.
+var slotRE = regexp.MustCompile(`\{([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9]+)*)(?:\|([^{}]*))?\}`)
+
+// SlotRef is one slot in a template string.
+type SlotRef struct {
+	Start, End int // byte offsets of the braces
+	Name       string
+	Default    string
+	HasDefault bool
+}
+
+// TemplateSlots lists the slots of a template string.
+func TemplateSlots(s string) []SlotRef {
+	var out []SlotRef
+	for _, m := range slotRE.FindAllStringSubmatchIndex(s, -1) {
+		r := SlotRef{Start: m[0], End: m[1], Name: s[m[2]:m[3]]}
+		if m[4] >= 0 {
+			r.Default, r.HasDefault = s[m[4]:m[5]], true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// WholeSlot reports whether s is exactly one slot, which then takes the
+// slot's value whatever its type.
+func WholeSlot(s string) (SlotRef, bool) {
+	rs := TemplateSlots(s)
+	if len(rs) == 1 && rs[0].Start == 0 && rs[0].End == len(s) {
+		return rs[0], true
+	}
+	return SlotRef{}, false
+}
+
+// IsEventsSlot reports whether a slot names the registered events or one
+// of a layout's event lists.
+func IsEventsSlot(name string) (list string, ok bool) {
+	if name == SlotEvents {
+		return "", true
+	}
+	l, ok := strings.CutPrefix(name, SlotEvents+".")
+	return l, ok
+}
+
+// Layout returns the layout with an id, or nil.
+func (a *Atlas) Layout(id string) *Layout {
+	for _, l := range a.Layouts {
+		if l.ID == id {
+			return l
+		}
+	}
+	return nil
+}
+
+// BundleFiles are the files every bundle carries besides its layout's.
+var BundleFiles = []string{"sitter-handlers.json", "bin/sitter-hook", ".sitter-bundle.json", "README.md"}
+
+// Required are the files every bundle of the layout has besides its
+// manifest: those written whatever the plugin holds.
+func (l *Layout) Required() []string {
+	var out []string
+	for _, f := range l.Files {
+		if f.When.Name == "" && f.Each.Name == "" && f.Path.Name != l.Manifest.Path.Name {
+			out = append(out, f.Path.Name)
+		}
+	}
+	return out
+}
