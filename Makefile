@@ -38,13 +38,15 @@ fuzz:
 	$(GO) test ./gen/golden -run '^$$' -fuzz '^FuzzNormalize$$' -fuzztime $(FUZZTIME)
 
 ## bench: median wall time of a hook call against a Go start-up floor; the babysitter stop
-## check on a 1,000-event run against the same floor; run cycle vs the npm SDK
+## check on a 1,000-event run against the same floor; run cycle vs the npm SDK; make generate's
+## growth per harness
 bench:
 	$(GO) run ./runtime/cmd/hookbench
 	$(GO) run ./runtime/cmd/stopbench
 	$(GO) run ./runtime/cmd/runbench
 	$(GO) run ./runtime/cmd/proxybench
 	$(GO) run ./runtime/cmd/transcriptbench
+	$(GO) run ./runtime/cmd/genbench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 ## chaos: the fault suite (every TestChaos* test: concurrency, floods, signals,

@@ -33,6 +33,7 @@ type Variant struct {
 	Name string
 	Argv []string
 	Env  []string // added to the environment
+	Dir  string   // working directory ("" = this one)
 	In   string   // file given as stdin
 	// Want, when set, must appear in the answer of the check run.
 	Want string
@@ -115,6 +116,7 @@ func (v *Variant) run(stdout, stderr io.Writer) (time.Duration, error) {
 		cmd.Stdin = f
 	}
 	cmd.Env = append(os.Environ(), v.Env...)
+	cmd.Dir = v.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
 	err := cmd.Run()
