@@ -169,6 +169,10 @@ func (c layoutChecker) slots(s string, p model.Pos, known []string, where string
 		if isEvents && (list == "" || c.hasList(list)) {
 			continue
 		}
+		if each := eachOf(r.Name); each != "" {
+			c.add(p, "layout %s: %s: slot {%s} is filled only in a file or text part with each: %q", c.lay.ID, where, r.Name, each)
+			continue
+		}
 		c.add(p, "layout %s: %s: unknown slot {%s} (slots: {%s}, {events}, {events.<list>} of eventLists)", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
 	}
 }
@@ -216,4 +220,14 @@ func hooksAtTop(doc *model.Tmpl) bool {
 		}
 	}
 	return false
+}
+
+// eachOf is the each set whose items fill a slot, "" when none does.
+func eachOf(slot string) string {
+	for each, slots := range model.EachSlots {
+		if contains(slots, slot) {
+			return each
+		}
+	}
+	return ""
 }
