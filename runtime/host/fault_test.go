@@ -119,9 +119,12 @@ func TestFaultKillTaskPost(t *testing.T) {
 	acked := map[string]string{}
 	killed, selfKilled := 0, 0
 	start := time.Now()
-	deadline := start.Add(60 * time.Second)
+	// A hang is caught before go test's own timeout kills the binary
+	// without a word; a slow, loaded machine is not a failure.
+	deadline, bounded := t.Deadline()
+	deadline = deadline.Add(-30 * time.Second)
 	for i := 0; i < kills; i++ {
-		if time.Now().After(deadline) {
+		if bounded && time.Now().After(deadline) {
 			t.Fatalf("the fault test ran out of time after %d kills", i)
 		}
 		e := es[i]
