@@ -5,7 +5,7 @@ FUZZTIME ?= 20s
 # Release flags: a stripped binary starts measurably faster on every hook call.
 RELEASE ?= -trimpath -ldflags="-s -w"
 
-.PHONY: all generate check build test fuzz bench vet clean e2e chaos
+.PHONY: all generate check cue-lint build test fuzz bench vet clean e2e chaos
 
 all: generate build
 
@@ -16,6 +16,11 @@ generate:
 ## check: load and check the atlas without writing anything
 check:
 	$(GO) run ./gen/cmd/sitter-gen -check
+
+## cue-lint: the atlas is cue fmt-clean and cue vet-clean (cue is the go.mod tool, not a download)
+cue-lint:
+	$(GO) tool cue fmt --check ./atlas/...
+	cd atlas && $(GO) tool cue vet -c ./harnesses
 
 ## build: build sitter (the hook path), sitter-host (the other verbs, which sitter execs),
 ## sitter-proxy (the LLM gateway) and the generator into bin/
