@@ -35,7 +35,7 @@ vet:
 
 ## test: vet, every unit/golden/testscript test, and a short fuzz run
 test: vet
-	$(GO) test ./...
+	$(GO) test -timeout 20m ./...
 	$(MAKE) fuzz
 
 ## fuzz: fuzz every generated Normalize for FUZZTIME
