@@ -13,38 +13,25 @@ import (
 	"sitter.dev/sitter/gen/write"
 )
 
-// acme is the README's "Adding a harness" example, verbatim in spirit: a
-// harness that only exists as one CUE file.
-const acme = `package atlas
-
-families: "shell-jsonl": profiles: "acme": true
-
-harnesses: acme: {
-	displayName: "Acme Agent"
-	aliases: ["acme-cli"]
-	family:  "shell-jsonl"
-	profile: "acme"
-	package: {name: "@acme/agent", source: "npm", trust: "vendor", lifecycle: "preview"}
-	compatibility: verified: ["1.2.3"]
-	evidence: [{kind: "doc", ref: "https://acme.example/docs/hooks"}]
-	eventName: ["event"]
-	fields: {
-		sessionId: ["session"]
-		cwd: ["cwd", "roots[0]"]
-		toolName: ["tool"]
-		toolInput: [{path: "args", as: "json-string"}]
+// acmeExample is the example of docs/adding-a-harness.md, as written
+// there: the cue block after its "example:" marker, a harness that only
+// exists as one CUE file.
+func acmeExample(t *testing.T) []byte {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "adding-a-harness.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	tools: shell: "shell"
-	events: [{
-		name:    "beforeTool"
-		phase:   "preToolUse"
-		support: "native"
-		can: ["deny"]
-		render: deny: stdout: {verdict: "no", why: "{reason}"}
-		evidence: [{kind: "doc", ref: "https://acme.example/docs/hooks#before-tool"}]
-	}]
+	_, rest, ok := bytes.Cut(doc, []byte("<!-- example: atlas/harnesses/acme.cue"))
+	if ok {
+		_, rest, ok = bytes.Cut(rest, []byte("```cue\n"))
+	}
+	block, _, closed := bytes.Cut(rest, []byte("\n```"))
+	if !ok || !closed {
+		t.Fatal("docs/adding-a-harness.md: no cue block after the example marker")
+	}
+	return append(block, '\n')
 }
-`
 
 // TestAddHarnessIsCUEOnly copies the repository, adds one harness file to
 // the atlas, regenerates, builds sitter and drives the new harness through
@@ -58,7 +45,7 @@ func TestAddHarnessIsCUEOnly(t *testing.T) {
 	for _, p := range []string{"go.mod", "go.sum", "atlas", "runtime", "generated"} {
 		copyTree(t, filepath.Join(src, p), filepath.Join(tmp, p))
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "atlas", "harnesses", "acme.cue"), []byte(acme), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, "atlas", "harnesses", "acme.cue"), acmeExample(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, files, err := gen.Generate(tmp)

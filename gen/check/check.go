@@ -75,6 +75,7 @@ func Atlas(a *model.Atlas) model.Errors {
 			add(h.Pos, "harness %s: no evidence", h.ID)
 		}
 		errs = append(errs, checkPaths(h)...)
+		errs = append(errs, checkOutputs(h)...)
 
 		seen := map[string]*model.Event{}
 		for _, e := range h.Events {
@@ -89,7 +90,7 @@ func Atlas(a *model.Atlas) model.Errors {
 			if len(e.Evidence) == 0 {
 				add(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
 			}
-			errs = append(errs, checkRules(e)...)
+			errs = append(errs, checkRules(h, e)...)
 		}
 		if ae := h.AgentEnv; ae != nil {
 			for _, n := range ae.Events {
@@ -106,7 +107,7 @@ func Atlas(a *model.Atlas) model.Errors {
 	return errs.Sort()
 }
 
-func checkRules(e *model.Event) model.Errors {
+func checkRules(h *model.Harness, e *model.Event) model.Errors {
 	var errs model.Errors
 	add := func(p model.Pos, format string, args ...any) {
 		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
@@ -157,8 +158,137 @@ func checkRules(e *model.Event) model.Errors {
 		if need != "" && !slots[need] {
 			add(r.Pos, "event %s: render rule %q never writes {%s}", e.Name, r.Aspect, need)
 		}
+		errs = append(errs, checkEffect(h, e, r)...)
 	}
 	return errs
+}
+
+// checkEffect holds a rule's declared effect against its aspect (the
+// canonical decision it renders), its event's can list, the phase, and the
+// harness's sessionOutputs.
+func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
+	var errs model.Errors
+	add := func(p model.Pos, format string, args ...any) {
+		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	fx := r.Effect
+	if fx.Call.Name == "" || fx.Session.Name == "" {
+		return nil // CUE reports the missing effect
+	}
+	// An effect written in the event is reported where it is written; one
+	// shared through a let, at the rule that uses it.
+	at := func(n model.Named) model.Pos {
+		if n.Pos.File == e.Pos.File && n.Pos.Line >= e.Pos.Line {
+			return n.Pos
+		}
+		return r.Pos
+	}
+	fx.Call.Pos, fx.Session.Pos = at(fx.Call), at(fx.Session)
+	stop := stopPhases[e.Phase.Name]
+	mismatch := ""
+	switch want := model.AspectEffect[r.Aspect]; want {
+	case model.ContinuesSession, model.HaltsSession:
+		if fx.Session.Name != want {
+			mismatch = fx.Session.Name
+			add(fx.Session.Pos, "event %s: render rule %q says session: %s, but %q %s (session: %s)", e.Name, r.Aspect, fx.Session.Name, r.Aspect, aspectMeans[r.Aspect], want)
+		}
+	default:
+		if fx.Call.Name != want {
+			mismatch = fx.Call.Name
+			add(fx.Call.Pos, "event %s: render rule %q says call: %s, but %q %s (call: %s)", e.Name, r.Aspect, fx.Call.Name, r.Aspect, aspectMeans[r.Aspect], want)
+		}
+	}
+	if stop && fx.Call.Name == model.DeniesCall {
+		add(fx.Call.Pos, "event %s: render rule %q says call: deniesCall, but phase %s has no call to deny: a stop is refused with a block, which continues the session (session: continuesSession)", e.Name, r.Aspect, e.Phase.Name)
+	}
+	for _, x := range []model.Named{fx.Call, fx.Session} {
+		c := model.EffectCapability[x.Name]
+		// The aspect's own effect is checked as "render rule without its capability".
+		if c == "" || e.Has(c) || x.Name == model.AspectEffect[r.Aspect] || x.Name == mismatch || (stop && x.Name == model.DeniesCall) {
+			continue
+		}
+		add(x.Pos, "event %s: render rule %q claims %s, but the event's can list has no %q", e.Name, r.Aspect, x.Name, c)
+	}
+	halt := firstMatch(h.Halts, e.Phase.Name, r)
+	cont := firstMatch(h.Continues, e.Phase.Name, r)
+	where := func(o *model.OutputMatch) string { return fmt.Sprintf("%s sessionOutputs at %s", h.ID, o.Pos) }
+	switch fx.Session.Name {
+	case model.HaltsSession:
+		if cont != nil {
+			add(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes %s, which continues the session (%s)", e.Name, r.Aspect, cont, where(cont))
+		} else if halt == nil {
+			add(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes nothing that %s's sessionOutputs.halts lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
+		}
+	case model.ContinuesSession:
+		if halt != nil {
+			add(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes %s, which halts the session (%s)", e.Name, r.Aspect, halt, where(halt))
+		} else if cont == nil {
+			add(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes nothing that %s's sessionOutputs.continues lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
+		}
+	default:
+		for _, o := range []*model.OutputMatch{halt, cont} {
+			if o == nil {
+				continue
+			}
+			what := "halts"
+			if o == cont {
+				what = "continues"
+			}
+			add(fx.Session.Pos, "event %s: render rule %q says session: none, but writes %s, which %s the session (%s)", e.Name, r.Aspect, o, what, where(o))
+		}
+	}
+	return errs
+}
+
+// aspectMeans says what each render aspect does, for error messages.
+var aspectMeans = map[string]string{
+	"allow": "lets the call run", "ask": "asks the user", "deny": "refuses the call",
+	"rewrite": "runs the call with a new input", "context": "adds context", "userMessage": "shows the user a message",
+	"block": "keeps the session going", "halt": "halts the session",
+}
+
+func firstMatch(os []model.OutputMatch, phase string, r *model.Rule) *model.OutputMatch {
+	for i := range os {
+		if os[i].Applies(phase) && os[i].Matches(r) {
+			return &os[i]
+		}
+	}
+	return nil
+}
+
+// checkOutputs checks the harness's sessionOutputs: each names a key or an
+// exit code, and no output both halts and continues on a phase.
+func checkOutputs(h *model.Harness) model.Errors {
+	var errs model.Errors
+	for _, os := range [][]model.OutputMatch{h.Halts, h.Continues} {
+		for _, o := range os {
+			if (o.Key == "") == (o.Exit == 0) {
+				errs = append(errs, model.Error{Pos: o.Pos, Msg: fmt.Sprintf("harness %s: a session output names a stdout key or an exit code, one of the two", h.ID)})
+			}
+		}
+	}
+	for _, a := range h.Halts {
+		for _, b := range h.Continues {
+			if a.Key != b.Key || a.Exit != b.Exit || (a.Value != b.Value && a.Value != "" && b.Value != "") {
+				continue
+			}
+			for _, p := range phaseSet(a, b) {
+				if a.Applies(p) && b.Applies(p) {
+					errs = append(errs, model.Error{Pos: b.Pos, Msg: fmt.Sprintf("harness %s: session output %s both continues and halts the session (halts at %s)", h.ID, b, a.Pos)})
+					break
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// phaseSet lists the phases two matches name; "" stands for every phase.
+func phaseSet(a, b model.OutputMatch) []string {
+	if a.Phases == nil && b.Phases == nil {
+		return []string{""}
+	}
+	return append(append([]string{}, a.Phases...), b.Phases...)
 }
 
 func walkSlots(ms []model.Member, fn func(model.Member)) {

@@ -3,6 +3,7 @@
 package emit
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -33,6 +34,24 @@ func PkgName(id string) string {
 	s := b.String()
 	if s == "" || unicode.IsDigit(rune(s[0])) {
 		s = "h" + s
+	}
+	return s
+}
+
+// initialism matches a capitalised word of a Go name that Go spells in
+// capitals (Id → ID, Url → URL, Json → JSON) where the word ends.
+var initialism = regexp.MustCompile(`(Id|Url|Uri|Json|Http|Api)([A-Z0-9]|$)`)
+
+// GoField is GoName with Go's initialisms: "session_id" → "SessionID",
+// "toolCallId" → "ToolCallID", "base_url" → "BaseURL".
+func GoField(key string) string {
+	// Twice: adjacent initialisms share the boundary ("IdUrl").
+	s := GoName(key)
+	for i := 0; i < 2; i++ {
+		s = initialism.ReplaceAllStringFunc(s, func(m string) string {
+			w := strings.TrimRight(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+			return strings.ToUpper(w) + m[len(w):]
+		})
 	}
 	return s
 }

@@ -73,7 +73,7 @@ func payloadTree(h *model.Harness) *node {
 		sort.Slice(n.kids, func(i, j int) bool { return n.kids[i].key < n.kids[j].key })
 		used := map[string]int{}
 		for _, k := range n.kids {
-			g := GoName(k.key)
+			g := GoField(k.key)
 			used[g]++
 			if used[g] > 1 {
 				g = fmt.Sprintf("%s%d", g, used[g])
@@ -399,6 +399,9 @@ func rulesLit(e *model.Event) jen.Code {
 		}
 		if r.Stderr != "" {
 			rd[jen.Id("Stderr")] = slotLit(r.Stderr)
+		}
+		if r.Effect.Session.Name == model.HaltsSession {
+			rd[jen.Id("HaltsSession")] = jen.True()
 		}
 		d[jen.Id(fields[r.Aspect])] = jen.Op("&").Qual(hookPkg, "Rule").Values(rd)
 	}

@@ -77,8 +77,17 @@ func RegistryGo(a *model.Atlas) []File {
 				jen.Id("Phase"):    jen.Lit(e.Phase.Name),
 				jen.Id("Support"):  jen.Lit(e.Support),
 				jen.Id("Can"):      jen.Index().String().Values(can...),
-				jen.Id("Note"):     jen.Lit(e.Note),
 				jen.Id("Evidence"): evidenceLit(e.Evidence),
+			}
+			if e.Note != "" {
+				spec[jen.Id("Note")] = jen.Lit(e.Note)
+			}
+			if len(e.Rules) > 0 {
+				var fx []jen.Code
+				for _, r := range e.Rules {
+					fx = append(fx, jen.Values(jen.Dict{jen.Id("Aspect"): jen.Lit(r.Aspect), jen.Id("Call"): jen.Lit(r.Effect.Call.Name), jen.Id("Session"): jen.Lit(r.Effect.Session.Name)}))
+				}
+				spec[jen.Id("Effects")] = jen.Index().Qual(adapterPkg, "Effect").Values(fx...)
 			}
 			events = append(events, jen.Lit(e.Name))
 			eventCases = append(eventCases, jen.Case(jen.Lit(e.Name)).Block(

@@ -130,6 +130,9 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		if rest, ok := strings.CutPrefix(msg, "incomplete value "); ok {
 			msg = "missing or incomplete value (want " + rest + ")"
 		}
+		if msg == "field is required but not present" && strings.HasSuffix(strings.Join(e.Path(), "."), ".effect") {
+			msg += ": say what the output does, effect: {call: …, session: …, evidence: […]} (docs/adding-a-harness.md)"
+		}
 		items = append(items, cueItem{best, strings.Join(e.Path(), "."), msg})
 	}
 	// A value outside an enumeration comes back as one "conflicting values"
@@ -416,10 +419,39 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 		})
 		h.AgentEnv = a
 	}
+	h.Halts = l.outputMatches(hv.LookupPath(cue.ParsePath("sessionOutputs.halts")))
+	h.Continues = l.outputMatches(hv.LookupPath(cue.ParsePath("sessionOutputs.continues")))
 	l.list(hv.LookupPath(cue.ParsePath("events")), func(ev cue.Value) {
 		h.Events = append(h.Events, l.event(ev))
 	})
 	return h
+}
+
+// outputMatches reads a list of #OutputMatch.
+func (l *loader) outputMatches(v cue.Value) []model.OutputMatch {
+	var out []model.OutputMatch
+	l.list(v, func(mv cue.Value) {
+		m := model.OutputMatch{Key: l.str(mv, "key"), Pos: l.vpos(mv)}
+		if x := mv.LookupPath(cue.ParsePath("value")); x.Exists() {
+			b, err := x.MarshalJSON()
+			if err != nil {
+				l.fail(x, "value: %v", err)
+			}
+			m.Value = string(b)
+		}
+		if x := mv.LookupPath(cue.ParsePath("exit")); x.Exists() {
+			n, err := x.Int64()
+			if err != nil {
+				l.fail(x, "exit: %v", err)
+			}
+			m.Exit = int(n)
+		}
+		if x := mv.LookupPath(cue.ParsePath("phases")); x.Exists() {
+			m.Phases = l.strings(mv, "phases")
+		}
+		out = append(out, m)
+	})
+	return out
 }
 
 func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
@@ -566,6 +598,10 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		}
 		if so := r.LookupPath(cue.ParsePath("stdout")); so.Exists() {
 			rule.Stdout = l.members(so)
+		}
+		if fx := r.LookupPath(cue.ParsePath("effect")); fx.Exists() {
+			rule.Effect = model.Effect{Call: l.named(fx, "call"), Session: l.named(fx, "session"),
+				Evidence: l.evidence(fx.LookupPath(cue.ParsePath("evidence"))), Pos: l.vpos(fx)}
 		}
 		e.Rules = append(e.Rules, rule)
 	}

@@ -121,10 +121,12 @@ type Harness struct {
 	Tools       []ToolKind     // sorted by name
 	Prefixes    []ToolKind     // sorted by name
 	Packaging   Packaging
-	Events      []*Event // atlas order
-	Evidence    []Evidence
-	Speaks      []Named // LLM wire protocols it calls natively (providers.go)
-	AgentEnv    *AgentEnv
+	// SessionOutputs: the native outputs that halt or continue the session.
+	Halts, Continues []OutputMatch
+	Events           []*Event // atlas order
+	Evidence         []Evidence
+	Speaks           []Named // LLM wire protocols it calls natively (providers.go)
+	AgentEnv         *AgentEnv
 }
 
 // AgentEnv is how a hook hands environment variables to the agent's shell
@@ -236,6 +238,104 @@ type Rule struct {
 	Stdout []Member
 	Exit   int
 	Stderr string // a slot name ("reason", …) or ""
+	Effect Effect
+}
+
+// Effect is what a rule's output does to the call and the session.
+type Effect struct {
+	Call, Session Named // a CallEffect and a SessionEffect
+	Evidence      []Evidence
+	Pos           Pos
+}
+
+// The effect vocabulary (#CallEffect, #SessionEffect).
+const (
+	AllowsCall       = "allowsCall"
+	DeniesCall       = "deniesCall"
+	AsksUser         = "asksUser"
+	RewritesInput    = "rewritesInput"
+	AddsContext      = "addsContext"
+	ShowsUser        = "showsUser"
+	ContinuesSession = "continuesSession"
+	HaltsSession     = "haltsSession"
+	NoEffect         = "none"
+)
+
+// AspectEffect is the effect each render aspect must declare: the call
+// effect of a decision or text, or the session effect of block and halt.
+var AspectEffect = map[string]string{
+	"allow": AllowsCall, "ask": AsksUser, "deny": DeniesCall, "rewrite": RewritesInput,
+	"context": AddsContext, "userMessage": ShowsUser,
+	"block": ContinuesSession, "halt": HaltsSession,
+}
+
+// EffectCapability is the capability an effect needs in its event's can list.
+var EffectCapability = map[string]string{
+	AllowsCall: "allow", AsksUser: "ask", DeniesCall: "deny", RewritesInput: "rewriteInput",
+	AddsContext: "addContext", ShowsUser: "userMessage",
+	ContinuesSession: "block", HaltsSession: "halt",
+}
+
+// OutputMatch is one native output a harness declares as halting or
+// continuing the session: a stdout key path holding Value (raw JSON; ""
+// for any value), or an exit code, on Phases (nil: every phase).
+type OutputMatch struct {
+	Key, Value string
+	Exit       int
+	Phases     []string
+	Pos        Pos
+}
+
+// Applies reports whether the match holds on a phase.
+func (o OutputMatch) Applies(phase string) bool {
+	if o.Phases == nil {
+		return true
+	}
+	for _, p := range o.Phases {
+		if p == phase {
+			return true
+		}
+	}
+	return false
+}
+
+// Matches reports whether a rule's output contains the match: its exit
+// code, or the key path with the value (a slot matches only "any value").
+func (o OutputMatch) Matches(r *Rule) bool {
+	if o.Key == "" {
+		return o.Exit != 0 && r.Exit == o.Exit
+	}
+	ms := r.Stdout
+	segs := strings.Split(o.Key, ".")
+	for i, seg := range segs {
+		var found *Member
+		for j := range ms {
+			if ms[j].Key == seg {
+				found = &ms[j]
+				break
+			}
+		}
+		if found == nil {
+			return false
+		}
+		if i < len(segs)-1 {
+			ms = found.Kids
+			continue
+		}
+		return o.Value == "" || (found.Kids == nil && found.Slot == "" && found.Const == o.Value)
+	}
+	return false
+}
+
+// String says the match as a user wrote it.
+func (o OutputMatch) String() string {
+	if o.Key == "" {
+		return fmt.Sprintf("exit %d", o.Exit)
+	}
+	if o.Value == "" {
+		return o.Key
+	}
+	return o.Key + ": " + o.Value
 }
 
 // Member is a key of a stdout skeleton: a constant (raw JSON), a slot, or a

@@ -21,6 +21,35 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PreToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeGuard, TestClaudeProbe (docs/fidelity.md)",
@@ -35,13 +64,33 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "PreToolUse",
-			Note:    "",
 			Phase:   "preToolUse",
 			Support: "native",
 		}, true
 	case "PermissionRequest":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny", "rewriteInput", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -60,6 +109,23 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PostToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -78,6 +144,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PostToolUseFailure":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -89,13 +168,25 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PostToolUseFailure",
-			Note:    "",
 			Phase:   "postToolUseFailure",
 			Support: "native",
 		}, true
 	case "PostToolBatch":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -111,18 +202,39 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PermissionDenied":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PermissionDenied",
-			Note:    "",
 			Phase:   "permissionDenied",
 			Support: "native",
 		}, true
 	case "Notification":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
@@ -131,13 +243,29 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "Notification",
-			Note:    "",
 			Phase:   "notification",
 			Support: "native",
 		}, true
 	case "UserPromptSubmit":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -156,6 +284,23 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "UserPromptExpansion":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -164,13 +309,25 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "UserPromptExpansion",
-			Note:    "",
 			Phase:   "promptExpansion",
 			Support: "native",
 		}, true
 	case "SessionStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -182,13 +339,21 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "SessionStart",
-			Note:    "",
 			Phase:   "sessionStart",
 			Support: "native",
 		}, true
 	case "SessionEnd":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -200,13 +365,29 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "SessionEnd",
-			Note:    "",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
 	case "Stop":
 		return &adapter.EventSpec{
 			Can: []string{"block", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -228,6 +409,15 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "StopFailure":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -236,13 +426,25 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "StopFailure",
-			Note:    "",
 			Phase:   "error",
 			Support: "native",
 		}, true
 	case "SubagentStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -254,13 +456,29 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "SubagentStart",
-			Note:    "",
 			Phase:   "subagentStart",
 			Support: "native",
 		}, true
 	case "SubagentStop":
 		return &adapter.EventSpec{
 			Can: []string{"block", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -279,6 +497,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PreCompact":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -297,6 +528,15 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "PostCompact":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -305,13 +545,33 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PostCompact",
-			Note:    "",
 			Phase:   "postCompact",
 			Support: "native",
 		}, true
 	case "PreModelSwitch":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -320,13 +580,25 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PreModelSwitch",
-			Note:    "",
 			Phase:   "modelSwitch",
 			Support: "native",
 		}, true
 	case "PostModelSwitch":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -335,25 +607,49 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PostModelSwitch",
-			Note:    "",
 			Phase:   "afterModelSwitch",
 			Support: "native",
 		}, true
 	case "Setup":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "Setup",
-			Note:    "",
 			Phase:   "setup",
 			Support: "native",
 		}, true
 	case "TeammateIdle":
 		return &adapter.EventSpec{
 			Can: []string{"block", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -366,6 +662,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "TaskCreated":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -374,13 +683,25 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "TaskCreated",
-			Note:    "",
 			Phase:   "taskCreated",
 			Support: "native",
 		}, true
 	case "TaskCompleted":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -389,49 +710,85 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "TaskCompleted",
-			Note:    "",
 			Phase:   "taskCompleted",
 			Support: "native",
 		}, true
 	case "Elicitation":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "Elicitation",
-			Note:    "",
 			Phase:   "elicitation",
 			Support: "native",
 		}, true
 	case "ElicitationResult":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "ElicitationResult",
-			Note:    "",
 			Phase:   "elicitationResult",
 			Support: "native",
 		}, true
 	case "ConfigChange":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "ConfigChange",
-			Note:    "",
 			Phase:   "configChange",
 			Support: "native",
 		}, true
 	case "InstructionsLoaded":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -440,13 +797,21 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "InstructionsLoaded",
-			Note:    "",
 			Phase:   "instructionsLoaded",
 			Support: "native",
 		}, true
 	case "WorktreeCreate":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -459,42 +824,75 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 	case "WorktreeRemove":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "WorktreeRemove",
-			Note:    "",
 			Phase:   "worktreeRemove",
 			Support: "native",
 		}, true
 	case "CwdChanged":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "CwdChanged",
-			Note:    "",
 			Phase:   "cwdChanged",
 			Support: "native",
 		}, true
 	case "FileChanged":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "FileChanged",
-			Note:    "",
 			Phase:   "fileChanged",
 			Support: "native",
 		}, true
 	case "DirectoryAdded":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -503,13 +901,21 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "DirectoryAdded",
-			Note:    "",
 			Phase:   "directoryAdded",
 			Support: "native",
 		}, true
 	case "MessageDisplay":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -518,13 +924,33 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "MessageDisplay",
-			Note:    "",
 			Phase:   "messageDisplay",
 			Support: "native",
 		}, true
 	case "PreSkillShellCommand":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
@@ -669,6 +1095,23 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "PreToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "rewriteInput", "addContext", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexGuard, TestCodexProbe (docs/fidelity.md)",
@@ -694,6 +1137,19 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "PermissionRequest":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -716,6 +1172,23 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "PostToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -738,6 +1211,15 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "PreCompact":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -757,6 +1239,15 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "PostCompact":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -769,13 +1260,25 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}},
 			Name:    "PostCompact",
-			Note:    "",
 			Phase:   "postCompact",
 			Support: "native",
 		}, true
 	case "SessionStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -791,7 +1294,6 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 				Ref:  "https://github.com/openai/codex/tree/main/codex-rs/hooks/src/events",
 			}},
 			Name:    "SessionStart",
-			Note:    "",
 			Phase:   "sessionStart",
 			Support: "native",
 		}, true
@@ -817,6 +1319,23 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "UserPromptSubmit":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -839,6 +1358,15 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "SubagentStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -858,6 +1386,19 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "SubagentStop":
 		return &adapter.EventSpec{
 			Can: []string{"block", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -877,6 +1418,19 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "Stop":
 		return &adapter.EventSpec{
 			Can: []string{"block", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCodexProbe (docs/fidelity.md)",
@@ -902,6 +1456,11 @@ func eventCodex(name string) (*adapter.EventSpec, bool) {
 	case "Interrupt":
 		return &adapter.EventSpec{
 			Can: []string{"userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@openai/codex-linux-x64@0.171.0: hook JSON Schemas and output-parser strings in the binary",
@@ -1087,6 +1646,27 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "preToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "rewriteInput", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotGuard, TestCopilotProbe (docs/fidelity.md)",
@@ -1134,6 +1714,11 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "postToolUseFailure":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1156,6 +1741,19 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "permissionRequest":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny", "halt"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "deniesCall",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1175,6 +1773,11 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "agentStop":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1200,6 +1803,11 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "subagentStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1218,6 +1826,11 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "subagentStop":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1269,6 +1882,11 @@ func eventCopilot(name string) (*adapter.EventSpec, bool) {
 	case "notification":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestCopilotProbe (docs/fidelity.md)",
@@ -1415,6 +2033,11 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "sessionStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1449,6 +2072,23 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "preToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1466,6 +2106,11 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "postToolUse":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1513,6 +2158,11 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "subagentStop":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1530,6 +2180,23 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "beforeShellExecution":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1564,6 +2231,23 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "beforeMCPExecution":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "ask", "deny", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1598,6 +2282,15 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "beforeReadFile":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1636,6 +2329,11 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "beforeSubmitPrompt":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1666,6 +2364,11 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "stop":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1721,6 +2424,15 @@ func eventCursor(name string) (*adapter.EventSpec, bool) {
 	case "beforeTabFileRead":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Note: "M: event list and categories",
@@ -1869,6 +2581,15 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "SessionStart":
 		return &adapter.EventSpec{
 			Can: []string{"addContext", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -1890,6 +2611,11 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "SessionEnd":
 		return &adapter.EventSpec{
 			Can: []string{"userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -1911,6 +2637,23 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "BeforeAgent":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -1932,6 +2675,19 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "AfterAgent":
 		return &adapter.EventSpec{
 			Can: []string{"block", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -1956,6 +2712,19 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "BeforeModel":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -1977,6 +2746,15 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "AfterModel":
 		return &adapter.EventSpec{
 			Can: []string{"halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md); TestGeminiProbe/after-model-deny-ignored: a deny leaves the model's tool call to run on 0.61.0",
@@ -2019,6 +2797,27 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "BeforeTool":
 		return &adapter.EventSpec{
 			Can: []string{"ask", "deny", "rewriteInput", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiGuard, TestGeminiProbe (docs/fidelity.md)",
@@ -2043,6 +2842,23 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "AfterTool":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -2064,6 +2880,11 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "PreCompress":
 		return &adapter.EventSpec{
 			Can: []string{"userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestGeminiProbe (docs/fidelity.md)",
@@ -2085,6 +2906,11 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	case "Notification":
 		return &adapter.EventSpec{
 			Can: []string{"userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Ref:  "https://geminicli.com/docs/hooks/",
@@ -2236,6 +3062,15 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "tool.execute.before":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeGuard, TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
@@ -2263,6 +3098,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "tool.execute.after":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
@@ -2284,6 +3124,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "chat.message":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
@@ -2308,6 +3153,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "command.execute.before":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
@@ -2326,6 +3176,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "experimental.chat.system.transform":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe (docs/fidelity.md)",
@@ -2431,6 +3286,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "experimental.session.compacting":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeProbe (docs/fidelity.md)",
@@ -2506,6 +3366,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "session.idle":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestOpenCodeObserve, TestOpenCodeProbe, TestOpenCodeStop, TestBabysitLoop/opencode (docs/fidelity.md)",
@@ -2563,6 +3428,15 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	case "permission.asked":
 		return &adapter.EventSpec{
 			Can: []string{"allow", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@opencode-ai/sdk@1.18.33: dist/gen/types.gen.d.ts (Event) and dist/v2/gen/types.gen.d.ts (EventPermissionAsked, PermissionRespondData)",
@@ -2749,6 +3623,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "session_start":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -2770,6 +3649,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "session_before_switch":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
@@ -2785,6 +3669,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "session_before_fork":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
@@ -2800,6 +3689,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "session_before_tree":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
@@ -2830,6 +3724,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "session_before_compact":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -2880,13 +3779,17 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "session_shutdown",
-			Note:    "",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
 	case "input":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -2908,6 +3811,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "before_agent_start":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -2940,7 +3848,6 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "agent_start",
-			Note:    "",
 			Phase:   "agentStart",
 			Support: "native",
 		}, true
@@ -2985,13 +3892,17 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "turn_start",
-			Note:    "",
 			Phase:   "turnStart",
 			Support: "native",
 		}, true
 	case "turn_end":
 		return &adapter.EventSpec{
 			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -3030,7 +3941,6 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "message_start",
-			Note:    "",
 			Phase:   "messageUpdate",
 			Support: "native",
 		}, true
@@ -3138,7 +4048,6 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "tool_execution_start",
-			Note:    "",
 			Phase:   "toolExecution",
 			Support: "native",
 		}, true
@@ -3156,7 +4065,6 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "tool_execution_update",
-			Note:    "",
 			Phase:   "toolExecution",
 			Support: "native",
 		}, true
@@ -3174,13 +4082,21 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "tool_execution_end",
-			Note:    "",
 			Phase:   "toolExecution",
 			Support: "native",
 		}, true
 	case "tool_call":
 		return &adapter.EventSpec{
 			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiGuard, TestPiProbe (docs/fidelity.md)",
@@ -3205,6 +4121,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "tool_result":
 		return &adapter.EventSpec{
 			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestPiProbe (docs/fidelity.md)",
@@ -3226,6 +4147,11 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 	case "user_bash":
 		return &adapter.EventSpec{
 			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: dist/core/extensions/types.d.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
@@ -3249,7 +4175,6 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
 			}},
 			Name:    "model_select",
-			Note:    "",
 			Phase:   "afterModelSwitch",
 			Support: "native",
 		}, true

@@ -104,9 +104,18 @@ type EventSpec struct {
 	Phase    string      `json:"phase"`
 	Support  string      `json:"support"`
 	Can      []string    `json:"can"`
+	Effects  []Effect    `json:"effects,omitempty"`
 	Note     string      `json:"note,omitempty"`
 	Evidence []Evidence  `json:"evidence"`
 	Rules    *hook.Rules `json:"-"`
+}
+
+// Effect is what the render rule of one aspect (allow, deny, block, halt,
+// context, …) does to the call and to the session, as the atlas declares it.
+type Effect struct {
+	Aspect  string `json:"aspect"`
+	Call    string `json:"call"`
+	Session string `json:"session"`
 }
 
 // Descriptor is one harness adapter.

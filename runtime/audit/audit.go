@@ -57,7 +57,13 @@ type Entry struct {
 	Reason      string    `json:"reason,omitempty"`
 	Error       string    `json:"error,omitempty"`    // why sitter answered without running handlers
 	Evidence    []string  `json:"evidence,omitempty"` // the atlas evidence of the event's render rules
-	LatencyMs   float64   `json:"latencyMs"`
+	// Halted: the answer halts the session (it rendered a rule whose atlas
+	// effect is haltsSession, such as a canonical halt); HaltReason is why.
+	// HaltDropped: a handler asked for a halt the event cannot express.
+	Halted      bool    `json:"halted,omitempty"`
+	HaltReason  string  `json:"haltReason,omitempty"`
+	HaltDropped bool    `json:"haltDropped,omitempty"`
+	LatencyMs   float64 `json:"latencyMs"`
 }
 
 // Config says where the log is and when it rotates.
@@ -104,7 +110,7 @@ func Enabled() bool {
 // Finish redacts an entry's free text, sets its verdict and time.
 func (e *Entry) Finish(rewrote bool) {
 	red := false
-	for _, s := range []*string{&e.Command, &e.Reason, &e.Error} {
+	for _, s := range []*string{&e.Command, &e.Reason, &e.HaltReason, &e.Error} {
 		var r bool
 		*s, r = Redact(*s)
 		red = red || r
@@ -219,11 +225,15 @@ func Files(c Config) []string {
 }
 
 // Filter selects entries; empty fields match all.
-type Filter struct{ Session, Decision, Verdict, Harness, Phase string }
+type Filter struct {
+	Session, Decision, Verdict, Harness, Phase string
+	Halted                                     bool // only entries whose answer halted the session
+}
 
 func (f Filter) match(e *Entry) bool {
 	return (f.Session == "" || e.Session == f.Session) && (f.Decision == "" || e.Decision == f.Decision) &&
-		(f.Verdict == "" || e.Verdict == f.Verdict) && (f.Harness == "" || e.Harness == f.Harness) && (f.Phase == "" || e.Phase == f.Phase)
+		(f.Verdict == "" || e.Verdict == f.Verdict) && (f.Harness == "" || e.Harness == f.Harness) && (f.Phase == "" || e.Phase == f.Phase) &&
+		(!f.Halted || e.Halted)
 }
 
 // MaxLine is the longest line Query reads; a longer one is skipped and

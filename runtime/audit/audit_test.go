@@ -88,6 +88,9 @@ func TestEncodeMatchesJSON(t *testing.T) {
 			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r", Error: "sitter: bad",
 			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}},
 			Evidence: []string{"doc: u", "test: v"}, LatencyMs: 3.5},
+		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{},
+			Halted: true, HaltReason: "out of budget"},
+		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}, HaltDropped: true},
 	} {
 		got := appendEntry(nil, &e)
 		want, _ := json.Marshal(e)

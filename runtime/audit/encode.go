@@ -50,6 +50,13 @@ func appendEntry(b []byte, e *Entry) []byte {
 		}
 		b = append(b, ']')
 	}
+	if e.Halted {
+		b = append(b, `,"halted":true`...)
+	}
+	b = field(b, "haltReason", e.HaltReason, false)
+	if e.HaltDropped {
+		b = append(b, `,"haltDropped":true`...)
+	}
 	b = append(b, `,"latencyMs":`...)
 	b = strconv.AppendFloat(b, e.LatencyMs, 'f', -1, 64)
 	return append(b, '}', '\n')

@@ -177,3 +177,30 @@ func FuzzCompactPayload(f *testing.F) {
 		}
 	})
 }
+
+// TestRenderHalted: an answer halts the session when a rendered rule says so
+// (the atlas effect haltsSession), not when a halt was asked for but the
+// event cannot express it, nor for a rule that only refuses the call.
+func TestRenderHalted(t *testing.T) {
+	rules := &Rules{
+		Deny: &Rule{Stdout: []Member{{Key: "decision", Const: `"deny"`}}},
+		Halt: &Rule{Stdout: []Member{{Key: "continue", Const: "false"}}, HaltsSession: true},
+	}
+	ev := Event{Phase: "preToolUse", Harness: "h", NativeEvent: "E"}
+	for _, c := range []struct {
+		name  string
+		r     Result
+		rules *Rules
+		want  bool
+	}{
+		{"halt", Result{Decision: Noop, Halt: true}, rules, true},
+		{"deny and halt", Result{Decision: Deny, Halt: true}, rules, true},
+		{"deny", Result{Decision: Deny}, rules, false},
+		{"halt dropped", Result{Decision: Noop, Halt: true}, &Rules{Deny: rules.Deny}, false},
+		{"deny that halts", Result{Decision: Deny}, &Rules{Deny: &Rule{Stdout: rules.Deny.Stdout, HaltsSession: true}}, true},
+	} {
+		if got := Render(ev, c.r, c.rules).Halted; got != c.want {
+			t.Errorf("%s: Halted = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type Rule struct {
 	Stdout []Member
 	Exit   int
 	Stderr Slot
+	// HaltsSession: the atlas says this output halts the session (its
+	// effect's session is haltsSession).
+	HaltsSession bool
 }
 
 // Rules is the render table of one native event, generated from the atlas.
@@ -51,6 +54,8 @@ type Output struct {
 	Exit   int
 	Stderr []byte
 	Diags  []string
+	// Halted: a rule that halts the session was rendered.
+	Halted bool
 }
 
 // Canonical maps a decision onto the phase it answers: on stop phases a deny
@@ -129,6 +134,7 @@ func Render(ev Event, r Result, rules *Rules) Output {
 	}
 	var tmpl []Member
 	for _, rule := range apply {
+		out.Halted = out.Halted || rule.HaltsSession
 		tmpl = mergeMembers(tmpl, rule.Stdout)
 		if out.Exit == 0 && rule.Exit != 0 {
 			out.Exit = rule.Exit

@@ -12,7 +12,7 @@ import (
 )
 
 const auditUsage = `usage: sitter audit tail [-n N] [--json]
-       sitter audit query [--session S] [--decision D] [--verdict V] [--harness H] [--phase P] [-n N] [--json]`
+       sitter audit query [--session S] [--decision D] [--verdict V] [--harness H] [--phase P] [--halted] [-n N] [--json]`
 
 // runAudit reads the audit log in the state dir.
 func runAudit(args []string, stdout, stderr io.Writer) int {
@@ -30,6 +30,10 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		a := args[i]
 		if a == "--json" || a == "-json" {
 			asJSON = true
+			continue
+		}
+		if a == "--halted" {
+			f.Halted = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -93,8 +97,15 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		for _, h := range e.Handlers {
 			hs = append(hs, fmt.Sprintf("%s %.1fms", orDash(h.Decision), h.LatencyMs))
 		}
-		w.printf("%s %s %s/%s %s %s %s→%s %s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
-			e.Decision, e.Verdict, strings.Join(hs, ", "))
+		halt := ""
+		switch {
+		case e.Halted:
+			halt = " HALTED: " + oneLine(orDash(e.HaltReason), 80)
+		case e.HaltDropped:
+			halt = " halt dropped"
+		}
+		w.printf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
+			e.Decision, e.Verdict, strings.Join(hs, ", "), halt)
 	}
 	if w.err != nil {
 		return 1

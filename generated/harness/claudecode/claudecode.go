@@ -25,16 +25,16 @@ type Payload struct {
 	PermissionMode       string          `json:"permission_mode"`
 	Prompt               string          `json:"prompt"`
 	Reason               string          `json:"reason"`
-	SessionId            string          `json:"session_id"`
+	SessionID            string          `json:"session_id"`
 	Source               string          `json:"source"`
 	StopHookActive       *bool           `json:"stop_hook_active"`
 	ToolInput            json.RawMessage `json:"tool_input"`
 	ToolName             string          `json:"tool_name"`
 	ToolResponse         json.RawMessage `json:"tool_response"`
-	ToolUseId            string          `json:"tool_use_id"`
+	ToolUseID            string          `json:"tool_use_id"`
 	TranscriptPath       string          `json:"transcript_path"`
 	Trigger              string          `json:"trigger"`
-	TurnId               string          `json:"turn_id"`
+	TurnID               string          `json:"turn_id"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
@@ -67,7 +67,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "reason":
 		p.Reason, err = s.String("reason")
 	case "session_id":
-		p.SessionId, err = s.String("session_id")
+		p.SessionID, err = s.String("session_id")
 	case "source":
 		p.Source, err = s.String("source")
 	case "stop_hook_active":
@@ -79,13 +79,13 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "tool_response":
 		p.ToolResponse, err = s.Raw()
 	case "tool_use_id":
-		p.ToolUseId, err = s.String("tool_use_id")
+		p.ToolUseID, err = s.String("tool_use_id")
 	case "transcript_path":
 		p.TranscriptPath, err = s.String("transcript_path")
 	case "trigger":
 		p.Trigger, err = s.String("trigger")
 	case "turn_id":
-		p.TurnId, err = s.String("turn_id")
+		p.TurnID, err = s.String("turn_id")
 	default:
 		err = s.Skip()
 	}
@@ -114,21 +114,21 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var toolName, toolCallID, toolKind string
 	var toolInput, toolResponse json.RawMessage
 	hasName := true
-	toolCallID = p.ToolUseId
+	toolCallID = p.ToolUseID
 	ev.Session.Cwd = p.Cwd
 	ev.LastAssistantMessage = p.LastAssistantMessage
 	ev.Session.Model = p.Model
 	ev.Session.PermissionMode = p.PermissionMode
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
-	ev.Session.ID = p.SessionId
+	ev.Session.ID = p.SessionID
 	ev.Source = hook.First(p.Source, p.Trigger, p.LoadReason)
 	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
 	toolInput = hook.FirstJSON(p.ToolInput)
 	toolName = p.ToolName
 	toolResponse = hook.FirstJSON(p.ToolResponse)
 	ev.Session.TranscriptPath = p.TranscriptPath
-	ev.Session.TurnID = p.TurnId
+	ev.Session.TurnID = p.TurnID
 	switch nativeEvent {
 	case "PreToolUse":
 		ev.Phase = "preToolUse"
@@ -338,13 +338,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotReason,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			Rewrite: &hook.Rule{Stdout: []hook.Member{{
 				Key: "hookSpecificOutput",
 				Kids: []hook.Member{{
@@ -394,13 +397,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					}},
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			Rewrite: &hook.Rule{Stdout: []hook.Member{{
 				Key: "hookSpecificOutput",
 				Kids: []hook.Member{{
@@ -441,13 +447,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -465,13 +474,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -489,13 +501,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -503,13 +518,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "PermissionDenied":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -527,13 +545,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -558,13 +579,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -589,13 +613,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -613,13 +640,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -627,13 +657,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "SessionEnd":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -658,13 +691,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -672,13 +708,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "StopFailure":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -696,13 +735,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -727,13 +769,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -745,13 +790,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Exit:   2,
 				Stderr: hook.SlotReason,
 			},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -759,13 +807,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "PostCompact":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -812,13 +863,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotReason,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -836,13 +890,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -860,13 +917,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -878,13 +938,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Exit:   2,
 				Stderr: hook.SlotReason,
 			},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -896,13 +959,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Exit:   2,
 				Stderr: hook.SlotReason,
 			},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -914,13 +980,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Exit:   2,
 				Stderr: hook.SlotReason,
 			},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -928,13 +997,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "Elicitation":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -942,13 +1014,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "ElicitationResult":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -960,13 +1035,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Exit:   2,
 				Stderr: hook.SlotReason,
 			},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -974,13 +1052,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "InstructionsLoaded":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -988,13 +1069,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "WorktreeCreate":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1002,13 +1086,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "WorktreeRemove":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1016,13 +1103,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "CwdChanged":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1030,13 +1120,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "FileChanged":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1044,13 +1137,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "DirectoryAdded":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1058,13 +1154,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "MessageDisplay":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -1111,13 +1210,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotReason,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,

@@ -19,16 +19,16 @@ type Payload struct {
 	PermissionMode       string          `json:"permission_mode"`
 	Prompt               string          `json:"prompt"`
 	Reason               string          `json:"reason"`
-	SessionId            string          `json:"session_id"`
+	SessionID            string          `json:"session_id"`
 	Source               string          `json:"source"`
 	StopHookActive       *bool           `json:"stop_hook_active"`
 	ToolInput            json.RawMessage `json:"tool_input"`
 	ToolName             string          `json:"tool_name"`
 	ToolResponse         json.RawMessage `json:"tool_response"`
-	ToolUseId            string          `json:"tool_use_id"`
+	ToolUseID            string          `json:"tool_use_id"`
 	TranscriptPath       string          `json:"transcript_path"`
 	Trigger              string          `json:"trigger"`
-	TurnId               string          `json:"turn_id"`
+	TurnID               string          `json:"turn_id"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
@@ -49,7 +49,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "reason":
 		p.Reason, err = s.String("reason")
 	case "session_id":
-		p.SessionId, err = s.String("session_id")
+		p.SessionID, err = s.String("session_id")
 	case "source":
 		p.Source, err = s.String("source")
 	case "stop_hook_active":
@@ -61,13 +61,13 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "tool_response":
 		p.ToolResponse, err = s.Raw()
 	case "tool_use_id":
-		p.ToolUseId, err = s.String("tool_use_id")
+		p.ToolUseID, err = s.String("tool_use_id")
 	case "transcript_path":
 		p.TranscriptPath, err = s.String("transcript_path")
 	case "trigger":
 		p.Trigger, err = s.String("trigger")
 	case "turn_id":
-		p.TurnId, err = s.String("turn_id")
+		p.TurnID, err = s.String("turn_id")
 	default:
 		err = s.Skip()
 	}
@@ -93,21 +93,21 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var toolName, toolCallID, toolKind string
 	var toolInput, toolResponse json.RawMessage
 	hasName := true
-	toolCallID = p.ToolUseId
+	toolCallID = p.ToolUseID
 	ev.Session.Cwd = p.Cwd
 	ev.LastAssistantMessage = p.LastAssistantMessage
 	ev.Session.Model = p.Model
 	ev.Session.PermissionMode = p.PermissionMode
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
-	ev.Session.ID = p.SessionId
+	ev.Session.ID = p.SessionID
 	ev.Source = hook.First(p.Source, p.Trigger)
 	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
 	toolInput = hook.FirstJSON(p.ToolInput)
 	toolName = p.ToolName
 	toolResponse = hook.FirstJSON(p.ToolResponse)
 	ev.Session.TranscriptPath = p.TranscriptPath
-	ev.Session.TurnID = p.TurnId
+	ev.Session.TurnID = p.TurnID
 	switch nativeEvent {
 	case "PreToolUse":
 		ev.Phase = "preToolUse"
@@ -281,13 +281,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -295,13 +298,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "PreCompact":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -309,13 +315,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "PostCompact":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -333,13 +342,16 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -366,13 +378,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -404,13 +419,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -425,13 +443,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,

@@ -18,7 +18,7 @@ type Payload struct {
 	NotificationType string          `json:"notification_type"`
 	Prompt           string          `json:"prompt"`
 	Reason           string          `json:"reason"`
-	SessionId        string          `json:"sessionId"`
+	SessionID        string          `json:"sessionId"`
 	Source           string          `json:"source"`
 	StopHookActive   *bool           `json:"stop_hook_active"`
 	ToolArgs         json.RawMessage `json:"toolArgs"`
@@ -47,7 +47,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "reason":
 		p.Reason, err = s.String("reason")
 	case "sessionId":
-		p.SessionId, err = s.String("sessionId")
+		p.SessionID, err = s.String("sessionId")
 	case "source":
 		p.Source, err = s.String("source")
 	case "stop_hook_active":
@@ -92,7 +92,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	ev.Session.Cwd = p.Cwd
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
-	ev.Session.ID = p.SessionId
+	ev.Session.ID = p.SessionID
 	ev.Source = hook.First(p.Source, p.Trigger)
 	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
 	toolInput = hook.FirstJSON(hook.JSONString(p.ToolArgs))
@@ -251,16 +251,19 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "message",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "\"deny\"",
-				Key:   "behavior",
-			}, {
-				Key:  "message",
-				Slot: hook.SlotReason,
-			}, {
-				Const: "true",
-				Key:   "interrupt",
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "\"deny\"",
+					Key:   "behavior",
+				}, {
+					Key:  "message",
+					Slot: hook.SlotReason,
+				}, {
+					Const: "true",
+					Key:   "interrupt",
+				}},
+			},
 		}
 	case "agentStop":
 		return &hook.Rules{Block: &hook.Rule{Stdout: []hook.Member{{

@@ -13,22 +13,22 @@ import (
 // Payload is the union of every payload field the atlas reads for Cursor.
 type Payload struct {
 	Command        string          `json:"command"`
-	ConversationId string          `json:"conversation_id"`
+	ConversationID string          `json:"conversation_id"`
 	Cwd            string          `json:"cwd"`
 	Error          string          `json:"error"`
-	GenerationId   string          `json:"generation_id"`
+	GenerationID   string          `json:"generation_id"`
 	Model          string          `json:"model"`
 	Output         json.RawMessage `json:"output"`
 	Prompt         string          `json:"prompt"`
 	Reason         string          `json:"reason"`
-	ResultJson     json.RawMessage `json:"result_json"`
-	SessionId      string          `json:"session_id"`
+	ResultJSON     json.RawMessage `json:"result_json"`
+	SessionID      string          `json:"session_id"`
 	Status         string          `json:"status"`
 	Text           string          `json:"text"`
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolName       string          `json:"tool_name"`
 	ToolOutput     json.RawMessage `json:"tool_output"`
-	ToolUseId      string          `json:"tool_use_id"`
+	ToolUseID      string          `json:"tool_use_id"`
 	TranscriptPath string          `json:"transcript_path"`
 	WorkspaceRoots []string        `json:"workspace_roots"`
 }
@@ -39,13 +39,13 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "command":
 		p.Command, err = s.String("command")
 	case "conversation_id":
-		p.ConversationId, err = s.String("conversation_id")
+		p.ConversationID, err = s.String("conversation_id")
 	case "cwd":
 		p.Cwd, err = s.String("cwd")
 	case "error":
 		p.Error, err = s.String("error")
 	case "generation_id":
-		p.GenerationId, err = s.String("generation_id")
+		p.GenerationID, err = s.String("generation_id")
 	case "model":
 		p.Model, err = s.String("model")
 	case "output":
@@ -55,9 +55,9 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "reason":
 		p.Reason, err = s.String("reason")
 	case "result_json":
-		p.ResultJson, err = s.Raw()
+		p.ResultJSON, err = s.Raw()
 	case "session_id":
-		p.SessionId, err = s.String("session_id")
+		p.SessionID, err = s.String("session_id")
 	case "status":
 		p.Status, err = s.String("status")
 	case "text":
@@ -69,7 +69,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "tool_output":
 		p.ToolOutput, err = s.Raw()
 	case "tool_use_id":
-		p.ToolUseId, err = s.String("tool_use_id")
+		p.ToolUseID, err = s.String("tool_use_id")
 	case "transcript_path":
 		p.TranscriptPath, err = s.String("transcript_path")
 	case "workspace_roots":
@@ -99,17 +99,17 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var toolName, toolCallID, toolKind string
 	var toolInput, toolResponse json.RawMessage
 	hasName := true
-	toolCallID = p.ToolUseId
+	toolCallID = p.ToolUseID
 	ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
 	ev.Session.Model = p.Model
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
-	ev.Session.ID = hook.First(p.ConversationId, p.SessionId)
+	ev.Session.ID = hook.First(p.ConversationID, p.SessionID)
 	toolInput = hook.FirstJSON(hook.JSONString(p.ToolInput))
 	toolName = p.ToolName
 	toolResponse = hook.FirstJSON(hook.JSONString(p.ToolOutput))
 	ev.Session.TranscriptPath = p.TranscriptPath
-	ev.Session.TurnID = p.GenerationId
+	ev.Session.TurnID = p.GenerationID
 	switch nativeEvent {
 	case "sessionStart":
 		ev.Phase = "sessionStart"
@@ -151,7 +151,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "afterMCPExecution":
 		ev.Phase = "postToolUse"
 		ev.Support = "lossy"
-		toolResponse = hook.FirstJSON(hook.JSONString(p.ResultJson))
+		toolResponse = hook.FirstJSON(hook.JSONString(p.ResultJSON))
 		toolKind = "mcp"
 	case "beforeReadFile":
 		ev.Phase = "preToolUse"

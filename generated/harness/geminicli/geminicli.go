@@ -19,7 +19,7 @@ type Payload struct {
 	Prompt           string            `json:"prompt"`
 	PromptResponse   string            `json:"prompt_response"`
 	Reason           string            `json:"reason"`
-	SessionId        string            `json:"session_id"`
+	SessionID        string            `json:"session_id"`
 	Source           string            `json:"source"`
 	StopHookActive   *bool             `json:"stop_hook_active"`
 	ToolInput        json.RawMessage   `json:"tool_input"`
@@ -49,7 +49,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "reason":
 		p.Reason, err = s.String("reason")
 	case "session_id":
-		p.SessionId, err = s.String("session_id")
+		p.SessionID, err = s.String("session_id")
 	case "source":
 		p.Source, err = s.String("source")
 	case "stop_hook_active":
@@ -108,7 +108,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	ev.LastAssistantMessage = p.PromptResponse
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
-	ev.Session.ID = p.SessionId
+	ev.Session.ID = p.SessionID
 	ev.Source = hook.First(p.Source, p.Trigger)
 	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
 	toolInput = hook.FirstJSON(p.ToolInput)
@@ -243,13 +243,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -264,13 +267,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -285,13 +291,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -299,13 +308,16 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "AfterModel":
 		return &hook.Rules{
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
@@ -326,13 +338,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			Rewrite: &hook.Rule{Stdout: []hook.Member{{
 				Key: "hookSpecificOutput",
 				Kids: []hook.Member{{
@@ -367,13 +382,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "reason",
 				Slot: hook.SlotReason,
 			}}},
-			Halt: &hook.Rule{Stdout: []hook.Member{{
-				Const: "false",
-				Key:   "continue",
-			}, {
-				Key:  "stopReason",
-				Slot: hook.SlotReason,
-			}}},
+			Halt: &hook.Rule{
+				HaltsSession: true,
+				Stdout: []hook.Member{{
+					Const: "false",
+					Key:   "continue",
+				}, {
+					Key:  "stopReason",
+					Slot: hook.SlotReason,
+				}},
+			},
 			UserMessage: &hook.Rule{Stdout: []hook.Member{{
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,

@@ -100,7 +100,7 @@ func (p *PayloadInput) field(s *hook.Scanner, key string) (err error) {
 }
 
 type PayloadInputModel struct {
-	Id      string `json:"id"`
+	ID      string `json:"id"`
 	ModelID string `json:"modelID"`
 }
 
@@ -108,7 +108,7 @@ type PayloadInputModel struct {
 func (p *PayloadInputModel) field(s *hook.Scanner, key string) (err error) {
 	switch key {
 	case "id":
-		p.Id, err = s.String("id")
+		p.ID, err = s.String("id")
 	case "modelID":
 		p.ModelID, err = s.String("modelID")
 	default:
@@ -184,7 +184,7 @@ func (p *PayloadEventPropertiesTool) field(s *hook.Scanner, key string) (err err
 
 type PayloadEventPropertiesInfo struct {
 	Directory string `json:"directory"`
-	Id        string `json:"id"`
+	ID        string `json:"id"`
 	SessionID string `json:"sessionID"`
 }
 
@@ -194,7 +194,7 @@ func (p *PayloadEventPropertiesInfo) field(s *hook.Scanner, key string) (err err
 	case "directory":
 		p.Directory, err = s.String("directory")
 	case "id":
-		p.Id, err = s.String("id")
+		p.ID, err = s.String("id")
 	case "sessionID":
 		p.SessionID, err = s.String("sessionID")
 	default:
@@ -259,8 +259,8 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	hasName := true
 	toolCallID = p.Input.CallID
 	ev.Session.Cwd = hook.First(p.Input.Cwd, p.Event.Properties.Info.Directory, p.Directory)
-	ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.Id)
-	ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.Id)
+	ev.Session.Model = hook.First(p.Input.Model.ModelID, p.Input.Model.ID)
+	ev.Session.ID = hook.First(p.Input.SessionID, p.Event.Properties.SessionID, p.Event.Properties.Info.ID)
 	toolInput = hook.FirstJSON(p.Output.Args, p.Input.Args)
 	toolName = p.Input.Tool
 	switch nativeEvent {

@@ -23,7 +23,7 @@ type Payload struct {
 	Result        json.RawMessage `json:"result"`
 	Source        string          `json:"source"`
 	Text          string          `json:"text"`
-	ToolCallId    string          `json:"toolCallId"`
+	ToolCallID    string          `json:"toolCallId"`
 	ToolName      string          `json:"toolName"`
 }
 
@@ -59,7 +59,7 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	case "text":
 		p.Text, err = s.String("text")
 	case "toolCallId":
-		p.ToolCallId, err = s.String("toolCallId")
+		p.ToolCallID, err = s.String("toolCallId")
 	case "toolName":
 		p.ToolName, err = s.String("toolName")
 	default:
@@ -69,14 +69,14 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 }
 
 type PayloadModel struct {
-	Id string `json:"id"`
+	ID string `json:"id"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
 func (p *PayloadModel) field(s *hook.Scanner, key string) (err error) {
 	switch key {
 	case "id":
-		p.Id, err = s.String("id")
+		p.ID, err = s.String("id")
 	default:
 		err = s.Skip()
 	}
@@ -87,7 +87,7 @@ type PayloadCtx struct {
 	Cwd         string `json:"cwd"`
 	Model       string `json:"model"`
 	SessionFile string `json:"sessionFile"`
-	SessionId   string `json:"sessionId"`
+	SessionID   string `json:"sessionId"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
@@ -100,7 +100,7 @@ func (p *PayloadCtx) field(s *hook.Scanner, key string) (err error) {
 	case "sessionFile":
 		p.SessionFile, err = s.String("sessionFile")
 	case "sessionId":
-		p.SessionId, err = s.String("sessionId")
+		p.SessionID, err = s.String("sessionId")
 	default:
 		err = s.Skip()
 	}
@@ -126,11 +126,11 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	var toolName, toolCallID, toolKind string
 	var toolInput, toolResponse json.RawMessage
 	hasName := true
-	toolCallID = p.ToolCallId
+	toolCallID = p.ToolCallID
 	ev.Session.Cwd = hook.First(p.Ctx.Cwd, p.Cwd)
 	ev.Session.Model = p.Ctx.Model
 	ev.Prompt = p.Prompt
-	ev.Session.ID = p.Ctx.SessionId
+	ev.Session.ID = p.Ctx.SessionID
 	ev.Source = p.Source
 	toolInput = hook.FirstJSON(p.Input)
 	toolName = p.ToolName
@@ -230,7 +230,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "model_select":
 		ev.Phase = "afterModelSwitch"
 		ev.Support = "native"
-		ev.Session.Model = hook.First(p.Model.Id, p.Ctx.Model)
+		ev.Session.Model = hook.First(p.Model.ID, p.Ctx.Model)
 	case "thinking_level_select":
 		ev.Phase = "afterModelSwitch"
 		ev.Support = "native"

@@ -13,9 +13,10 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // audit appends the hook call's answer to the audit log (unless
 // SITTER_AUDIT=0): res is the merged result, or for a call that failed
-// before its handlers ran, the answer it got and why. A failure to append
-// is a diagnostic, never a changed answer.
-func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, diags []string) []string {
+// before its handlers ran, the answer it got and why; halted says the
+// rendered answer halts the session (a rule whose atlas effect is
+// haltsSession). A failure to append is a diagnostic, never a changed answer.
+func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, halted bool, diags []string) []string {
 	if !audit.Enabled() {
 		return diags
 	}
@@ -33,6 +34,13 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, di
 	}
 	if e.Decision == "" {
 		e.Decision = "noop"
+	}
+	if halted {
+		e.Halted, e.HaltReason = true, res.Reason
+	} else if res.Halt {
+		// Asked for, but the event has no output that halts: the
+		// session goes on (the diagnostic says the halt was dropped).
+		e.HaltDropped = true
 	}
 	if e.Handlers == nil {
 		e.Handlers = []audit.Handler{}

@@ -200,8 +200,9 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags = guardStop(ev, res, a.stopCap, diags)
 	}
-	diags = c.audit(res, audited, "", diags)
-	return c.answer(d.Render(ev, res), diags)
+	out := d.Render(ev, res)
+	diags = c.audit(res, audited, "", out.Halted, diags)
+	return c.answer(out, diags)
 }
 
 // resolveEvent finds the descriptor and the event spec of a call. An empty
@@ -430,11 +431,11 @@ func (c *hookCall) fail(why string) (code int) {
 	if c.onError == hook.FailClosed && c.desc != nil {
 		out, ok := c.refuse(msg)
 		if ok {
-			diags := c.audit(hook.Result{Decision: hook.Deny, Reason: msg}, nil, msg, nil)
+			diags := c.audit(hook.Result{Decision: hook.Deny, Reason: msg}, nil, msg, out.Halted, nil)
 			return c.answer(out, append([]string{msg + " (refused: fail-closed)"}, diags...))
 		}
 	}
-	diags := c.audit(hook.Result{Decision: hook.Noop}, nil, msg, nil)
+	diags := c.audit(hook.Result{Decision: hook.Noop}, nil, msg, false, nil)
 	// Say why fail-closed did not refuse.
 	line := msg
 	switch {
