@@ -133,6 +133,9 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 		if e.Note != "" {
 			w.printf("%snote: %s\n", indent, e.Note)
 		}
+		if len(e.Effects) > 0 {
+			w.printf("%seffects: %s\n", indent, effects(e.Effects))
+		}
 		if len(e.Evidence) > 0 {
 			w.printf("%sevidence: %s\n", indent, evidence(e.Evidence))
 		}
@@ -224,3 +227,19 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// effects says what each render rule does: "deny → deniesCall",
+// "halt → haltsSession", "context → addsContext + continuesSession".
+func effects(fx []adapter.Effect) string {
+	parts := make([]string, 0, len(fx))
+	for _, x := range fx {
+		var what []string
+		for _, v := range []string{x.Call, x.Session} {
+			if v != "none" && v != "" {
+				what = append(what, v)
+			}
+		}
+		parts = append(parts, x.Aspect+" → "+orDash(strings.Join(what, " + ")))
+	}
+	return strings.Join(parts, ", ")
+}
