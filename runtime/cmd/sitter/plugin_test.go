@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,15 +88,25 @@ func shellSample(t *testing.T, path string) (string, bool) {
 }
 
 // isDeny reports whether a hook's answer is the harness's deny as the
-// atlas renders it: the same JSON with every reason slot non-empty.
-func isDeny(d *adapter.Descriptor, event, stdout string) bool {
+// atlas renders it: the same exit code, and the same JSON with every
+// reason slot non-empty (or, for a deny written as an exit code and a
+// reason on stderr, no stdout and a non-empty stderr).
+func isDeny(d *adapter.Descriptor, event string, got shellRun) bool {
 	spec, ok := d.Event(event)
 	if !ok {
 		return false
 	}
 	want := d.Render(hook.Event{Harness: d.ID, NativeEvent: event, Phase: spec.Phase}, hook.Result{Decision: hook.Deny, Reason: "REASON"})
+	if got.exit != want.Exit {
+		return false
+	}
+	// A harness that reads the deny from the exit code and stderr (exit 2
+	// and the reason) prints nothing on stdout.
+	if len(want.Stdout) == 0 {
+		return got.stdout == "" && (len(want.Stderr) == 0 || strings.TrimSpace(got.stderr) != "")
+	}
 	var w, g any
-	if json.Unmarshal(want.Stdout, &w) != nil || json.Unmarshal([]byte(stdout), &g) != nil {
+	if json.Unmarshal(want.Stdout, &w) != nil || json.Unmarshal([]byte(got.stdout), &g) != nil {
 		return false
 	}
 	return sameShape(w, g)
@@ -157,7 +168,13 @@ func installedCommands(t *testing.T, rep *plugin.Report, commandKey string) map[
 
 // runShell runs a hook command as a harness does: sh -c, payload on stdin.
 // It runs in dir, where a stray command substitution would leave its mark.
-func runShell(t *testing.T, dir, command, payload string, env []string) (stdout, stderr string) {
+// shellRun is what a hook command did: its output and exit code.
+type shellRun struct {
+	stdout, stderr string
+	exit           int
+}
+
+func runShell(t *testing.T, dir, command, payload string, env []string) shellRun {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
@@ -165,10 +182,12 @@ func runShell(t *testing.T, dir, command, payload string, env []string) (stdout,
 	cmd.Stdin = strings.NewReader(payload)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
 		t.Errorf("sh -c %s: %v (stderr %s)", command, err, e.String())
 	}
-	return o.String(), e.String()
+	return shellRun{o.String(), e.String(), cmd.ProcessState.ExitCode()}
 }
 
 // Every guard bundle, installed into a project whose path has a space, a
@@ -240,15 +259,12 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 					continue
 				}
 				ran++
-				stdout, stderr := runShell(t, project, c, payload, env)
-				var o map[string]any
-				if err := json.Unmarshal([]byte(stdout), &o); err != nil || !isDeny(d, event, stdout) {
-					t.Errorf("%s: stdout %q (stderr %q), want %s's deny", event, stdout, stderr, d.ID)
+				if got := runShell(t, project, c, payload, env); !isDeny(d, event, got) {
+					t.Errorf("%s: exit %d, stdout %q (stderr %q), want %s's deny", event, got.exit, got.stdout, got.stderr, d.ID)
 				}
 				// Something harmless passes: the no-op.
-				stdout, stderr = runShell(t, project, c, strings.Replace(payload, "rm -rf /", "ls -la", 1), env)
-				if stdout != "" {
-					t.Errorf("%s: ls -la answered %q (stderr %q), want the no-op", event, stdout, stderr)
+				if got := runShell(t, project, c, strings.Replace(payload, "rm -rf /", "ls -la", 1), env); got.stdout != "" || got.exit != 0 {
+					t.Errorf("%s: ls -la answered exit %d, %q (stderr %q), want the no-op", event, got.exit, got.stdout, got.stderr)
 				}
 			}
 			if ran == 0 && len(payloads) > 0 {
