@@ -32,6 +32,15 @@ var clis = map[string]cli{
 	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi"},
 	"copilot":     {"copilot", "@github/copilot", "1.0.102", "node_modules/@github/copilot-linux-x64/copilot"},
 	"opencode":    {"opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"},
+	"letta-code":  {"letta-code", "@letta-ai/letta-code", "0.32.18", "node_modules/@letta-ai/letta-code/letta.js"},
+}
+
+// tarballOnly lists the CLIs whose declared dependencies do not all resolve
+// on the registry (@letta-ai/letta-code 0.32.18 names versions it does not
+// have): the package's own tarball is unpacked alone, with the packages
+// given here (what its bundled code still imports) installed beside it.
+var tarballOnly = map[string][]string{
+	"letta-code": {"ws@8.19.0"},
 }
 
 // cacheDir is where harness CLIs are installed: outside the repository,
@@ -61,12 +70,32 @@ func install(t *testing.T, c cli) string {
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"sitter-e2e-cache","private":true}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg+"@"+c.version)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	npm := func(args ...string) {
+		cmd := exec.Command("npm", args...)
+		cmd.Dir = dir
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("npm %s: %v", strings.Join(args, " "), err)
+		}
+	}
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("npm install %s@%s: %v", c.pkg, c.version, err)
+	if deps, ok := tarballOnly[c.id]; ok {
+		if len(deps) > 0 {
+			npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund"}, deps...)...)
+		}
+		npm("pack", "--silent", "--pack-destination", dir, c.pkg+"@"+c.version)
+		tgzs, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
+		if len(tgzs) != 1 {
+			t.Fatalf("npm pack %s@%s: want one tarball in %s, got %v", c.pkg, c.version, dir, tgzs)
+		}
+		dest := filepath.Join(dir, "node_modules", filepath.FromSlash(c.pkg))
+		os.MkdirAll(dest, 0o755)
+		if out, err := exec.Command("tar", "xzf", tgzs[0], "-C", dest, "--strip-components=1").CombinedOutput(); err != nil {
+			t.Fatalf("unpack %s: %v\n%s", tgzs[0], err, out)
+		}
+		os.Remove(tgzs[0])
+	} else {
+		npm("install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg+"@"+c.version)
 	}
 	t.Logf("installed %s@%s in %s", c.pkg, c.version, time.Since(start).Round(time.Second))
 	if _, err := os.Stat(bin); err != nil {

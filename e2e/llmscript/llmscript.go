@@ -394,8 +394,9 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command"}
 	tools, _ := r.body["tools"].([]any)
 	type cand struct {
-		name  string
-		props map[string]any
+		name     string
+		props    map[string]any
+		required []any
 	}
 	var cands []cand
 	for _, t := range tools {
@@ -404,9 +405,11 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 			m = fd
 		}
 		var props map[string]any
+		var required []any
 		for _, key := range []string{"input_schema", "parameters", "parametersJsonSchema"} {
 			if p, ok := m[key].(map[string]any); ok {
 				props, _ = p["properties"].(map[string]any)
+				required, _ = p["required"].([]any)
 			}
 		}
 		if decls, ok := m["functionDeclarations"].([]any); ok { // gemini
@@ -419,12 +422,12 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 					}
 				}
 				n, _ := dm["name"].(string)
-				cands = append(cands, cand{n, dp})
+				cands = append(cands, cand{n, dp, nil})
 			}
 			continue
 		}
 		n, _ := m["name"].(string)
-		cands = append(cands, cand{n, props})
+		cands = append(cands, cand{n, props, required})
 	}
 	for _, k := range known {
 		for _, c := range cands {
@@ -439,7 +442,18 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 			if _, ok := c.props["cmd"]; ok {
 				return c.name, func(cmd string) map[string]any { return map[string]any{"cmd": cmd} }
 			}
-			return c.name, func(cmd string) map[string]any { return map[string]any{"command": cmd} }
+			// Other required string parameters (Letta Code's Bash wants
+			// a description) get a fixed value.
+			return c.name, func(cmd string) map[string]any {
+				args := map[string]any{"command": cmd}
+				for _, r := range c.required {
+					name, _ := r.(string)
+					if p, ok := c.props[name].(map[string]any); ok && name != "command" && p["type"] == "string" {
+						args[name] = "run a command"
+					}
+				}
+				return args
+			}
 		}
 	}
 	return "", nil

@@ -146,6 +146,7 @@ var speaks = []struct {
 	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
 	{[]string{"cursor", "cursor-agent"}, []string{}},
 	{[]string{"gemini-cli", "gemini"}, []string{"gemini"}},
+	{[]string{"letta-code", "letta"}, []string{"openai-chat"}},
 	{[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"pi", "pi-coding-agent"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 }

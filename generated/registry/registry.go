@@ -9,6 +9,7 @@ import (
 	"sitter.dev/sitter/generated/harness/copilot"
 	"sitter.dev/sitter/generated/harness/cursor"
 	"sitter.dev/sitter/generated/harness/geminicli"
+	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/opencode"
 	"sitter.dev/sitter/generated/harness/pi"
 	"sitter.dev/sitter/runtime/adapter"
@@ -1021,7 +1022,7 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli"},
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "claude-code",
@@ -1520,7 +1521,7 @@ func descriptorCodex() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli"},
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "codex",
@@ -1953,7 +1954,7 @@ func descriptorCopilot() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli"},
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "copilot",
@@ -2517,7 +2518,7 @@ func descriptorCursor() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli"},
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "cursor",
@@ -2975,7 +2976,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli"},
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "gemini-cli",
@@ -3053,6 +3054,302 @@ func descriptorGeminiCli() *adapter.Descriptor {
 			"write_todos":            "other",
 		},
 		Verified: []string{"0.61.0"},
+	}
+}
+
+// eventLettaCode builds the spec of one Letta Code event.
+func eventLettaCode(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestLettaGuard, TestLettaProbe (e2e/letta_test.go, docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}, {
+				Kind: "run",
+				Ref:  "letta 0.32.18 -p --backend local against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md, e2e/letta_test.go)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "Hooks run in order; the first exit 2 blocks the tool, whose result becomes \"Error: Tool execution blocked by hook. [<command>]: <stderr>\". hookSpecificOutput.updatedInput (exit 0) is merged over the tool's arguments. No allow or ask: exit 0 lets the permission check decide.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestLettaGuard, TestLettaProbe (e2e/letta_test.go, docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}, {
+				Kind: "run",
+				Ref:  "letta 0.32.18 -p --backend local against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md, e2e/letta_test.go)",
+			}},
+			Name:    "PostToolUse",
+			Note:    "Hooks run in parallel; additionalContext (exit 0) and the stderr of an exit 2 are appended to the tool result under \"[Hook feedback]:\". The tool already ran: a deny is feedback, not a veto.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "PostToolUseFailure":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "PostToolUseFailure",
+			Note:    "After a tool whose status is error, besides PostToolUse; additionalContext is appended to the failed tool's result.",
+			Phase:   "postToolUseFailure",
+			Support: "native",
+		}, true
+	case "PermissionRequest":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "PermissionRequest",
+			Note:    "Only when the permission check says ask. Exit 2 denies with stderr as the reason; any hook that exits 0, whatever it prints, approves the call: a registered sitter hook whose handlers answer nothing approves every request.",
+			Phase:   "permissionRequest",
+			Support: "lossy",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "Exit 2 refuses the prompt and shows the stderr; exit 0 stdout is added, as raw text, in a system reminder. Called by the terminal UI only: headless letta -p does not run it, so it is not verified here.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "Stop",
+			Note:    "Exit 2 continues the conversation with the stderr sent as a <stop-hook> user message. The payload carries no agent_id (no session): sitter's stop cap counts these stops under an empty session. Called by the terminal UI only: headless letta -p does not run it, so it is not verified here.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "SubagentStop":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "SubagentStop",
+			Note:    "Fire-and-forget: the result is ignored.",
+			Phase:   "subagentStop",
+			Support: "native",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "PreCompact",
+			Note:    "Observation only: compaction cannot be refused.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "SessionStart",
+			Note:    "Its stdout is shown as feedback. Called by the terminal UI only: headless letta -p does not run it, so it is not verified here.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "SessionEnd",
+			Note:    "Output is ignored. Called by the terminal UI only: headless letta -p does not run it, so it is not verified here.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+			}},
+			Name:    "Notification",
+			Note:    "Output is ignored; the payload carries no session.",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookLettaCode builds the part of the Letta Code descriptor a hook call uses.
+func hookLettaCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventLettaCode,
+		ID:        "letta-code",
+		Normalize: lettacode.Normalize,
+		Profile:   "letta-code",
+		Rules:     lettacode.Rules,
+	}
+}
+
+// descriptorLettaCode builds the Letta Code descriptor.
+func descriptorLettaCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"letta"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"50s\"",
+			Description: "Time a handler may take before it is killed; below Letta's default 60 s hook timeout.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Letta Code",
+		Events:      specs(eventLettaCode, "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd", "Notification"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
+		}, {
+			Kind: "run",
+			Ref:  "letta 0.32.18 -p --backend local against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md, e2e/letta_test.go)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Transcript: "jsonl-cli",
+		},
+		ID:        "letta-code",
+		Normalize: lettacode.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@letta-ai/letta-code",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:  "command",
+				Hooks:       "hooks/hooks.json",
+				HooksSchema: "hooks-matcher-groups",
+				Manifest:    "plugin.json",
+				Shape:       "matcher-groups",
+			},
+			Format:  "letta-settings",
+			Install: "sitter plugin install {bundle} --harness letta-code (writes .letta/settings.json)",
+			RootVar: ".",
+			Target: adapter.Target{
+				CommandKey: "command",
+				Entry:      "",
+				Kind:       "hooks-config",
+				Project:    ".letta/settings.json",
+				Shape:      "matcher-groups",
+				TimeoutKey: "timeout",
+				User:       ".letta/settings.json",
+			},
+			TimeoutUnit: "ms",
+		},
+		Profile: "letta-code",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "letta",
+		}, {
+			Kind:  "dir",
+			Value: "~/.letta",
+		}},
+		Rules:        lettacode.Rules,
+		Source:       "atlas/harnesses/letta-code.cue",
+		ToolPrefixes: map[string]string{},
+		Tools: map[string]string{
+			"Agent":               "task",
+			"Bash":                "shell",
+			"Edit":                "edit",
+			"EnterWorktree":       "other",
+			"ExitWorktree":        "other",
+			"Monitor":             "other",
+			"Read":                "read",
+			"SendAgentMessage":    "task",
+			"SetWorkingDirectory": "other",
+			"Skill":               "other",
+			"TaskCreate":          "other",
+			"TaskGet":             "other",
+			"TaskList":            "other",
+			"TaskStop":            "other",
+			"TaskUpdate":          "other",
+			"Workflow":            "other",
+			"Write":               "write",
+			"memory":              "other",
+		},
+		Verified: []string{"0.32.18"},
 	}
 }
 
@@ -4304,6 +4601,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorCursor()
 	case "gemini-cli", "gemini":
 		return descriptorGeminiCli()
+	case "letta-code", "letta":
+		return descriptorLettaCode()
 	case "opencode", "opencode-ai":
 		return descriptorOpencode()
 	case "pi", "pi-coding-agent":
@@ -4313,12 +4612,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "opencode", "pi"}
+var IDs = []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code", "opencode", "pi"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCursor(), descriptorGeminiCli(), descriptorOpencode(), descriptorPi()},
+		Descriptors: []*adapter.Descriptor{descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -4347,6 +4646,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookCursor()
 	case "gemini-cli", "gemini":
 		return hookGeminiCli()
+	case "letta-code", "letta":
+		return hookLettaCode()
 	case "opencode", "opencode-ai":
 		return hookOpencode()
 	case "pi", "pi-coding-agent":

@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// lettaRun runs one headless Letta Code turn on its local backend (agents
+// stored on this machine, no Letta account) against the fake LLM as an
+// OpenAI-compatible provider, which is what `letta backend local` and
+// `letta connect openai-compatible --base-url …` write into the home. The
+// model is the one the provider's /v1/models lists (fake-model).
+func lettaRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin := install(t, clis["letta-code"])
+	providers := filepath.Join(home, ".letta", "lc-local-backend", "providers")
+	os.MkdirAll(providers, 0o755)
+	if err := os.WriteFile(filepath.Join(home, ".letta", "settings.json"), []byte(`{"preferredBackendMode": "local"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	auth := fmt.Sprintf(`{"version": 1, "providers": {"openai-compatible": {
+  "id": "local-provider-openai-compatible", "name": "openai-compatible",
+  "provider_type": "openai-compatible", "provider_category": "byok",
+  "auth": {"type": "api", "key": "sk-fake"}, "base_url": %q}}}
+`, llm.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(providers, "auth.json"), []byte(auth), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append(baseEnv(t, home), more...),
+		"LETTA_CODE_OFFLINE=1",
+		"LETTA_CODE_TELEM=0",
+		"DO_NOT_TRACK=1",
+	)
+	return runCLI(t, project, env, 2*time.Minute, bin, "-p", prompt, "--backend", "local", "--output-format", "json")
+}
+
+func TestLettaGuard(t *testing.T) { guardCase(t, "letta-code", "PreToolUse", lettaRun) }
+
+// Headless Letta runs the tool hooks only (UserPromptSubmit, Stop,
+// SessionStart and SessionEnd belong to its terminal UI), so the probe
+// cases are the tool phases'.
+func TestLettaProbe(t *testing.T) {
+	bundle := probeBundle(t, "letta-code")
+	withProbe := func(project, home string) { pluginInstall(t, bundle, "letta-code", project, home) }
+	t.Run("events", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		withProbe(project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := lettaRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("letta: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		evs := events(t, rec)
+		checkEvents(t, "letta-code", project, evs, "preToolUse", "postToolUse")
+		capture(t, "letta-code", clis["letta-code"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("rewrite-tool-context", func(t *testing.T) {
+		rewriteAndToolContext(t, "letta-code", "PreToolUse", "PostToolUse", withProbe, lettaRun)
+	})
+	t.Run("post-tool-deny", func(t *testing.T) {
+		postToolDeny(t, "letta-code", "PostToolUse", false, withProbe, lettaRun)
+	})
+	replier := replierBundle(t, "letta-code")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "letta-code", project, home) }
+	t.Run("tool-failure", func(t *testing.T) {
+		toolFailure(t, "letta-code", "PostToolUseFailure", true, llmscript.ShellThenText(failingCommand, "done"), withReplier, lettaRun)
+	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "letta-code")
+		observeAll(t, "letta-code", func(project, home string) { pluginInstall(t, observer, "letta-code", project, home) }, lettaRun)
+	})
+	fidelityNote("letta-code", "Headless `letta -p` calls only the tool hooks; `UserPromptSubmit`, `Stop`, `SessionStart` and `SessionEnd` are called by its terminal UI, which this suite does not drive, so their cells stay unverified.")
+}
