@@ -32,11 +32,6 @@ var capabilities = []struct{ column, atlas string }{
 	{"rewrite input", "rewriteInput"},
 }
 
-// notRun says why a harness in the atlas has no case in this suite.
-var notRun = map[string]string{
-	"cursor": "No Cursor CLI is available from the package registries this machine can reach, so nothing of Cursor runs here; its cells come from documentation only.",
-}
-
 type cell struct{ harness, event, column string }
 
 var (
@@ -149,8 +144,8 @@ func fidelity(reg *adapter.Registry, claims map[cell][]string) string {
 				vs = strings.Join(d.Verified, ", ")
 			}
 			version = fmt.Sprintf("%s (atlas verified: %s)", pkg, vs)
-			run = "no: " + notRun[d.ID]
-			if notRun[d.ID] == "" {
+			run = "no: " + d.NotRunHere
+			if d.NotRunHere == "" {
 				run = "no"
 			}
 		}
@@ -163,7 +158,7 @@ func fidelity(reg *adapter.Registry, claims map[cell][]string) string {
 		if c, ok := clis[d.ID]; ok {
 			fmt.Fprintf(&b, "Run here: `%s@%s`.\n\n", c.pkg, c.version)
 		} else {
-			fmt.Fprintf(&b, "Not run here. %s\n\n", notRun[d.ID])
+			fmt.Fprintf(&b, "Not run here. %s\n\n", d.NotRunHere)
 		}
 		b.WriteString("| native event | phase | support |")
 		for _, c := range capabilities {
@@ -232,6 +227,8 @@ func TestFidelityMatrix(t *testing.T) {
 		"| `Stop` | stop | native | not verifiable here | not supported | not supported | verified (TestA, TestB) | not supported |",
 		"| `PreToolUse` | preToolUse | native | not verifiable here | verified (TestA) | not verifiable here | not supported | not verifiable here |",
 		"| `SessionEnd` | sessionEnd | native | not verifiable here | not supported | not supported | not supported | not supported |",
+		// A harness the suite cannot run says why, from the atlas.
+		"| Cursor (`cursor`) | no package (atlas verified: none) | no: No Cursor CLI is available",
 	} {
 		if !strings.Contains(da, want) {
 			t.Errorf("matrix lacks %s", want)

@@ -159,6 +159,9 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Normalize"):    jen.Qual(pkg, "Normalize"),
 			jen.Id("Rules"):        jen.Qual(pkg, "Rules"),
 		}
+		if h.NotRunHere != "" {
+			desc[jen.Id("NotRunHere")] = jen.Lit(h.NotRunHere)
+		}
 		if a := h.AgentEnv; a != nil {
 			var evs []jen.Code
 			for _, e := range a.Events {

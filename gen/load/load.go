@@ -364,7 +364,8 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 			Trust:     l.str(hv, "package.trust"),
 			Lifecycle: l.str(hv, "package.lifecycle"),
 		},
-		Verified: l.strings(hv, "compatibility.verified"),
+		Verified:   l.strings(hv, "compatibility.verified"),
+		NotRunHere: l.str(hv, "compatibility.notRunHere"),
 	}
 	// The declaring file is where displayName is written; a harness may be
 	// spread over files, but one of them names it.

@@ -114,6 +114,7 @@ type Harness struct {
 	DefaultPos  Pos
 	Package     Package
 	Verified    []string
+	NotRunHere  string // why the real CLI cannot run here ("" when it can)
 	Config      []ConfigKey
 	Readiness   []Check
 	EventName   []string       // payload paths naming the event, tried in order

@@ -2521,8 +2521,9 @@ func descriptorCursor() *adapter.Descriptor {
 			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
 			Transcript: "jsonl-cli",
 		},
-		ID:        "cursor",
-		Normalize: cursor.Normalize,
+		ID:         "cursor",
+		Normalize:  cursor.Normalize,
+		NotRunHere: "No Cursor CLI is available from the package registries this machine can reach, so nothing of Cursor runs here; its cells come from documentation only.",
 		Package: adapter.Package{
 			Lifecycle: "docs-only",
 			Name:      "",

@@ -120,14 +120,17 @@ type Effect struct {
 
 // Descriptor is one harness adapter.
 type Descriptor struct {
-	ID           string            `json:"id"`
-	DisplayName  string            `json:"displayName"`
-	Aliases      []string          `json:"aliases"`
-	Family       Family            `json:"family"`
-	Profile      string            `json:"profile"`
-	Default      bool              `json:"default"`
-	Package      Package           `json:"package"`
-	Verified     []string          `json:"verifiedVersions"`
+	ID          string   `json:"id"`
+	DisplayName string   `json:"displayName"`
+	Aliases     []string `json:"aliases"`
+	Family      Family   `json:"family"`
+	Profile     string   `json:"profile"`
+	Default     bool     `json:"default"`
+	Package     Package  `json:"package"`
+	Verified    []string `json:"verifiedVersions"`
+	// NotRunHere says why the real CLI cannot run on a machine that
+	// reaches only package registries ("" when it can).
+	NotRunHere   string            `json:"notRunHere,omitempty"`
 	Config       []ConfigKey       `json:"config"`
 	Readiness    []Check           `json:"readiness"`
 	Packaging    Packaging         `json:"packaging"`
