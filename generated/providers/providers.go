@@ -141,14 +141,17 @@ var speaks = []struct {
 	names     []string
 	protocols []string
 }{
+	{[]string{"auggie", "augment", "augment-code"}, []string{}},
 	{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}},
 	{[]string{"codex", "codex-cli"}, []string{"openai-responses"}},
 	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
+	{[]string{"crush", "charm-crush"}, []string{}},
 	{[]string{"cursor", "cursor-agent"}, []string{}},
 	{[]string{"gemini-cli", "gemini"}, []string{"gemini"}},
 	{[]string{"letta-code", "letta"}, []string{"openai-chat"}},
 	{[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"pi", "pi-coding-agent"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
+	{[]string{"qoder", "qodercli"}, []string{}},
 }
 
 // Lookup returns the provider with an id.

@@ -4,17 +4,198 @@
 package registry
 
 import (
+	"sitter.dev/sitter/generated/harness/auggie"
 	"sitter.dev/sitter/generated/harness/claudecode"
 	"sitter.dev/sitter/generated/harness/codex"
 	"sitter.dev/sitter/generated/harness/copilot"
+	"sitter.dev/sitter/generated/harness/crush"
 	"sitter.dev/sitter/generated/harness/cursor"
 	"sitter.dev/sitter/generated/harness/geminicli"
 	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/opencode"
 	"sitter.dev/sitter/generated/harness/pi"
+	"sitter.dev/sitter/generated/harness/qoder"
 	"sitter.dev/sitter/runtime/adapter"
 	"sync"
 )
+
+// eventAuggie builds the spec of one Auggie event.
+func eventAuggie(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "hookSpecificOutput needs hookEventName \"PreToolUse\" to be read; a deny also stops the call (shouldContinue false) and its reason goes to the agent. Exit 2 blocks too.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}},
+			Name:    "PostToolUse",
+			Note:    "The tool already ran: decision \"block\" sends the reason to the agent; additionalContext goes to the agent.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}},
+			Name:    "SessionStart",
+			Note:    "hookSpecificOutput.additionalContext (or a top-level one) becomes session-start context.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}},
+			Name:    "SessionEnd",
+			Note:    "Output handling not traced.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}},
+			Name:    "Notification",
+			Note:    "Output handling not traced.",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookAuggie builds the part of the Auggie descriptor a hook call uses.
+func hookAuggie() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventAuggie,
+		ID:        "auggie",
+		Normalize: auggie.Normalize,
+		Profile:   "auggie",
+		Rules:     auggie.Rules,
+	}
+}
+
+// descriptorAuggie builds the Auggie descriptor.
+func descriptorAuggie() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"augment", "augment-code"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Auggie",
+		Events:      specs(eventAuggie, "PreToolUse", "PostToolUse", "SessionStart", "SessionEnd", "Notification"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:         "auggie",
+		Normalize:  auggie.Normalize,
+		NotRunHere: "Auggie needs an Augment account: without `auggie login` or AUGMENT_SESSION_AUTH it refuses to start (\"No auth provided\"), and every model call goes through the Augment API of the logged-in tenant, which no local fake model stands in for.",
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@augmentcode/auggie",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle:  adapter.Bundle{},
+			Format:  "",
+			Install: "",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "",
+				Kind:       "",
+				Project:    "",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       "",
+			},
+			TimeoutUnit: "",
+		},
+		Profile: "auggie",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "auggie",
+		}, {
+			Kind:  "dir",
+			Value: "~/.augment",
+		}},
+		Rules:        auggie.Rules,
+		Source:       "atlas/harnesses/auggie.cue",
+		ToolPrefixes: map[string]string{},
+		Tools:        map[string]string{},
+		Verified:     []string{},
+	}
+}
 
 // eventClaudeCode builds the spec of one Claude Code event.
 func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
@@ -1022,7 +1203,7 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "claude-code",
@@ -1521,7 +1702,7 @@ func descriptorCodex() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "codex",
@@ -1954,7 +2135,7 @@ func descriptorCopilot() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "copilot",
@@ -2025,6 +2206,155 @@ func descriptorCopilot() *adapter.Descriptor {
 			"write_agent":                     "other",
 		},
 		Verified: []string{"1.0.102"},
+	}
+}
+
+// eventCrush builds the spec of one Crush event.
+func eventCrush(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny", "rewriteInput", "addContext", "halt"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "deniesCall",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "the repository's hook guide, read 2026-12-01; not run",
+				Ref:  "https://github.com/charmbracelet/crush/blob/main/docs/hooks/README.md",
+			}},
+			Name:    "PreToolUse",
+			Note:    "Before every tool call of the top-level agent (sub-agents' calls are not hooked), before the permission check: allow skips the prompt, silence falls through. updated_input is shallow-merged over the tool input; context is appended to what the model sees.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "the repository's hook guide, read 2026-12-01; not run",
+				Ref:  "https://github.com/charmbracelet/crush/blob/main/docs/hooks/README.md",
+			}},
+			Name:    "PreCompact",
+			Note:    "Before the context notebook compresses old entries; tool_name is \"compact\", tool_input {token_count, max_tokens}. A deny skips that round of compaction.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookCrush builds the part of the Crush descriptor a hook call uses.
+func hookCrush() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventCrush,
+		ID:        "crush",
+		Normalize: crush.Normalize,
+		Profile:   "crush",
+		Rules:     crush.Rules,
+	}
+}
+
+// descriptorCrush builds the Crush descriptor.
+func descriptorCrush() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"charm-crush"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop (Crush has no stop hook).",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"25s\"",
+			Description: "Time a handler may take before it is killed; below Crush's default 30 s hook timeout.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Crush",
+		Events:      specs(eventCrush, "PreToolUse", "PreCompact"),
+		Evidence: []adapter.Evidence{{
+			Kind: "doc",
+			Note: "the repository's hook guide, read 2026-12-01; not run",
+			Ref:  "https://github.com/charmbracelet/crush/blob/main/docs/hooks/README.md",
+		}, {
+			Kind: "package",
+			Ref:  "@charmland/crush@0.96.1: package.json (postinstall downloads crush_0.96.1_Linux_x86_64.tar.gz from GitHub releases) and README.md (\"preliminary support for hooks\")",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:         "crush",
+		Normalize:  crush.Normalize,
+		NotRunHere: "The npm package @charmland/crush only downloads the Crush binary from GitHub releases at install, and the Go module proxy refuses github.com/charmbracelet/crush, so no Crush binary can be had here; its cells come from its repository's hook guide.",
+		Package: adapter.Package{
+			Lifecycle: "preview",
+			Name:      "@charmland/crush",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle:  adapter.Bundle{},
+			Format:  "",
+			Install: "",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "",
+				Kind:       "",
+				Project:    "",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       "",
+			},
+			TimeoutUnit: "",
+		},
+		Profile: "crush",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "crush",
+		}, {
+			Kind:  "dir",
+			Value: "~/.config/crush",
+		}},
+		Rules:        crush.Rules,
+		Source:       "atlas/harnesses/crush.cue",
+		ToolPrefixes: map[string]string{"mcp_": "mcp"},
+		Tools: map[string]string{
+			"agent":         "task",
+			"agentic_fetch": "fetch",
+			"bash":          "shell",
+			"edit":          "edit",
+			"write":         "write",
+		},
+		Verified: []string{},
 	}
 }
 
@@ -2518,7 +2848,7 @@ func descriptorCursor() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "cursor",
@@ -2977,7 +3307,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "gemini-cli",
@@ -3286,7 +3616,7 @@ func descriptorLettaCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "letta-code",
@@ -4589,15 +4919,131 @@ func descriptorPi() *adapter.Descriptor {
 	}
 }
 
+// eventQoder builds the spec of one Qoder CLI event.
+func eventQoder(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "ask", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "ask",
+				Call:    "asksUser",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fire*Event payloads, hook output merge)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "hookSpecificOutput.permissionDecision allow, ask or deny, with permissionDecisionReason; several hooks: a deny wins, then ask, then allow.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookQoder builds the part of the Qoder CLI descriptor a hook call uses.
+func hookQoder() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventQoder,
+		ID:        "qoder",
+		Normalize: qoder.Normalize,
+		Profile:   "qoder",
+		Rules:     qoder.Rules,
+	}
+}
+
+// descriptorQoder builds the Qoder CLI descriptor.
+func descriptorQoder() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"qodercli"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Qoder CLI",
+		Events:      specs(eventQoder, "PreToolUse"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fire*Event payloads, hook output merge)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:         "qoder",
+		Normalize:  qoder.Normalize,
+		NotRunHere: "Qoder CLI calls models only through Qoder's own service with a Qoder account's token, and enables custom providers only when that service's account status allows it, so it cannot run against a local fake model without a Qoder login.",
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@qoder-ai/qodercli",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle:  adapter.Bundle{},
+			Format:  "",
+			Install: "",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "",
+				Kind:       "",
+				Project:    "",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       "",
+			},
+			TimeoutUnit: "",
+		},
+		Profile: "qoder",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "qodercli",
+		}, {
+			Kind:  "dir",
+			Value: "~/.qoder",
+		}},
+		Rules:        qoder.Rules,
+		Source:       "atlas/harnesses/qoder.cue",
+		ToolPrefixes: map[string]string{},
+		Tools:        map[string]string{},
+		Verified:     []string{},
+	}
+}
+
 // Lookup builds the descriptor an id or alias names ("" = the default), or nil.
 func Lookup(name string) *adapter.Descriptor {
 	switch name {
+	case "auggie", "augment", "augment-code":
+		return descriptorAuggie()
 	case "claude-code", "claude", "cc", "":
 		return descriptorClaudeCode()
 	case "codex", "codex-cli":
 		return descriptorCodex()
 	case "copilot", "copilot-cli", "github-copilot":
 		return descriptorCopilot()
+	case "crush", "charm-crush":
+		return descriptorCrush()
 	case "cursor", "cursor-agent":
 		return descriptorCursor()
 	case "gemini-cli", "gemini":
@@ -4608,17 +5054,19 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorOpencode()
 	case "pi", "pi-coding-agent":
 		return descriptorPi()
+	case "qoder", "qodercli":
+		return descriptorQoder()
 	}
 	return nil
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"claude-code", "codex", "copilot", "cursor", "gemini-cli", "letta-code", "opencode", "pi"}
+var IDs = []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi()},
+		Descriptors: []*adapter.Descriptor{descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -4637,12 +5085,16 @@ func specs(find func(string) (*adapter.EventSpec, bool), names ...string) []adap
 // lookupHook builds the hook-path part of the descriptor a name names, or nil.
 func lookupHook(name string) *adapter.Descriptor {
 	switch name {
+	case "auggie", "augment", "augment-code":
+		return hookAuggie()
 	case "claude-code", "claude", "cc", "":
 		return hookClaudeCode()
 	case "codex", "codex-cli":
 		return hookCodex()
 	case "copilot", "copilot-cli", "github-copilot":
 		return hookCopilot()
+	case "crush", "charm-crush":
+		return hookCrush()
 	case "cursor", "cursor-agent":
 		return hookCursor()
 	case "gemini-cli", "gemini":
@@ -4653,6 +5105,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookOpencode()
 	case "pi", "pi-coding-agent":
 		return hookPi()
+	case "qoder", "qodercli":
+		return hookQoder()
 	}
 	return nil
 }
