@@ -141,6 +141,7 @@ var speaks = []struct {
 	names     []string
 	protocols []string
 }{
+	{[]string{"amp", "ampcode", "sourcegraph-amp"}, []string{}},
 	{[]string{"auggie", "augment", "augment-code"}, []string{}},
 	{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}},
 	{[]string{"codex", "codex-cli"}, []string{"openai-responses"}},

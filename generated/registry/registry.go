@@ -4,6 +4,7 @@
 package registry
 
 import (
+	"sitter.dev/sitter/generated/harness/amp"
 	"sitter.dev/sitter/generated/harness/auggie"
 	"sitter.dev/sitter/generated/harness/claudecode"
 	"sitter.dev/sitter/generated/harness/codex"
@@ -18,6 +19,153 @@ import (
 	"sitter.dev/sitter/runtime/adapter"
 	"sync"
 )
+
+// eventAmp builds the spec of one Amp event.
+func eventAmp(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "session.start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+			}},
+			Name:    "session.start",
+			Note:    "sitter has no bridge for Amp's plugin protocol: the event exists but no sitter hook can be registered on it.",
+			Phase:   "sessionStart",
+			Support: "unsupported",
+		}, true
+	case "agent.start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+			}},
+			Name:    "agent.start",
+			Note:    "sitter has no bridge for Amp's plugin protocol: the event exists but no sitter hook can be registered on it.",
+			Phase:   "agentStart",
+			Support: "unsupported",
+		}, true
+	case "tool.call":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+			}},
+			Name:    "tool.call",
+			Note:    "A plugin can allow, refuse (reject-and-continue), modify or synthesize the call. sitter has no bridge for Amp's plugin protocol: the event exists but no sitter hook can be registered on it.",
+			Phase:   "preToolUse",
+			Support: "unsupported",
+		}, true
+	case "tool.result":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+			}},
+			Name:    "tool.result",
+			Note:    "sitter has no bridge for Amp's plugin protocol: the event exists but no sitter hook can be registered on it.",
+			Phase:   "postToolUse",
+			Support: "unsupported",
+		}, true
+	case "agent.end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+			}},
+			Name:    "agent.end",
+			Note:    "Its default answer is {action: \"done\"}. sitter has no bridge for Amp's plugin protocol: the event exists but no sitter hook can be registered on it.",
+			Phase:   "stop",
+			Support: "unsupported",
+		}, true
+	}
+	return nil, false
+}
+
+// hookAmp builds the part of the Amp descriptor a hook call uses.
+func hookAmp() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventAmp,
+		ID:        "amp",
+		Normalize: amp.Normalize,
+		Profile:   "amp",
+		Rules:     amp.Rules,
+	}
+}
+
+// descriptorAmp builds the Amp descriptor.
+func descriptorAmp() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"ampcode", "sourcegraph-amp"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Amp",
+		Events:      specs(eventAmp, "session.start", "agent.start", "tool.call", "tool.result", "agent.end"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript (plugin host: amp.on, requestToolCall, requestToolResult, tool.call action handling)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "programmatic",
+			ID:         "programmatic-event",
+			Profiles:   []string{"amp", "opencode"},
+			Transcript: "json-event",
+		},
+		ID:         "amp",
+		Normalize:  amp.Normalize,
+		NotRunHere: "Amp needs an Amp account: with no API key it starts a browser login, and its model calls go through Amp's own service, which no local fake model stands in for; sitter has no bridge for its plugin protocol either.",
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@sourcegraph/amp",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle:  adapter.Bundle{},
+			Format:  "",
+			Install: "",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "",
+				Kind:       "",
+				Project:    "",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       "",
+			},
+			TimeoutUnit: "",
+		},
+		Profile: "amp",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "amp",
+		}, {
+			Kind:  "dir",
+			Value: "~/.config/amp",
+		}},
+		Rules:        amp.Rules,
+		Source:       "atlas/harnesses/amp.cue",
+		ToolPrefixes: map[string]string{},
+		Tools:        map[string]string{},
+		Verified:     []string{},
+	}
+}
 
 // eventAuggie builds the spec of one Auggie event.
 func eventAuggie(name string) (*adapter.EventSpec, bool) {
@@ -4162,7 +4310,7 @@ func descriptorOpencode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "programmatic",
 			ID:         "programmatic-event",
-			Profiles:   []string{"opencode"},
+			Profiles:   []string{"amp", "opencode"},
 			Transcript: "json-event",
 		},
 		ID:        "opencode",
@@ -5034,6 +5182,8 @@ func descriptorQoder() *adapter.Descriptor {
 // Lookup builds the descriptor an id or alias names ("" = the default), or nil.
 func Lookup(name string) *adapter.Descriptor {
 	switch name {
+	case "amp", "ampcode", "sourcegraph-amp":
+		return descriptorAmp()
 	case "auggie", "augment", "augment-code":
 		return descriptorAuggie()
 	case "claude-code", "claude", "cc", "":
@@ -5061,12 +5211,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -5085,6 +5235,8 @@ func specs(find func(string) (*adapter.EventSpec, bool), names ...string) []adap
 // lookupHook builds the hook-path part of the descriptor a name names, or nil.
 func lookupHook(name string) *adapter.Descriptor {
 	switch name {
+	case "amp", "ampcode", "sourcegraph-amp":
+		return hookAmp()
 	case "auggie", "augment", "augment-code":
 		return hookAuggie()
 	case "claude-code", "claude", "cc", "":
