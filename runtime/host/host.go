@@ -46,6 +46,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 		return runAudit(args[1:], stdout, stderr)
 	case "transcript":
 		return runTranscript(args[1:], stdout, stderr, reg)
+	case "observe":
+		return runObserve(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "sitter: unknown command %q; run 'sitter help'\n", args[0])
 	return 2

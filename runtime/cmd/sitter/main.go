@@ -37,6 +37,7 @@ Usage:
   sitter doctor [--harness H] [--dir D] [--json]   is each harness ready (binary, version, hooks, config)
   sitter checkpoint list|show|diff|restore <id> [--paths …] [--force]   working-tree checkpoints per session
   sitter audit tail|query [--session S] [--decision D] [--json]   the audit log of hook decisions
+  sitter observe [--dir D]... [--listen A] [--open]   live dashboard of runs, sessions and hook decisions
   sitter transcript <harness> <path> [--from POS] [--json]   prompts, last answer, files, tokens since POS
   sitter guard                                  built-in guard handler: canonical event on stdin, result on stdout
   sitter plugin install <bundle-or-plugin> --harness H [--scope project|user] [--dir DIR] [--force] [--json]

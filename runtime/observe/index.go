@@ -1,0 +1,460 @@
+package observe
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"sitter.dev/sitter/runtime/journal"
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+// RunView is what the board knows of one run: read from its journal when
+// the journal changes, classified again at every sweep (time moves runs to
+// stale).
+type RunView struct {
+	Dir       string // absolute run directory: the run's key
+	RunsDir   string // the watched runs directory holding it
+	Project   string // the project folder (the parent of .a5c/runs)
+	RunID     string
+	ProcessID string
+	Status    string // run status, "unreadable" when the journal does not load
+	Err       string // why the run cannot be read
+	Events    int
+	Created   time.Time
+	Last      time.Time // the journal head's time (else run.json's creation)
+	Pending   []PendingEffect
+	// Harness and Session drove the run last (SESSION_BOUND, else the
+	// stop checks, else run.json); Drivers is every session that did.
+	Harness, Session string
+	Drivers          []Driver
+	// LastStop is the row of the last STOP_HOOK_INVOKED ("" for none);
+	// LastStopAfter says nothing but stop checks and bindings followed it.
+	LastStop      string
+	LastStopAfter bool
+	RuntimeError  string
+	// Bucket is the triage column, Why one line saying why.
+	Bucket, Why string
+	sig         signature
+}
+
+// PendingEffect is a pending effect as the board shows it.
+type PendingEffect struct {
+	ID, Kind, Label string
+}
+
+// Driver is one session that drove a run.
+type Driver struct {
+	Harness, Session string
+}
+
+// Age is how long ago the run last moved.
+func (r *RunView) Age(now time.Time) time.Duration { return now.Sub(r.Last) }
+
+// signature is what a stat sweep compares: a run is read again only when
+// its journal directory or run.json changed.
+type signature struct {
+	journalMod  int64
+	journalSize int64
+	metaMod     int64
+	metaSize    int64
+}
+
+func statSig(dir string) (signature, bool) {
+	m, err := os.Stat(filepath.Join(dir, runs.MetadataFile))
+	if err != nil {
+		return signature{}, false
+	}
+	s := signature{metaMod: m.ModTime().UnixNano(), metaSize: m.Size()}
+	if j, err := os.Stat(filepath.Join(dir, runs.JournalDir)); err == nil {
+		s.journalMod, s.journalSize = j.ModTime().UnixNano(), j.Size()
+	}
+	return s, true
+}
+
+// Index is the runs of the watched directories and sitter's sessions,
+// kept current by Sweep.
+type Index struct {
+	roots    []root
+	stale    time.Duration
+	stateDir string
+	now      func() time.Time
+
+	mu        sync.RWMutex
+	runs      map[string]*RunView
+	sessions  []*session.State
+	sessSig   signature
+	auditSig  signature
+	version   uint64
+	changed   chan struct{} // closed and replaced at every version
+	lastSweep time.Time
+}
+
+// root is one watched directory: the runs directory found in it.
+type root struct {
+	dir     string // as given, absolute
+	runsDir string // where its runs are
+	project string
+}
+
+// findRoot says where the runs of a watched directory are: D/.a5c/runs
+// when D is a project, else D itself (a runs directory).
+func findRoot(d string) root {
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		abs = d
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	rd := filepath.Join(abs, ".a5c", "runs")
+	if fi, err := os.Stat(rd); err == nil && fi.IsDir() || !hasRuns(abs) && filepath.Base(abs) != "runs" {
+		// A project (perhaps without runs yet: watch where they will be).
+		return root{abs, rd, abs}
+	}
+	project := abs
+	if filepath.Base(abs) == "runs" && filepath.Base(filepath.Dir(abs)) == ".a5c" {
+		project = filepath.Dir(filepath.Dir(abs))
+	}
+	return root{abs, abs, project}
+}
+
+func hasRuns(dir string) bool {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), runs.MetadataFile)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// NewIndex watches dirs (projects or runs directories).
+func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
+	ix := &Index{stale: stale, stateDir: stateDir, now: time.Now, runs: map[string]*RunView{}, changed: make(chan struct{})}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		r := findRoot(d)
+		if !seen[r.runsDir] {
+			seen[r.runsDir] = true
+			ix.roots = append(ix.roots, r)
+		}
+	}
+	return ix
+}
+
+// RunsDirs are the watched runs directories.
+func (ix *Index) RunsDirs() []string {
+	var out []string
+	for _, r := range ix.roots {
+		out = append(out, r.runsDir)
+	}
+	return out
+}
+
+// Watched says whether dir is a run directory inside a watched runs
+// directory (symbolic links resolved), and returns its clean form.
+func (ix *Index) Watched(dir string) (string, bool) {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return "", false
+	}
+	d := filepath.Clean(dir)
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	for _, r := range ix.roots {
+		rd := r.runsDir
+		if x, err := filepath.EvalSymlinks(rd); err == nil {
+			rd = x
+		}
+		if filepath.Dir(d) == rd {
+			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err == nil {
+				return d, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Version changes whenever what the pages show changes; Changed is closed
+// then.
+func (ix *Index) Version() (uint64, <-chan struct{}) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.version, ix.changed
+}
+
+// Runs is a snapshot of every run, newest activity first.
+func (ix *Index) Runs() []RunView {
+	ix.mu.RLock()
+	out := make([]RunView, 0, len(ix.runs))
+	for _, r := range ix.runs {
+		out = append(out, *r)
+	}
+	ix.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Last.Equal(out[j].Last) {
+			return out[i].Last.After(out[j].Last)
+		}
+		return out[i].Dir < out[j].Dir
+	})
+	return out
+}
+
+// Run is one run's view.
+func (ix *Index) Run(dir string) (RunView, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	r, ok := ix.runs[dir]
+	if !ok {
+		return RunView{}, false
+	}
+	return *r, true
+}
+
+// Sessions is sitter's session states as of the last sweep.
+func (ix *Index) Sessions() []*session.State {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.sessions
+}
+
+// Sweep stats every watched run (and the session states and audit log),
+// reads again the runs whose journal changed, classifies every run, and
+// bumps the version when anything shown changed. It reports whether it
+// did.
+func (ix *Index) Sweep() bool {
+	type job struct {
+		dir string
+		r   root
+		sig signature
+	}
+	var jobs []job
+	present := map[string]bool{}
+	ix.mu.RLock()
+	for _, r := range ix.roots {
+		es, err := os.ReadDir(r.runsDir)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if !e.IsDir() {
+				continue
+			}
+			d := filepath.Join(r.runsDir, e.Name())
+			sig, ok := statSig(d)
+			if !ok {
+				continue
+			}
+			present[d] = true
+			if old := ix.runs[d]; old == nil || old.sig != sig {
+				jobs = append(jobs, job{d, r, sig})
+			}
+		}
+	}
+	removed := 0
+	for d := range ix.runs {
+		if !present[d] {
+			removed++
+		}
+	}
+	ix.mu.RUnlock()
+
+	loaded := make([]*RunView, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	workers := min(runtime.GOMAXPROCS(0)*2, len(jobs))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				v := readRun(jobs[i].dir)
+				v.RunsDir, v.Project, v.sig = jobs[i].r.runsDir, jobs[i].r.project, jobs[i].sig
+				loaded[i] = v
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	changed := len(jobs) > 0 || removed > 0
+	var sessions []*session.State
+	sessChanged := false
+	sd := filepath.Join(ix.stateDir, "sessions")
+	ssig := signature{}
+	if fi, err := os.Stat(sd); err == nil {
+		ssig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
+	}
+	asig := signature{}
+	if fi, err := os.Stat(filepath.Join(ix.stateDir, "audit.jsonl")); err == nil {
+		asig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
+	}
+	ix.mu.RLock()
+	if ssig != ix.sessSig || ix.version == 0 {
+		sessChanged = true
+	}
+	if asig != ix.auditSig {
+		changed = true
+	}
+	ix.mu.RUnlock()
+	if sessChanged {
+		sessions = listSessions(ix.stateDir)
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for d := range ix.runs {
+		if !present[d] {
+			delete(ix.runs, d)
+		}
+	}
+	for _, v := range loaded {
+		ix.runs[v.Dir] = v
+	}
+	if sessChanged {
+		ix.sessions, ix.sessSig = sessions, ssig
+		changed = true
+	}
+	ix.auditSig = asig
+	now := ix.now()
+	for _, v := range ix.runs {
+		b, why := Classify(v, ix.sessions, now, ix.stale)
+		if b != v.Bucket || why != v.Why {
+			v.Bucket, v.Why = b, why
+			changed = true
+		}
+	}
+	ix.lastSweep = now
+	if changed || ix.version == 0 {
+		ix.version++
+		close(ix.changed)
+		ix.changed = make(chan struct{})
+	}
+	return changed
+}
+
+// listSessions reads the session states of a state dir.
+func listSessions(stateDir string) []*session.State {
+	es, err := os.ReadDir(filepath.Join(stateDir, "sessions"))
+	if err != nil {
+		return nil
+	}
+	var out []*session.State
+	for _, e := range es {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(stateDir, "sessions", e.Name()))
+		if err != nil {
+			continue
+		}
+		var st session.State
+		if json.Unmarshal(b, &st) == nil && st.SessionID != "" {
+			out = append(out, &st)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt })
+	return out
+}
+
+// Watch sweeps every interval until stop is closed.
+func (ix *Index) Watch(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			ix.Sweep()
+		}
+	}
+}
+
+// parseTime reads the journal's and run.json's timestamps.
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// readRun reads one run for the board. A run that does not load is a view
+// with Err set: the board shows it as an error card.
+func readRun(dir string) *RunView {
+	v := &RunView{Dir: dir, RunID: filepath.Base(dir)}
+	m, err := runs.ReadMetadata(dir)
+	if err != nil {
+		v.Status, v.Err = "unreadable", err.Error()
+		if fi, err := os.Stat(dir); err == nil {
+			v.Created, v.Last = fi.ModTime(), fi.ModTime()
+		}
+		return v
+	}
+	v.RunID, v.ProcessID, v.Harness, v.Session = m.RunID, m.ProcessID, m.Harness, m.SessionID
+	v.Created = parseTime(m.CreatedAt)
+	v.Last = v.Created
+	if v.Harness != "" && v.Session != "" {
+		v.Drivers = append(v.Drivers, Driver{v.Harness, v.Session})
+	}
+	st, err := runs.Load(dir)
+	if err != nil {
+		v.Status, v.Err = "unreadable", err.Error()
+		return v
+	}
+	v.Status, v.Events, v.RuntimeError = st.Status, len(st.Journal.Events), st.RuntimeError
+	if h := st.Journal.Head(); h != nil {
+		if t := parseTime(h.RecordedAt); !t.IsZero() {
+			v.Last = t
+		}
+	}
+	for _, e := range st.Pending() {
+		v.Pending = append(v.Pending, PendingEffect{e.EffectID, e.Kind, e.Label})
+	}
+	for _, ev := range st.Journal.Events {
+		switch ev.Type {
+		case journal.SessionBound, journal.StopHookInvoked:
+			var d struct {
+				Harness   string `json:"harness"`
+				SessionID string `json:"sessionId"`
+				Row       string `json:"row"`
+			}
+			json.Unmarshal(ev.Data, &d)
+			if d.Harness != "" && d.SessionID != "" {
+				v.Harness, v.Session = d.Harness, d.SessionID
+				if !slicesContains(v.Drivers, Driver{d.Harness, d.SessionID}) {
+					v.Drivers = append(v.Drivers, Driver{d.Harness, d.SessionID})
+				}
+			}
+			if ev.Type == journal.StopHookInvoked {
+				v.LastStop, v.LastStopAfter = d.Row, true
+			}
+		default:
+			v.LastStopAfter = false
+		}
+	}
+	return v
+}
+
+func slicesContains(ds []Driver, d Driver) bool {
+	for _, x := range ds {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,430 @@
+package observe
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/runtime/journal"
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+// newRun makes a run under project/.a5c/runs without running its process
+// (no Node): RUN_CREATED, then effects requested as the process would.
+func newRun(t *testing.T, project, id string) string {
+	t.Helper()
+	proc := filepath.Join(project, "p.mjs")
+	os.WriteFile(proc, []byte("export async function process() {}\n"), 0o644)
+	dir, _, err := runs.Create(context.Background(), runs.CreateOptions{RunsDir: filepath.Join(project, ".a5c", "runs"), RunID: id, ProcessID: "demo-" + id, Entry: proc + "#process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func appendEv(t *testing.T, dir, typ string, data any) {
+	t.Helper()
+	j, err := journal.Load(filepath.Join(dir, runs.JournalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Append(filepath.Join(dir, runs.JournalDir), j.Head(), typ, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func request(t *testing.T, dir, id, kind string) {
+	t.Helper()
+	os.MkdirAll(filepath.Join(dir, "tasks", id), 0o755)
+	os.WriteFile(filepath.Join(dir, "tasks", id, "task.json"), []byte(`{"kind":"`+kind+`","title":"Ship it?"}`), 0o644)
+	appendEv(t, dir, journal.EffectRequested, map[string]any{"effectId": id, "invocationKey": "k-" + id, "taskId": "t", "kind": kind, "label": "approve"})
+}
+
+type fixture struct {
+	s       *Server
+	ts      *httptest.Server
+	project string
+	c       *http.Client // holds the token cookie
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	project := t.TempDir()
+	os.MkdirAll(filepath.Join(project, ".a5c", "runs"), 0o755)
+	s, err := New(Options{Dirs: []string{project}, StateDir: t.TempDir(), Token: "tok123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	f := &fixture{s: s, ts: ts, project: project, c: &http.Client{Jar: jar}}
+	if r := f.get(t, "/?token=tok123"); r.StatusCode != 200 {
+		t.Fatalf("first load with the token: %d", r.StatusCode)
+	}
+	return f
+}
+
+func (f *fixture) get(t *testing.T, path string) *http.Response {
+	t.Helper()
+	r, err := f.c.Get(f.ts.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func body(t *testing.T, r *http.Response) string {
+	t.Helper()
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestTokenRequired(t *testing.T) {
+	f := newFixture(t)
+	for _, p := range []string{"/", "/hooks", "/events", "/static/style.css", "/?token=wrong", "/run?path=" + url.QueryEscape(f.project)} {
+		r, err := http.Get(f.ts.URL + p) // no cookie
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s without the token: %d, want 401", p, r.StatusCode)
+		}
+	}
+	r, err := http.PostForm(f.ts.URL+"/approve", url.Values{"csrf": {f.s.csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /approve without the token: %d, want 401", r.StatusCode)
+	}
+	// The token in the URL becomes a cookie and leaves the URL.
+	nc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err = nc.Get(f.ts.URL + "/?token=tok123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/" || !strings.Contains(r.Header.Get("Set-Cookie"), "HttpOnly") {
+		t.Errorf("first load: %d Location %q Set-Cookie %q", r.StatusCode, r.Header.Get("Location"), r.Header.Get("Set-Cookie"))
+	}
+	if r := f.get(t, "/hooks"); r.StatusCode != 200 {
+		t.Errorf("with the cookie: %d", r.StatusCode)
+	}
+}
+
+func TestLoopbackHostOnly(t *testing.T) {
+	f := newFixture(t)
+	f.s.loopback = true
+	req, _ := http.NewRequest("GET", f.ts.URL+"/?token=tok123", nil)
+	req.Host = "attacker.example:80"
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusForbidden {
+		t.Errorf("a rebinding Host header: %d, want 403", r.StatusCode)
+	}
+}
+
+func TestOutsideWatchedDirsRefused(t *testing.T) {
+	f := newFixture(t)
+	inside := newRun(t, f.project, "r1")
+	other := newRun(t, t.TempDir(), "r2") // a real run, not watched
+	link := filepath.Join(f.project, ".a5c", "runs", "link")
+	os.Symlink(filepath.Dir(filepath.Dir(other)), link)
+	for _, p := range []string{other, "/etc", filepath.Join(inside, ".."), filepath.Join(link, ".a5c", "runs", "r2"), "relative/r1", ""} {
+		for _, route := range []string{"/run?path=", "/checkpoint?id=x&path="} {
+			r := f.get(t, route+url.QueryEscape(p))
+			b := body(t, r)
+			if r.StatusCode != http.StatusForbidden || !strings.Contains(b, "not a run directory under a watched directory") {
+				t.Errorf("GET %s%s: %d %s", route, p, r.StatusCode, b)
+			}
+		}
+	}
+	r, _ := f.c.PostForm(f.ts.URL+"/approve", url.Values{"csrf": {f.s.csrf}, "path": {other}, "effect": {"e"}, "answer": {"approve"}})
+	if b := body(t, r); r.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /approve outside: %d %s", r.StatusCode, b)
+	}
+	if r := f.get(t, "/run?path="+url.QueryEscape(inside)); r.StatusCode != 200 {
+		t.Errorf("a watched run: %d", r.StatusCode)
+	}
+}
+
+func TestCorruptJournalIsAnErrorCard(t *testing.T) {
+	f := newFixture(t)
+	good := newRun(t, f.project, "good")
+	bad := newRun(t, f.project, "bad")
+	request(t, bad, "e1", "shell")
+	files, _ := filepath.Glob(filepath.Join(bad, "journal", "*.json"))
+	if err := os.WriteFile(files[len(files)-1], []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.s.ix.Sweep()
+	b := body(t, f.get(t, "/"))
+	card := regexp.MustCompile(`(?s)<a class="card nav-item error b-failed" data-key="` + regexp.QuoteMeta(bad) + `".*?cannot read this run:</strong>[^<]*journal file`)
+	if !card.MatchString(b) {
+		t.Errorf("no error card for the corrupt run:\n%s", b)
+	}
+	if !strings.Contains(b, `data-key="`+good+`"`) {
+		t.Errorf("the good run is missing")
+	}
+	r := f.get(t, "/run?path="+url.QueryEscape(bad))
+	if b := body(t, r); r.StatusCode != 200 || !strings.Contains(b, `id="run-error"`) {
+		t.Errorf("run page of the corrupt run: %d\n%s", r.StatusCode, b)
+	}
+	if r := f.get(t, "/run?path="+url.QueryEscape(good)); r.StatusCode != 200 {
+		t.Errorf("still serving: %d", r.StatusCode)
+	}
+}
+
+func approve(t *testing.T, f *fixture, dir, effect, csrf string) (int, string) {
+	t.Helper()
+	r, err := f.c.PostForm(f.ts.URL+"/approve", url.Values{"csrf": {csrf}, "path": {dir}, "effect": {effect}, "answer": {"approve"}, "response": {"ship"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode, body(t, r)
+}
+
+func TestApproveExactlyOnce(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "bp")
+	request(t, dir, "b1", "breakpoint")
+	f.s.ix.Sweep()
+	if v, _ := f.s.ix.Run(dir); v.Bucket != NeedsYou {
+		t.Fatalf("bucket %s, want needs-you", v.Bucket)
+	}
+	if code, b := approve(t, f, dir, "b1", "forged"); code != http.StatusForbidden || !strings.Contains(b, "csrf") {
+		t.Fatalf("a form without the csrf value: %d %s", code, b)
+	}
+	code, b := approve(t, f, dir, "b1", f.s.csrf)
+	if code != 200 || !strings.Contains(b, `class="flash ok"`) || !strings.Contains(b, "approved breakpoint b1") {
+		t.Fatalf("first answer: %d\n%s", code, b)
+	}
+	res, err := os.ReadFile(filepath.Join(dir, "tasks", "b1", "result.json"))
+	if err != nil || !strings.Contains(string(res), `"approved": true`) || !strings.Contains(string(res), `"response": "ship"`) {
+		t.Fatalf("result.json: %s %v", res, err)
+	}
+	code, b = approve(t, f, dir, "b1", f.s.csrf)
+	if code != 200 || !strings.Contains(b, `class="flash bad"`) || !strings.Contains(b, "refused: effect b1 is not requested") {
+		t.Fatalf("second answer from the page was not refused: %d\n%s", code, b)
+	}
+	// The CLI's path (run.Post, as `sitter task post`) refuses it too.
+	if _, err := runs.Post(context.Background(), dir, "b1", runs.PostOptions{Status: "ok", Value: json.RawMessage(`{}`)}); !errors.Is(err, runs.ErrAlreadyResolved) {
+		t.Fatalf("the CLI's post after the page's: %v", err)
+	}
+	st, _ := runs.Load(dir)
+	n := 0
+	for _, ev := range st.Journal.Events {
+		if ev.Type == journal.EffectResolved {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d EFFECT_RESOLVED, want 1", n)
+	}
+	// Answered from the CLI first: the page's answer is refused and shown.
+	dir2 := newRun(t, f.project, "bp2")
+	request(t, dir2, "b2", "breakpoint")
+	if _, err := runs.Post(context.Background(), dir2, "b2", runs.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":false}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, b := approve(t, f, dir2, "b2", f.s.csrf); !strings.Contains(b, "refused: effect b2 is not requested") {
+		t.Fatalf("page answer after the CLI's:\n%s", b)
+	}
+	// Only breakpoints are answered from the page.
+	request(t, dir2, "s1", "shell")
+	if _, b := approve(t, f, dir2, "s1", f.s.csrf); !strings.Contains(b, "not a breakpoint") {
+		t.Fatalf("a shell effect answered from the page:\n%s", b)
+	}
+}
+
+func TestCrossOriginFormRefused(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "bp")
+	request(t, dir, "b1", "breakpoint")
+	req, _ := http.NewRequest("POST", f.ts.URL+"/approve", strings.NewReader(url.Values{"csrf": {f.s.csrf}, "path": {dir}, "effect": {"b1"}, "answer": {"approve"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	r, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := body(t, r); r.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin POST: %d %s", r.StatusCode, b)
+	}
+	if st, _ := runs.Load(dir); len(st.Pending()) != 1 {
+		t.Fatal("a cross-origin form answered the breakpoint")
+	}
+}
+
+// TestEventsPushedOnJournalChange: a journal append is pushed to an open
+// event stream at the next sweep (no clock: the sweep is called here).
+func TestEventsPushedOnJournalChange(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "live")
+	f.s.ix.Sweep()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/events", nil)
+	r, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	rd := bufio.NewReader(r.Body)
+	next := func() string {
+		var ev string
+		for {
+			l, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(l, "event: ") {
+				ev = strings.TrimSpace(l[7:])
+			}
+			if l == "\n" && ev != "" {
+				return ev
+			}
+		}
+	}
+	if ev := next(); ev != "hello" {
+		t.Fatalf("first event %q", ev)
+	}
+	if f.s.ix.Sweep() {
+		t.Fatal("a sweep with nothing new reported a change")
+	}
+	request(t, dir, "b1", "breakpoint")
+	if !f.s.ix.Sweep() {
+		t.Fatal("the sweep missed the journal append")
+	}
+	if ev := next(); ev != "changed" {
+		t.Fatalf("event %q, want changed", ev)
+	}
+	if v, _ := f.s.ix.Run(dir); v.Bucket != NeedsYou {
+		t.Fatalf("bucket %s", v.Bucket)
+	}
+	// The audit log changing is pushed too.
+	os.WriteFile(filepath.Join(f.s.stateDir, "audit.jsonl"), []byte(`{"time":"t","harness":"codex","nativeEvent":"PreToolUse","phase":"preToolUse","session":"s","decision":"deny","verdict":"deny","handlers":[]}`+"\n"), 0o644)
+	if !f.s.ix.Sweep() {
+		t.Fatal("the sweep missed the audit change")
+	}
+	if ev := next(); ev != "changed" {
+		t.Fatalf("event %q, want changed", ev)
+	}
+}
+
+func TestHookTimeline(t *testing.T) {
+	f := newFixture(t)
+	lines := []string{
+		`{"time":"2026-01-01T00:00:01Z","harness":"codex","nativeEvent":"PreToolUse","phase":"preToolUse","session":"s1","tool":"Bash","command":"rm -rf /x","handlers":[{"command":"guard","decision":"deny","latencyMs":3.5}],"decision":"deny","verdict":"deny","reason":"guard: recursive-delete","latencyMs":5}`,
+		`{"time":"2026-01-01T00:00:02Z","harness":"codex","nativeEvent":"PreToolUse","phase":"preToolUse","session":"s1","tool":"Bash","command":"ls","handlers":[],"decision":"noop","verdict":"allow","latencyMs":2}`,
+		`{"time":"2026-01-01T00:00:03Z","harness":"pi","nativeEvent":"tool_call","phase":"preToolUse","session":"s2","handlers":[],"decision":"allow","verdict":"allow","latencyMs":2}`,
+	}
+	os.WriteFile(filepath.Join(f.s.stateDir, "audit.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	b := body(t, f.get(t, "/hooks"))
+	if !regexp.MustCompile(`class="tl hook nav-item deny"[^>]*>(?s:.*?)guard: recursive-delete`).MatchString(b) || !strings.Contains(b, "1 denied or blocked") {
+		t.Errorf("the deny does not stand out:\n%s", b)
+	}
+	b = body(t, f.get(t, "/hooks?decision=deny-or-block"))
+	if strings.Contains(b, ">ls<") || strings.Contains(b, "tool_call") || !strings.Contains(b, "rm -rf /x") {
+		t.Errorf("decision filter:\n%s", b)
+	}
+	b = body(t, f.get(t, "/hooks?harness=pi"))
+	if strings.Contains(b, "rm -rf") || !strings.Contains(b, "tool_call") {
+		t.Errorf("harness filter:\n%s", b)
+	}
+	b = body(t, f.get(t, "/hooks?session=s1"))
+	if strings.Contains(b, "tool_call") || !strings.Contains(b, "rm -rf /x") {
+		t.Errorf("session filter:\n%s", b)
+	}
+}
+
+func TestRunDetail(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "d")
+	request(t, dir, "a1", "shell")
+	request(t, dir, "a2", "agent")
+	appendEv(t, dir, journal.SessionBound, map[string]any{"harness": "codex", "sessionId": "sess-1", "via": "session start"})
+	appendEv(t, dir, journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "sess-2", "decision": "block", "row": "effects-pending", "reason": "do a1", "iteration": 1})
+	if _, err := runs.Post(context.Background(), dir, "a1", runs.PostOptions{Status: "error", Error: json.RawMessage(`{"name":"Error","message":"boom"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	f.s.ix.Sweep()
+	b := body(t, f.get(t, "/run?path="+url.QueryEscape(dir)))
+	for _, want := range []string{
+		`aria-label="2 effects requested together"`, // a parallel group
+		"boom",                                      // the effect's error
+		"codex · <code>sess-1</code>", "claude-code · <code>sess-2</code>", // both harnesses that drove it
+		"effects-pending", // the stop-hook decision
+		"STOP_HOOK_INVOKED", "EFFECT_RESOLVED",
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("run detail lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(b)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	stale := 30 * time.Minute
+	fresh, old := now.Add(-time.Minute), now.Add(-time.Hour)
+	dir := "/p/.a5c/runs/r"
+	sess := func(active bool, ended string) []*session.State {
+		return []*session.State{{Harness: "codex", SessionID: "s", RunDir: dir, Active: active, EndedBecause: ended}}
+	}
+	bp := []PendingEffect{{"b", "breakpoint", "ok?"}}
+	sh := []PendingEffect{{"e", "shell", ""}}
+	for _, c := range []struct {
+		name     string
+		v        RunView
+		sessions []*session.State
+		want     string
+	}{
+		{"unreadable", RunView{Err: "journal file x: bad"}, nil, Failed},
+		{"completed", RunView{Status: runs.StatusCompleted, Last: old}, nil, Completed},
+		{"failed", RunView{Status: runs.StatusFailed, Last: fresh}, nil, Failed},
+		{"halted", RunView{Status: runs.StatusHalted, Last: fresh}, nil, Failed},
+		{"breakpoint", RunView{Status: runs.StatusWaiting, Pending: bp, Last: fresh}, sess(true, ""), NeedsYou},
+		{"breakpoint, old", RunView{Status: runs.StatusWaiting, Pending: bp, Last: old}, nil, NeedsYou},
+		{"stop cap", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations, LastStopAfter: true}, sess(false, session.RowMaxIterations), NeedsYou},
+		{"stop cap, then work", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations}, sess(true, ""), Working},
+		{"process error", RunView{Status: runs.StatusCreated, RuntimeError: "SyntaxError", Last: fresh}, nil, NeedsYou},
+		{"session ended mid-run", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(false, "session-end"), Orphaned},
+		{"resolved, no completion, idle", RunView{Status: runs.StatusCreated, Events: 5, Last: old}, nil, Orphaned},
+		{"pending, idle", RunView{Status: runs.StatusWaiting, Pending: sh, Events: 2, Last: old}, nil, Stale},
+		{"just created, idle", RunView{Status: runs.StatusCreated, Events: 1, Last: old}, nil, Stale},
+		{"pending, driven", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(true, ""), Working},
+		{"resolved, to iterate", RunView{Status: runs.StatusCreated, Events: 5, Last: fresh}, nil, Working},
+		{"other run's session", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, []*session.State{{RunDir: "/other", SessionID: "x"}}, Working},
+	} {
+		c.v.Dir = dir
+		if got, why := Classify(&c.v, c.sessions, now, stale); got != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, got, why, c.want)
+		}
+	}
+}

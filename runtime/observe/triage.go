@@ -1,0 +1,124 @@
+package observe
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
+)
+
+// Triage buckets, in board order.
+const (
+	NeedsYou  = "needs-you"
+	Working   = "working"
+	Stale     = "stale"
+	Orphaned  = "orphaned"
+	Failed    = "failed"
+	Completed = "completed"
+)
+
+// Buckets are the board's columns in order, with their titles.
+var Buckets = []struct{ ID, Title string }{
+	{NeedsYou, "Needs you"}, {Working, "Working"}, {Stale, "Stale"},
+	{Orphaned, "Orphaned"}, {Failed, "Failed"}, {Completed, "Completed"},
+}
+
+// Classify puts a run in its triage bucket, first rule that holds:
+//
+//	the journal does not load                   → failed (an error card)
+//	RUN_COMPLETED                               → completed
+//	RUN_FAILED or RUN_HALTED                    → failed
+//	a breakpoint is pending                     → needs you
+//	the last stop check ended the session at its
+//	  cap and nothing but stop checks followed  → needs you
+//	the process file cannot run                 → needs you
+//	a session drove it and none drives it now
+//	  (it ended or was deactivated mid-run)     → orphaned
+//	no activity for stale:
+//	  every effect resolved, no RUN_COMPLETED   → orphaned
+//	  otherwise                                 → stale
+//	otherwise                                   → working
+func Classify(v *RunView, sessions []*session.State, now time.Time, stale time.Duration) (bucket, why string) {
+	if v.Err != "" {
+		return Failed, "unreadable: " + v.Err
+	}
+	switch v.Status {
+	case runs.StatusCompleted:
+		return Completed, "completed"
+	case runs.StatusFailed:
+		return Failed, "failed"
+	case runs.StatusHalted:
+		return Failed, "halted"
+	}
+	var bps []string
+	for _, p := range v.Pending {
+		if p.Kind == "breakpoint" {
+			bps = append(bps, orID(p.Label, p.ID))
+		}
+	}
+	if len(bps) > 0 {
+		return NeedsYou, "breakpoint waits: " + strings.Join(bps, ", ")
+	}
+	if v.LastStop == session.RowMaxIterations && v.LastStopAfter {
+		return NeedsYou, "the stop hook gave up at the session's cap"
+	}
+	if v.RuntimeError != "" {
+		return NeedsYou, "the process cannot run: " + v.RuntimeError
+	}
+	var driver, ended *session.State
+	for _, s := range sessions {
+		if s.RunDir != v.Dir {
+			continue
+		}
+		if s.Active {
+			driver = s
+			break
+		}
+		if ended == nil {
+			ended = s
+		}
+	}
+	if driver == nil && ended != nil {
+		if ended.EndedBecause == session.RowMaxIterations {
+			return NeedsYou, "the stop hook gave up at the session's cap"
+		}
+		why := ended.EndedBecause
+		if why == "" {
+			why = "ended"
+		}
+		return Orphaned, fmt.Sprintf("its %s session %s stopped driving it mid-run (%s)", ended.Harness, ended.SessionID, why)
+	}
+	idle := now.Sub(v.Last)
+	if idle >= stale {
+		if len(v.Pending) == 0 && v.Events > 1 {
+			return Orphaned, "every effect resolved but no RUN_COMPLETED for " + roundAge(idle)
+		}
+		return Stale, "no journal activity for " + roundAge(idle)
+	}
+	if len(v.Pending) > 0 {
+		return Working, fmt.Sprintf("%d effect(s) pending", len(v.Pending))
+	}
+	return Working, "to iterate"
+}
+
+func orID(label, id string) string {
+	if label != "" {
+		return label
+	}
+	return id
+}
+
+// roundAge prints a duration the way the board does: 45s, 12m, 3h, 2d.
+func roundAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
