@@ -44,7 +44,7 @@ fuzz:
 
 ## bench: median wall time of a hook call against a Go start-up floor; the babysitter stop
 ## check on a 1,000-event run against the same floor; run cycle vs the npm SDK; make generate's
-## growth per harness
+## growth per harness; the observe dashboard with 1,000 runs of 100 events
 bench:
 	$(GO) run ./runtime/cmd/hookbench
 	$(GO) run ./runtime/cmd/stopbench
@@ -52,6 +52,7 @@ bench:
 	$(GO) run ./runtime/cmd/proxybench
 	$(GO) run ./runtime/cmd/transcriptbench
 	$(GO) run ./runtime/cmd/genbench
+	$(GO) run ./runtime/cmd/observebench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 ## chaos: the fault suite (every TestChaos* test: concurrency, floods, signals,

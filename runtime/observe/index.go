@@ -58,24 +58,20 @@ type Driver struct {
 func (r *RunView) Age(now time.Time) time.Duration { return now.Sub(r.Last) }
 
 // signature is what a stat sweep compares: a run is read again only when
-// its journal directory or run.json changed.
+// its journal directory changed (an event file is added by rename, which
+// changes the directory's mtime). One stat per run and tick: run.json is
+// written once, when the run is created.
 type signature struct {
 	journalMod  int64
 	journalSize int64
-	metaMod     int64
-	metaSize    int64
 }
 
 func statSig(dir string) (signature, bool) {
-	m, err := os.Stat(filepath.Join(dir, runs.MetadataFile))
+	j, err := os.Stat(filepath.Join(dir, runs.JournalDir))
 	if err != nil {
 		return signature{}, false
 	}
-	s := signature{metaMod: m.ModTime().UnixNano(), metaSize: m.Size()}
-	if j, err := os.Stat(filepath.Join(dir, runs.JournalDir)); err == nil {
-		s.journalMod, s.journalSize = j.ModTime().UnixNano(), j.Size()
-	}
-	return s, true
+	return signature{j.ModTime().UnixNano(), j.Size()}, true
 }
 
 // Index is the runs of the watched directories and sitter's sessions,
@@ -252,11 +248,15 @@ func (ix *Index) Sweep() bool {
 			}
 			d := filepath.Join(r.runsDir, e.Name())
 			sig, ok := statSig(d)
-			if !ok {
-				continue
+			old := ix.runs[d]
+			if !ok && old == nil {
+				// Not a run (yet): a run has run.json and journal/.
+				if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err != nil {
+					continue
+				}
 			}
 			present[d] = true
-			if old := ix.runs[d]; old == nil || old.sig != sig {
+			if old == nil || old.sig != sig {
 				jobs = append(jobs, job{d, r, sig})
 			}
 		}

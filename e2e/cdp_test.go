@@ -1,0 +1,245 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// browser is headless Chromium driven over the DevTools protocol on
+// --remote-debugging-pipe (fd 3: commands in, fd 4: replies and events
+// out, each message a JSON object ended by a NUL byte): a small client
+// with the standard library, since neither chromedp nor rod is among the
+// project's dependencies.
+type browser struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	in      *os.File // our end of fd 3
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan cdpReply
+	session string // the page's flat session
+	done    chan struct{}
+}
+
+type cdpReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// chromium is the distribution's binary (Debian: apt-get install chromium),
+// SITTER_E2E_CHROMIUM to name another; the test is skipped without one.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("SITTER_E2E_CHROMIUM"); p != "" {
+		return p
+	}
+	// Debian's /usr/bin/chromium is a wrapper script; the binary itself
+	// keeps fds 3 and 4 for certain.
+	for _, p := range []string{"/usr/lib/chromium/chromium", "/usr/lib/chromium-browser/chromium-browser"} {
+		if exists(p) {
+			return p
+		}
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium: apt-get install -y chromium (.ci/run does)")
+	return ""
+}
+
+func startBrowser(t *testing.T) *browser {
+	t.Helper()
+	cmdR, cmdW, err := os.Pipe() // we write commands; Chromium reads fd 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe() // Chromium writes fd 4; we read
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := t.TempDir()
+	cmd := exec.Command(chromium(t), "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+		"--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage",
+		"--user-data-dir="+profile, "--window-size=1500,1000", "about:blank")
+	cmd.ExtraFiles = []*os.File{cmdR, outW}
+	if os.Getenv("SITTER_E2E_VERBOSE") == "1" {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmdR.Close()
+	outW.Close()
+	b := &browser{t: t, cmd: cmd, in: cmdW, waiting: map[int]chan cdpReply{}, done: make(chan struct{})}
+	go b.read(outR)
+	t.Cleanup(func() {
+		b.in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	b.session = att.SessionID
+	b.call(b.session, "Page.enable", nil, nil)
+	b.call(b.session, "Runtime.enable", nil, nil)
+	b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1500, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil)
+	return b
+}
+
+func (b *browser) read(r *os.File) {
+	defer close(b.done)
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		msg, err := br.ReadBytes(0)
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID int `json:"id"`
+			cdpReply
+		}
+		if json.Unmarshal(msg[:len(msg)-1], &m) != nil || m.ID == 0 {
+			continue // an event
+		}
+		b.mu.Lock()
+		ch := b.waiting[m.ID]
+		delete(b.waiting, m.ID)
+		b.mu.Unlock()
+		if ch != nil {
+			ch <- m.cdpReply
+		}
+	}
+}
+
+// call sends one command and decodes its result into out.
+func (b *browser) call(session, method string, params any, out any) {
+	b.t.Helper()
+	if err := b.try(session, method, params, out); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *browser) try(session, method string, params any, out any) error {
+	b.mu.Lock()
+	b.nextID++
+	id := b.nextID
+	ch := make(chan cdpReply, 1)
+	b.waiting[id] = ch
+	b.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	raw, _ := json.Marshal(msg)
+	if _, err := b.in.Write(append(raw, 0)); err != nil {
+		return fmt.Errorf("cdp %s: %v", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return fmt.Errorf("cdp %s: %s", method, r.Error.Message)
+		}
+		if out != nil {
+			return json.Unmarshal(r.Result, out)
+		}
+		return nil
+	case <-b.done:
+		return fmt.Errorf("cdp %s: the browser exited", method)
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("cdp %s: no reply in 30 s", method)
+	}
+}
+
+// navigate opens url and waits for its load.
+func (b *browser) navigate(url string) {
+	b.t.Helper()
+	b.call(b.session, "Page.navigate", map[string]any{"url": url}, nil)
+	b.waitFor("document.readyState === 'complete' && !!document.getElementById('main')", 10*time.Second)
+}
+
+// eval runs a JavaScript expression in the page and returns its value.
+func (b *browser) eval(expr string) any {
+	b.t.Helper()
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+		Exception *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	b.call(b.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &r)
+	if r.Exception != nil {
+		b.t.Fatalf("eval %s: %s", expr, r.Exception.Text)
+	}
+	return r.Result.Value
+}
+
+// waitFor polls a boolean expression every 25 ms; it returns how long it
+// took to hold, and fails the test after limit.
+func (b *browser) waitFor(expr string, limit time.Duration) time.Duration {
+	b.t.Helper()
+	start := time.Now()
+	for {
+		var r struct {
+			Result struct {
+				Value any `json:"value"`
+			} `json:"result"`
+		}
+		if b.try(b.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r) == nil && r.Result.Value == true {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			b.t.Fatalf("after %s the page still does not satisfy %s; it shows:\n%v", limit, expr, b.eval("document.body ? document.body.innerText : ''"))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// key types one key into the page (a real keyboard event).
+func (b *browser) key(k string) {
+	b.t.Helper()
+	b.call(b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": k, "text": map[bool]string{true: "\r", false: k}[k == "Enter"]}, nil)
+	b.call(b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": k}, nil)
+}
+
+// screenshot writes a PNG of the page to dir/name.
+func (b *browser) screenshot(dir, name string) string {
+	b.t.Helper()
+	var r struct {
+		Data string `json:"data"`
+	}
+	b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &r)
+	png, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	return p
+}
