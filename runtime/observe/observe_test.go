@@ -11,12 +11,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"sitter.dev/sitter/runtime/checkpoint"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
@@ -426,5 +428,38 @@ func TestClassify(t *testing.T) {
 		if got, why := Classify(&c.v, c.sessions, now, stale); got != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got, why, c.want)
 		}
+	}
+}
+
+func TestRunCheckpoints(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	f := newFixture(t)
+	if out, err := exec.Command("git", "-C", f.project, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	dir := newRun(t, f.project, "cp")
+	appendEv(t, dir, journal.SessionBound, map[string]any{"harness": "codex", "sessionId": "sess-9", "via": "test"})
+	repo, err := checkpoint.Open(f.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := repo.Create(checkpoint.Meta{Kind: "base", Harness: "codex", Session: "sess-9"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(f.project, "made-by-turn.txt"), []byte("turn output\n"), 0o644)
+	cp, _, err := repo.Create(checkpoint.Meta{Kind: "turn", Harness: "codex", Session: "sess-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.ix.Sweep()
+	b := body(t, f.get(t, "/run?path="+url.QueryEscape(dir)))
+	if !strings.Contains(b, "id="+cp.ID) || !strings.Contains(b, "A\tmade-by-turn.txt") {
+		t.Fatalf("the run page does not list the turn's checkpoint %s:\n%s", cp.ID, b)
+	}
+	b = body(t, f.get(t, "/checkpoint?path="+url.QueryEscape(dir)+"&id="+cp.ID))
+	if !strings.Contains(b, "&#43;turn output") { // html/template writes + as &#43;
+		t.Fatalf("the checkpoint's diff:\n%s", b)
 	}
 }
