@@ -33,6 +33,9 @@ var clis = map[string]cli{
 	"copilot":     {"copilot", "@github/copilot", "1.0.102", "node_modules/@github/copilot-linux-x64/copilot"},
 	"opencode":    {"opencode", "opencode-ai", "1.18.33", "node_modules/opencode-linux-x64/bin/opencode"},
 	"letta-code":  {"letta-code", "@letta-ai/letta-code", "0.32.18", "node_modules/@letta-ai/letta-code/letta.js"},
+	// The platform package itself: the @factory/cli 0.225.1 wrapper names an
+	// optional @factory/cli-linux-x64@0.225.1 the registry does not have.
+	"droid": {"droid", "@factory/cli-linux-x64", "0.225.2", "node_modules/@factory/cli-linux-x64/bin/droid"},
 }
 
 // tarballOnly lists the CLIs whose declared dependencies do not all resolve

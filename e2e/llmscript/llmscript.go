@@ -391,7 +391,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 // shellTool finds the harness's shell tool among the request's tools and
 // how it takes its command.
 func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
-	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command"}
+	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command", "Execute"}
 	tools, _ := r.body["tools"].([]any)
 	type cand struct {
 		name     string
@@ -441,6 +441,11 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 			}
 			if _, ok := c.props["cmd"]; ok {
 				return c.name, func(cmd string) map[string]any { return map[string]any{"cmd": cmd} }
+			}
+			if _, ok := c.props["riskLevel"]; ok { // Droid's Execute refuses a call without its risk fields
+				return c.name, func(cmd string) map[string]any {
+					return map[string]any{"command": cmd, "summary": "e2e", "riskLevel": "low", "riskLevelReason": "e2e test command"}
+				}
 			}
 			// Other required string parameters (Letta Code's Bash wants
 			// a description) get a fixed value.

@@ -148,6 +148,7 @@ var speaks = []struct {
 	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
 	{[]string{"crush", "charm-crush"}, []string{}},
 	{[]string{"cursor", "cursor-agent"}, []string{}},
+	{[]string{"droid", "factory-droid", "factory"}, []string{"openai-chat"}},
 	{[]string{"gemini-cli", "gemini"}, []string{"gemini"}},
 	{[]string{"letta-code", "letta"}, []string{"openai-chat"}},
 	{[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},

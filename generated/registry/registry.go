@@ -11,6 +11,7 @@ import (
 	"sitter.dev/sitter/generated/harness/copilot"
 	"sitter.dev/sitter/generated/harness/crush"
 	"sitter.dev/sitter/generated/harness/cursor"
+	"sitter.dev/sitter/generated/harness/droid"
 	"sitter.dev/sitter/generated/harness/geminicli"
 	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/opencode"
@@ -301,7 +302,7 @@ func descriptorAuggie() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "auggie",
@@ -1351,7 +1352,7 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "claude-code",
@@ -1850,7 +1851,7 @@ func descriptorCodex() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "codex",
@@ -2283,7 +2284,7 @@ func descriptorCopilot() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "copilot",
@@ -2456,7 +2457,7 @@ func descriptorCrush() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "crush",
@@ -2996,7 +2997,7 @@ func descriptorCursor() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "cursor",
@@ -3052,6 +3053,326 @@ func descriptorCursor() *adapter.Descriptor {
 			"Write":    "write",
 		},
 		Verified: []string{},
+	}
+}
+
+// eventDroid builds the spec of one Factory Droid event.
+func eventDroid(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny", "rewriteInput", "halt"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidGuard (docs/fidelity.md)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}, {
+				Kind: "run",
+				Ref:  "droid 0.225.2 exec against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "A deny returns the reason to the model as the tool's result. allow skips Droid's own permission check. updatedInput (with allow, or alone) is merged into the tool input. continue:false stops the agent. additionalContext, ask and systemMessage are only logged.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "PostToolUse",
+			Note:    "The tool already ran. decision:block is ignored; exit 2 adds stderr for the model after the result (a deny is that feedback, not a veto). additionalContext is added for the model only; systemMessage is shown to the user only.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "Notification",
+			Note:    "Output is ignored. Raised, among others, when the user stops the agent (notification_type idle_prompt).",
+			Phase:   "notification",
+			Support: "native",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "Interactive and JSON-RPC sessions only: droid exec does not call it (docs/harnesses.md). Exit 2 or continue:false refuses the prompt (stderr, stopReason or systemMessage is the error shown); additionalContext (or plain stdout) is added to the prompt; updatedInput.prompt replaces it.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "halt", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}, {
+				Kind: "run",
+				Ref:  "droid 0.225.2 exec against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "Stop",
+			Note:    "decision:block with a non-empty reason (or exit 2 with stderr) sends the reason to the model and the turn goes on; the next Stop has stop_hook_active: true. continue:false ends the turn at once; systemMessage is shown to the user only.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "SubagentStop":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "SubagentStop",
+			Note:    "Observation only: the output is not read and stop_hook_active is always false. The payload has task_name, task_result and task_error.",
+			Phase:   "subagentStop",
+			Support: "lossy",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "PreCompact",
+			Note:    "Exit 2 (or 3) cancels the compaction; the reason is not shown.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}, {
+				Kind: "run",
+				Ref:  "droid 0.225.2 exec against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "SessionStart",
+			Note:    "additionalContext (or plain stdout) reaches the model as a user message before the prompt. The payload (and the hook's environment) carries CLAUDE_ENV_FILE.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_test.go TestDroidProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+			}},
+			Name:    "SessionEnd",
+			Note:    "Output is ignored.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookDroid builds the part of the Factory Droid descriptor a hook call uses.
+func hookDroid() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventDroid,
+		ID:        "droid",
+		Normalize: droid.Normalize,
+		Profile:   "droid",
+		Rules:     droid.Rules,
+	}
+}
+
+// descriptorDroid builds the Factory Droid descriptor.
+func descriptorDroid() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"factory-droid", "factory"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed; below Droid's default 60 s hook timeout.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Factory Droid",
+		Events:      specs(eventDroid, "PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
+		}, {
+			Kind: "run",
+			Ref:  "droid 0.225.2 exec against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:        "droid",
+		Normalize: droid.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@factory/cli",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				CommandKey:     "command",
+				Hooks:          "hooks/hooks.json",
+				HooksSchema:    "hooks-matcher-groups",
+				Manifest:       ".claude-plugin/plugin.json",
+				ManifestSchema: "claude-plugin",
+				Shape:          "matcher-groups",
+			},
+			Format:  "droid-plugin",
+			Install: "sitter plugin install {bundle} --harness droid (writes .factory/settings.json)",
+			RootVar: "${DROID_PLUGIN_ROOT}",
+			Target: adapter.Target{
+				CommandKey: "command",
+				Entry:      "",
+				Kind:       "hooks-config",
+				Project:    ".factory/settings.json",
+				Shape:      "matcher-groups",
+				TimeoutKey: "timeout",
+				User:       ".factory/settings.json",
+			},
+			TimeoutUnit: "s",
+		},
+		Profile: "droid",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "droid",
+		}, {
+			Kind:  "dir",
+			Value: "~/.factory",
+		}},
+		Rules:        droid.Rules,
+		Source:       "atlas/harnesses/droid.cue",
+		ToolPrefixes: map[string]string{},
+		Tools: map[string]string{
+			"ApplyPatch":    "edit",
+			"AskUser":       "other",
+			"Create":        "write",
+			"Edit":          "edit",
+			"Execute":       "shell",
+			"ExitSpecMode":  "other",
+			"FetchUrl":      "fetch",
+			"GenerateImage": "other",
+			"Glob":          "search",
+			"Grep":          "search",
+			"LS":            "search",
+			"MultiEdit":     "edit",
+			"Read":          "read",
+			"Script":        "shell",
+			"Skill":         "other",
+			"Task":          "task",
+			"TaskOutput":    "shell",
+			"TaskStop":      "shell",
+			"TodoWrite":     "other",
+			"ToolSearch":    "search",
+			"WaitForScript": "shell",
+			"WebSearch":     "fetch",
+		},
+		Verified: []string{"0.225.2"},
 	}
 }
 
@@ -3455,7 +3776,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "gemini-cli",
@@ -3764,7 +4085,7 @@ func descriptorLettaCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "letta-code",
@@ -5135,7 +5456,7 @@ func descriptorQoder() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "qoder",
@@ -5196,6 +5517,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorCrush()
 	case "cursor", "cursor-agent":
 		return descriptorCursor()
+	case "droid", "factory-droid", "factory":
+		return descriptorDroid()
 	case "gemini-cli", "gemini":
 		return descriptorGeminiCli()
 	case "letta-code", "letta":
@@ -5211,12 +5534,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -5249,6 +5572,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookCrush()
 	case "cursor", "cursor-agent":
 		return hookCursor()
+	case "droid", "factory-droid", "factory":
+		return hookDroid()
 	case "gemini-cli", "gemini":
 		return hookGeminiCli()
 	case "letta-code", "letta":
