@@ -35,7 +35,14 @@ var clis = map[string]cli{
 	"letta-code":  {"letta-code", "@letta-ai/letta-code", "0.32.18", "node_modules/@letta-ai/letta-code/letta.js"},
 	// The platform package itself: the @factory/cli 0.225.1 wrapper names an
 	// optional @factory/cli-linux-x64@0.225.1 the registry does not have.
-	"droid": {"droid", "@factory/cli-linux-x64", "0.225.2", "node_modules/@factory/cli-linux-x64/bin/droid"},
+	"droid":    {"droid", "@factory/cli-linux-x64", "0.225.2", "node_modules/@factory/cli-linux-x64/bin/droid"},
+	"oh-my-pi": {"oh-my-pi", "@oh-my-pi/pi-coding-agent", "18.2.3", "node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"},
+}
+
+// companions are packages installed next to a CLI that it runs with: omp's
+// bin is a Bun script (its package.json wants bun >= 1.3.14).
+var companions = map[string][]string{
+	"oh-my-pi": {"bun@1.4.5"},
 }
 
 // tarballOnly lists the CLIs whose declared dependencies do not all resolve
@@ -98,7 +105,7 @@ func install(t *testing.T, c cli) string {
 		}
 		os.Remove(tgzs[0])
 	} else {
-		npm("install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg+"@"+c.version)
+		npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg + "@" + c.version}, companions[c.id]...)...)
 	}
 	t.Logf("installed %s@%s in %s", c.pkg, c.version, time.Since(start).Round(time.Second))
 	if _, err := os.Stat(bin); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sitter.dev/sitter/generated/harness/droid"
 	"sitter.dev/sitter/generated/harness/geminicli"
 	"sitter.dev/sitter/generated/harness/lettacode"
+	"sitter.dev/sitter/generated/harness/ohmypi"
 	"sitter.dev/sitter/generated/harness/opencode"
 	"sitter.dev/sitter/generated/harness/pi"
 	"sitter.dev/sitter/generated/harness/qoder"
@@ -4153,6 +4154,635 @@ func descriptorLettaCode() *adapter.Descriptor {
 	}
 }
 
+// eventOhMyPi builds the spec of one oh-my-pi event.
+func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "resources_discover":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "resources_discover",
+			Note:    "Skill, prompt and theme paths are not canonical results: observation only.",
+			Phase:   "resourcesDiscover",
+			Support: "native",
+		}, true
+	case "session_start":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: dist/docs-index.generated.txt (extensions.md, extension-loading.md)",
+			}},
+			Name:    "session_start",
+			Note:    "The context is queued with pi.sendMessage(…, {deliverAs: \"nextTurn\"}) and sent with the next prompt.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "session_before_switch":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session_before_switch",
+			Note:    "A deny cancels the switch; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_switch":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}},
+			Name:    "session_switch",
+			Note:    "After the switch: observation only.",
+			Phase:   "sessionSwitch",
+			Support: "lossy",
+		}, true
+	case "session_before_branch":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session_before_branch",
+			Note:    "A deny cancels the branch; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_branch":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}},
+			Name:    "session_branch",
+			Note:    "After the branch: observation only.",
+			Phase:   "sessionSwitch",
+			Support: "lossy",
+		}, true
+	case "session_before_tree":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session_before_tree",
+			Note:    "A deny cancels tree navigation; the reason is not shown.",
+			Phase:   "sessionSwitch",
+			Support: "native",
+		}, true
+	case "session_tree":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}},
+			Name:    "session_tree",
+			Note:    "After tree navigation: observation only.",
+			Phase:   "sessionSwitch",
+			Support: "lossy",
+		}, true
+	case "session_before_compact":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session_before_compact",
+			Note:    "A deny cancels the compaction; the reason is not shown.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "session.compacting":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session.compacting",
+			Note:    "While the summary prompt is built; its result adds context lines (an array, which no render slot fills) or replaces the prompt: observation only.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "session_compact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}},
+			Name:    "session_compact",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "session_shutdown":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "session_shutdown",
+			Note:    "Handlers get 2 s, not 30.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "input":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/modes/controllers/input-controller.ts (the one emitInput call)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/ohmypi_test.go",
+			}},
+			Name:    "input",
+			Note:    "Only for what the user types in the interactive TUI (the input controller emits it; omp -p, RPC and extension messages do not). A deny ({handled: true}) drops the prompt silently: the reason is not shown.",
+			Phase:   "userPromptSubmit",
+			Support: "lossy",
+		}, true
+	case "before_agent_start":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: dist/docs-index.generated.txt (extensions.md, extension-loading.md)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/ohmypi_test.go",
+			}},
+			Name:    "before_agent_start",
+			Note:    "The context is appended after the prompt as a hidden custom message.",
+			Phase:   "beforePromptBuild",
+			Support: "native",
+		}, true
+	case "agent_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "agent_start",
+			Phase:   "agentStart",
+			Support: "native",
+		}, true
+	case "agent_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: dist/docs-index.generated.txt (extensions.md, extension-loading.md)",
+			}},
+			Name:    "agent_end",
+			Note:    "Notification only; session_stop is the stop hook.",
+			Phase:   "afterAgentResponse",
+			Support: "native",
+		}, true
+	case "session_stop":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: dist/docs-index.generated.txt (extensions.md, extension-loading.md)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/ohmypi_test.go",
+			}},
+			Name:    "session_stop",
+			Note:    "Awaited before the main session settles (never for subagent sessions). {decision: \"block\", reason} continues the session with the reason as the model's next input, with no cap of oh-my-pi's own (sitter's stop cap applies); the event says stop_hook_active on a continued stop.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "turn_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "turn_start",
+			Phase:   "turnStart",
+			Support: "native",
+		}, true
+	case "turn_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "turn_end",
+			Note:    "The Pi bridge forwards only the last turn of a run (no tool results, not errored or aborted); observation only.",
+			Phase:   "turnEnd",
+			Support: "lossy",
+		}, true
+	case "message_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "message_start",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "message_update":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "message_update",
+			Note:    "Once per streamed assistant chunk.",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "message_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "message_end",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	case "context":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "context",
+			Note:    "Before each model call; replacing messages is not a canonical result: observation only.",
+			Phase:   "beforeModel",
+			Support: "native",
+		}, true
+	case "before_provider_request":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "before_provider_request",
+			Note:    "Replacing the provider payload is not a canonical result: observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "after_provider_response":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "after_provider_response",
+			Phase:   "afterModel",
+			Support: "native",
+		}, true
+	case "tool_execution_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "tool_execution_start",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_execution_update":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "tool_execution_update",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_execution_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}},
+			Name:    "tool_execution_end",
+			Phase:   "toolExecution",
+			Support: "native",
+		}, true
+	case "tool_call":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/ohmypi_test.go",
+			}},
+			Name:    "tool_call",
+			Note:    "No allow or ask. A handler that throws or outlives extensionHandlers.toolCallTimeoutMs (30 s) blocks the tool. A replacement input is read from the result's input key, which the Pi bridge does not return: no rewrite.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "tool_result":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "tool_result",
+			Note:    "The context is appended to the tool result content the model reads.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "user_bash":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}},
+			Name:    "user_bash",
+			Note:    "The user's own ! command. A deny replaces its execution with a cancelled result whose output is the reason.",
+			Phase:   "userShell",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookOhMyPi builds the part of the oh-my-pi descriptor a hook call uses.
+func hookOhMyPi() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventOhMyPi,
+		ID:        "oh-my-pi",
+		Normalize: ohmypi.Normalize,
+		Profile:   "pi",
+		Rules:     ohmypi.Rules,
+	}
+}
+
+// descriptorOhMyPi builds the oh-my-pi descriptor.
+func descriptorOhMyPi() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"omp"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed. oh-my-pi gives the whole extension handler 30 s too and blocks a tool call whose handler runs out: keep handler timeouts below it.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "oh-my-pi",
+		Events:      specs(eventOhMyPi, "resources_discover", "session_start", "session_before_switch", "session_switch", "session_before_branch", "session_branch", "session_before_tree", "session_tree", "session_before_compact", "session.compacting", "session_compact", "session_shutdown", "input", "before_agent_start", "agent_start", "agent_end", "session_stop", "turn_start", "turn_end", "message_start", "message_update", "message_end", "context", "before_provider_request", "after_provider_response", "tool_execution_start", "tool_execution_update", "tool_execution_end", "tool_call", "tool_result", "user_bash"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+		}, {
+			Kind: "package",
+			Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+		}, {
+			Kind: "package",
+			Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+		}, {
+			Kind: "package",
+			Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: dist/docs-index.generated.txt (extensions.md, extension-loading.md)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "programmatic",
+			ID:         "programmatic-jsonl",
+			Profiles:   []string{"pi"},
+			Transcript: "jsonl-cli",
+		},
+		ID:        "oh-my-pi",
+		Normalize: ohmypi.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@oh-my-pi/pi-coding-agent",
+			Source:    "npm",
+			Trust:     "community",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				Manifest:       "package.json",
+				ManifestSchema: "pi-package",
+				Required:       []string{"extensions/sitter.ts"},
+			},
+			Format:  "pi-package",
+			Install: "sitter plugin install {bundle} --harness oh-my-pi (copies the bundle under .sitter/ and adds .omp/extensions/<plugin>.ts)",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "extensions/sitter.ts",
+				Kind:       "module",
+				Project:    ".omp/extensions/{plugin}.ts",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       ".omp/agent/extensions/{plugin}.ts",
+			},
+			TimeoutUnit: "s",
+		},
+		Profile: "pi",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "omp",
+		}, {
+			Kind:  "binary",
+			Value: "bun",
+		}, {
+			Kind:  "dir",
+			Value: "~/.omp/agent",
+		}},
+		Rules:        ohmypi.Rules,
+		Source:       "atlas/harnesses/oh-my-pi.cue",
+		ToolPrefixes: map[string]string{},
+		Tools: map[string]string{
+			"ask":        "other",
+			"ast_edit":   "edit",
+			"ast_grep":   "search",
+			"bash":       "shell",
+			"edit":       "edit",
+			"eval":       "other",
+			"github":     "fetch",
+			"glob":       "search",
+			"grep":       "search",
+			"lsp":        "other",
+			"read":       "read",
+			"task":       "task",
+			"todo":       "other",
+			"web_search": "fetch",
+			"write":      "write",
+		},
+		Verified: []string{"18.2.3"},
+	}
+}
+
 // eventOpencode builds the spec of one OpenCode event.
 func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	switch name {
@@ -5523,6 +6153,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorGeminiCli()
 	case "letta-code", "letta":
 		return descriptorLettaCode()
+	case "oh-my-pi", "omp":
+		return descriptorOhMyPi()
 	case "opencode", "opencode-ai":
 		return descriptorOpencode()
 	case "pi", "pi-coding-agent":
@@ -5534,12 +6166,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -5578,6 +6210,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookGeminiCli()
 	case "letta-code", "letta":
 		return hookLettaCode()
+	case "oh-my-pi", "omp":
+		return hookOhMyPi()
 	case "opencode", "opencode-ai":
 		return hookOpencode()
 	case "pi", "pi-coding-agent":

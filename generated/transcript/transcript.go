@@ -257,6 +257,71 @@ var Specs = []transcript.Spec{{
 		}},
 	}},
 }, {
+	Assistant: []transcript.Record{{
+		Text: "message.content",
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
+	}},
+	Evidence:         []string{"package: @oh-my-pi/pi-coding-agent@18.2.3: src/session/session-manager.ts and src/session/session-paths.ts", "test: e2e/ohmypi_test.go:TestOhMyPiProbe/transcript"},
+	Format:           "jsonl-cli",
+	Harness:          "oh-my-pi",
+	HomeEnv:          "",
+	HookInstallation: true,
+	Location:         "~/.omp/agent/sessions/*/*_{sessionId}.jsonl",
+	Messages:         "",
+	Payload:          true,
+	Prompts: []transcript.Record{{
+		Text: "message.content",
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "user",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
+	}},
+	Resume:           "omp --resume {sessionId}",
+	TokenCalculation: true,
+	ToolCalls: []transcript.Record{{
+		Each: "message.content",
+		EachWhen: []transcript.Match{{
+			Path:  "type",
+			Value: "toolCall",
+		}},
+		Files: []string{"path"},
+		Input: "arguments",
+		Name:  "name",
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
+		WriteTools: []string{"write", "edit"},
+	}},
+	TranscriptAnalysis: true,
+	Usage: []transcript.Record{{
+		Usage: transcript.UsagePaths{
+			CacheRead:  "message.usage.cacheRead",
+			CacheWrite: "message.usage.cacheWrite",
+			Input:      "message.usage.input",
+			Output:     "message.usage.output",
+		},
+		When: []transcript.Match{{
+			Path:  "message.role",
+			Value: "assistant",
+		}, {
+			Path:  "type",
+			Value: "message",
+		}},
+	}},
+}, {
 	Assistant:          []transcript.Record{},
 	Evidence:           []string{"package: opencode-linux-x64@1.18.33: sessions in SQLite opencode.db, no transcript path handed to plugins", "test: e2e/launch_test.go:TestLaunchBabysitHarnesses"},
 	Format:             "json-event",
@@ -385,6 +450,15 @@ var Presences = []transcript.Presence{{
 	ProjectDirs:   []string{".gemini"},
 	ProjectFiles:  []string{"GEMINI.md", ".gemini/settings.json"},
 	ProtectedDirs: []string{".gemini"},
+	VersionArgs:   []string{"--version"},
+}, {
+	Binaries:      []string{"omp"},
+	Evidence:      []string{"package: @oh-my-pi/pi-coding-agent@18.2.3: src/discovery/builtin.ts (native config dirs .omp and ~/.omp/agent) and @oh-my-pi/pi-utils@18.2.3: src/dirs.ts (MAIN_CONFIG_FILENAMES)"},
+	Harness:       "oh-my-pi",
+	HookConfigs:   []string{".omp/extensions/*", "~/.omp/agent/extensions/*"},
+	ProjectDirs:   []string{".omp"},
+	ProjectFiles:  []string{".omp/config.yml", ".omp/config.yaml", ".omp/settings.json"},
+	ProtectedDirs: []string{".omp"},
 	VersionArgs:   []string{"--version"},
 }, {
 	Binaries:      []string{"opencode"},
