@@ -319,22 +319,25 @@ func checkPaths(h *model.Harness) model.Errors {
 				continue
 			}
 			for _, s := range fs.Sources {
-				if msg := PathError(s.Path, typ); msg != "" {
+				// A command-object source holds a string (it may be the
+				// first of an array, "commands[0]"); it is read as such.
+				// Only this source: the field's other sources keep its type.
+				st := typ
+				if s.As == "command-object" {
+					st = "string"
+				}
+				if msg := PathError(s.Path, st); msg != "" {
 					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s", fs.Field, msg)})
 					continue
 				}
 				if s.As != "" && typ != "json" {
 					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s applies only to JSON fields (toolInput, toolResponse)", fs.Field, s.As)})
 				}
-				if s.As == "command-object" {
-					// The path holds a string; it is read as such.
-					typ = "string"
-				}
-				if u, ok := uses[s.Path]; ok && u.typ != typ {
-					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, typ, fs.Field, u.typ, u.field, u.pos)})
+				if u, ok := uses[s.Path]; ok && u.typ != st {
+					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, st, fs.Field, u.typ, u.field, u.pos)})
 					continue
 				}
-				uses[s.Path] = use{typ, fs.Field, s.Pos}
+				uses[s.Path] = use{st, fs.Field, s.Pos}
 			}
 		}
 	}

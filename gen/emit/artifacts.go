@@ -20,6 +20,9 @@ func ArtifactsIndex(a *model.Atlas, plugins []string) []File {
 	for _, p := range plugins {
 		fmt.Fprintf(&b, "- %s:", p)
 		for _, h := range a.Harnesses {
+			if h.Packaging.Format.Name == "" { // no packaging block: no bundle to link
+				continue
+			}
 			fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p, h.ID)
 		}
 		b.WriteString("\n")
