@@ -37,6 +37,9 @@ var clis = map[string]cli{
 	// optional @factory/cli-linux-x64@0.225.1 the registry does not have.
 	"droid":    {"droid", "@factory/cli-linux-x64", "0.225.2", "node_modules/@factory/cli-linux-x64/bin/droid"},
 	"oh-my-pi": {"oh-my-pi", "@oh-my-pi/pi-coding-agent", "18.2.3", "node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"},
+	// The Bun-compiled binary: the npm bin is a Node resolver that a
+	// skipped postinstall leaves without its cached link.
+	"cline": {"cline", "cline", "3.0.65", "node_modules/@cline/cli-linux-x64/bin/cline"},
 }
 
 // companions are packages installed next to a CLI that it runs with: omp's

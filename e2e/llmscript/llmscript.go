@@ -391,7 +391,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 // shellTool finds the harness's shell tool among the request's tools and
 // how it takes its command.
 func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
-	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command", "Execute"}
+	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command", "Execute", "run_commands"}
 	tools, _ := r.body["tools"].([]any)
 	type cand struct {
 		name     string
@@ -438,6 +438,9 @@ func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
 				return c.name, func(cmd string) map[string]any {
 					return map[string]any{"command": []string{"bash", "-lc", cmd}}
 				}
+			}
+			if p, ok := c.props["commands"].(map[string]any); ok && p["type"] == "array" { // Cline's run_commands
+				return c.name, func(cmd string) map[string]any { return map[string]any{"commands": []string{cmd}} }
 			}
 			if _, ok := c.props["cmd"]; ok {
 				return c.name, func(cmd string) map[string]any { return map[string]any{"cmd": cmd} }

@@ -144,6 +144,7 @@ var speaks = []struct {
 	{[]string{"amp", "ampcode", "sourcegraph-amp"}, []string{}},
 	{[]string{"auggie", "augment", "augment-code"}, []string{}},
 	{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}},
+	{[]string{"cline", "cline-cli"}, []string{"openai-chat"}},
 	{[]string{"codex", "codex-cli"}, []string{"openai-responses"}},
 	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
 	{[]string{"crush", "charm-crush"}, []string{}},

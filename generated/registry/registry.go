@@ -7,6 +7,7 @@ import (
 	"sitter.dev/sitter/generated/harness/amp"
 	"sitter.dev/sitter/generated/harness/auggie"
 	"sitter.dev/sitter/generated/harness/claudecode"
+	"sitter.dev/sitter/generated/harness/cline"
 	"sitter.dev/sitter/generated/harness/codex"
 	"sitter.dev/sitter/generated/harness/copilot"
 	"sitter.dev/sitter/generated/harness/crush"
@@ -1418,6 +1419,279 @@ func descriptorClaudeCode() *adapter.Descriptor {
 			"Write":        "write",
 		},
 		Verified: []string{"2.1.197", "2.1.332"},
+	}
+}
+
+// eventCline builds the spec of one Cline CLI event.
+func eventCline(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "TaskStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}, {
+				Kind: "run",
+				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "TaskStart",
+			Note:    "hookName agent_start, at the start of each run. The CLI runs it detached: its output is ignored (run-start hooks can answer only where the host makes them blocking).",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "TaskResume":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}},
+			Name:    "TaskResume",
+			Note:    "hookName agent_resume: TaskStart's slot when the run resumes a task (CLINE_HOOK_AGENT_RESUME=1). Output ignored.",
+			Phase:   "sessionStart",
+			Support: "lossy",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "hookName prompt_submit, for a user message added during a run (not the run's own prompt: a one-shot `cline \"<prompt>\"` does not call it). Detached: output ignored.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "halt", "rewriteInput", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "haltsSession",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "deniesCall",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineGuard (docs/fidelity.md)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}, {
+				Kind: "run",
+				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "A deny is a cancel: the tool does not run and the whole run ends (finishReason aborted); the reason is the run's error, not sent to the model. overrideInput replaces the input as given (run_commands runs a canonical {command} input too). context reaches the model with the tool result.",
+			Phase:   "preToolUse",
+			Support: "lossy",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "halt"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "halt",
+				Call:    "none",
+				Session: "haltsSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}, {
+				Kind: "run",
+				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "PostToolUse",
+			Note:    "The tool already ran. context reaches the model after the result; cancel ends the run.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "TaskComplete":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}, {
+				Kind: "run",
+				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "TaskComplete",
+			Note:    "hookName agent_end, once a run completes (turn.outputText is the last answer). Detached: it cannot keep the run going.",
+			Phase:   "stop",
+			Support: "lossy",
+		}, true
+	case "TaskError":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}},
+			Name:    "TaskError",
+			Note:    "hookName agent_error: the run failed (error.message). Detached: output ignored.",
+			Phase:   "error",
+			Support: "native",
+		}, true
+	case "TaskCancel":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}},
+			Name:    "TaskCancel",
+			Note:    "hookName agent_abort: the run was aborted (reason). Detached: output ignored.",
+			Phase:   "interrupt",
+			Support: "native",
+		}, true
+	case "SessionShutdown":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}, {
+				Kind: "run",
+				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+			}},
+			Name:    "SessionShutdown",
+			Note:    "hookName session_shutdown, when a session closes in the background hub (the default backend); a run in the local backend (CLINE_SESSION_BACKEND_MODE=local, as the e2e suite runs it) does not call it. Detached: output ignored.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+			}},
+			Name:    "PreCompact",
+			Note:    "The loader accepts a PreCompact file but maps it to no runtime hook in 3.0.65: it never runs.",
+			Phase:   "preCompact",
+			Support: "unsupported",
+		}, true
+	}
+	return nil, false
+}
+
+// hookCline builds the part of the Cline CLI descriptor a hook call uses.
+func hookCline() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventCline,
+		ID:        "cline",
+		Normalize: cline.Normalize,
+		Profile:   "cline",
+		Rules:     cline.Rules,
+	}
+}
+
+// descriptorCline builds the Cline CLI descriptor.
+func descriptorCline() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"cline-cli"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop (Cline's stop hook cannot block).",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed; Cline kills a tool hook after 120 s.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Cline CLI",
+		Events:      specs(eventCline, "TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskError", "TaskCancel", "SessionShutdown", "PreCompact"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
+		}, {
+			Kind: "run",
+			Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-event",
+			Profiles:   []string{"cline"},
+			Transcript: "json-event",
+		},
+		ID:        "cline",
+		Normalize: cline.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "cline",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle:  adapter.Bundle{},
+			Format:  "",
+			Install: "",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "",
+				Kind:       "",
+				Project:    "",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       "",
+			},
+			TimeoutUnit: "",
+		},
+		Profile: "cline",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "cline",
+		}, {
+			Kind:  "dir",
+			Value: "~/.cline",
+		}},
+		Rules:        cline.Rules,
+		Source:       "atlas/harnesses/cline.cue",
+		ToolPrefixes: map[string]string{"team_": "task"},
+		Tools: map[string]string{
+			"ask_question":      "other",
+			"editor":            "edit",
+			"fetch_web_content": "fetch",
+			"read_files":        "read",
+			"run_commands":      "shell",
+			"search_codebase":   "search",
+			"spawn_agent":       "task",
+		},
+		Verified: []string{"3.0.65"},
 	}
 }
 
@@ -6139,6 +6413,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorAuggie()
 	case "claude-code", "claude", "cc", "":
 		return descriptorClaudeCode()
+	case "cline", "cline-cli":
+		return descriptorCline()
 	case "codex", "codex-cli":
 		return descriptorCodex()
 	case "copilot", "copilot-cli", "github-copilot":
@@ -6166,12 +6442,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -6196,6 +6472,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookAuggie()
 	case "claude-code", "claude", "cc", "":
 		return hookClaudeCode()
+	case "cline", "cline-cli":
+		return hookCline()
 	case "codex", "codex-cli":
 		return hookCodex()
 	case "copilot", "copilot-cli", "github-copilot":

@@ -1,0 +1,126 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// clineRun runs one headless Cline turn (cline --json "<prompt>", act mode,
+// tools auto-approved) against the fake LLM, reached through the
+// openai-compatible provider in the fresh home's provider settings (what
+// `cline auth -p openai-compatible -b <url>` writes; without updatedAt Cline
+// replaces the file with its own default provider). The local session
+// backend keeps Cline from starting its background hub daemon, which would
+// outlive the run.
+func clineRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin := install(t, clis["cline"])
+	dir := filepath.Join(home, ".cline", "data", "settings")
+	os.MkdirAll(dir, 0o755)
+	settings := fmt.Sprintf(`{"version": 1, "lastUsedProvider": "openai-compatible", "modes": {}, "providers": {"openai-compatible": {"settings": {"provider": "openai-compatible", "apiKey": "sk-fake", "model": "fake-model", "baseUrl": %q}, "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}}
+`, llm.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(dir, "providers.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append(baseEnv(t, home), more...), "CLINE_SESSION_BACKEND_MODE=local")
+	return runCLI(t, project, env, 2*time.Minute, bin, "--json", prompt)
+}
+
+// clineHooks registers hook files in the project's .cline/hooks, one per
+// native event, each calling `sitter hook cline <event>` with handler: the
+// registration a Cline user writes by hand (sitter has no bundle format for
+// a folder of hook scripts).
+func clineHooks(t *testing.T, project, handler string, events ...string) {
+	t.Helper()
+	dir := filepath.Join(project, ".cline", "hooks")
+	os.MkdirAll(dir, 0o755)
+	for _, e := range events {
+		script := fmt.Sprintf("#!/bin/sh\nexec \"$SITTER_BIN\" hook cline %s --handler '%s'\n", e, handler)
+		if err := os.WriteFile(filepath.Join(dir, e), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clineRecorder records the canonical event and answers what the reply
+// file of its phase holds: pre-tool-reply and post-tool-reply (the probe
+// plugin's names) or <phase>-reply (the replier's), nothing without one.
+const clineRecorder = `cat >> "$E2E_DIR/events.jsonl"; case $SITTER_PHASE in preToolUse) f=pre-tool-reply;; postToolUse) f=post-tool-reply;; *) f=none;; esac; cat "$E2E_DIR/$f" 2>/dev/null || cat "$E2E_DIR/$SITTER_PHASE-reply" 2>/dev/null; true`
+
+var clineEvents = []string{"TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskError", "TaskCancel", "SessionShutdown"}
+
+// TestClineGuard: sitter's guard on PreToolUse stops rm -rf of a folder
+// outside the project (Cline's only veto ends the run), and lets a
+// harmless command run.
+func TestClineGuard(t *testing.T) {
+	tmp := t.TempDir()
+	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
+	for _, d := range []string{project, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
+	clineHooks(t, project, `"$SITTER_BIN" guard`, "PreToolUse")
+	t.Run("deny", func(t *testing.T) {
+		verified(t, "cline", "deny", "PreToolUse")
+		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
+		r := clineRun(t, llm, project, t.TempDir(), nil, "clean up")
+		if r.err != nil {
+			t.Fatalf("cline: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if !exists(filepath.Join(outside, "keep.txt")) {
+			t.Fatalf("the guard did not stop rm -rf %s\n%s\n%s", outside, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, `"finishReason":"aborted"`) {
+			t.Errorf("the run was not ended by the deny\n%s", r.stdout)
+		}
+	})
+	t.Run("allow", func(t *testing.T) {
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))
+		r := clineRun(t, llm, project, t.TempDir(), nil, "write ok.txt")
+		if r.err != nil {
+			t.Fatalf("cline: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if b, err := os.ReadFile(filepath.Join(project, "ok.txt")); err != nil || strings.TrimSpace(string(b)) != "hi" {
+			t.Fatalf("ok.txt = %q, %v; stdout %s stderr %s", b, err, r.stdout, r.stderr)
+		}
+	})
+}
+
+// TestClineProbe: hook files on every event see the run's events with its
+// session and workspace, and the tool hooks' answers work: rewrite (the
+// rewritten command runs, the model's does not) and context before and
+// after the tool (both reach the model with the result).
+func TestClineProbe(t *testing.T) {
+	fidelityNote("cline", "No bundle: Cline reads hooks as one script per event in a hooks folder, which no packaging format of sitter writes, so the cases register hook files calling `sitter hook cline <event>` instead of `sitter plugin install`.")
+	install := func(project, home string) { clineHooks(t, project, clineRecorder, clineEvents...) }
+	t.Run("events", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		install(project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+		r := clineRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
+		if r.err != nil {
+			t.Fatalf("cline: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		evs := events(t, rec)
+		observed(t, "cline", evs)
+		checkEvents(t, "cline", project, evs, "sessionStart", "preToolUse", "postToolUse", "stop")
+		capture(t, "cline", clis["cline"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
+	})
+	t.Run("observe-all", func(t *testing.T) {
+		observeAll(t, "cline", install, clineRun)
+	})
+	t.Run("tool-phases", func(t *testing.T) {
+		rewriteAndToolContext(t, "cline", "PreToolUse", "PostToolUse", install, clineRun)
+	})
+	t.Run("pre-tool-context", func(t *testing.T) {
+		addContext(t, "cline", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), install, clineRun)
+	})
+}
