@@ -33,8 +33,8 @@ build:
 vet:
 	$(GO) vet ./...
 
-## test: vet, every unit/golden/testscript test, and a short fuzz run
-test: vet
+## test: vet, cue fmt/vet of the atlas, every unit/golden/testscript test, and a short fuzz run
+test: vet cue-lint
 	$(GO) test -timeout 20m ./...
 	$(MAKE) fuzz
 
