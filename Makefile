@@ -2,16 +2,22 @@
 GO      ?= go
 BIN     ?= bin
 FUZZTIME ?= 20s
-# Release flags: a stripped binary starts measurably faster on every hook call.
-RELEASE ?= -trimpath -ldflags="-s -w"
+# Release flags: a stripped binary starts measurably faster on every hook call;
+# sitter version says the version and commit they name.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSIONPKG = sitter.dev/sitter/runtime/internal/hookcli
+RELEASE ?= -trimpath -ldflags="-s -w -X $(VERSIONPKG).Version=$(VERSION) -X $(VERSIONPKG).Commit=$(COMMIT)"
 
 .PHONY: all generate check cue-lint build test fuzz bench vet clean e2e chaos
 
 all: generate build
 
-## generate: regenerate generated/ (and later artifacts/) from atlas/ (the main job)
+## generate: regenerate generated/ (and later artifacts/) from atlas/ (the main job),
+## then the CLI reference docs/cli from the command tree
 generate:
 	$(GO) run ./gen/cmd/sitter-gen
+	$(GO) run ./runtime/cmd/sitter-clidoc docs/cli
 
 ## check: load and check the atlas without writing anything
 check:

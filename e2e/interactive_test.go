@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -174,7 +175,7 @@ func runSpec(t *testing.T, o launch.Options) []launchEvent {
 	var out, errOut bytes.Buffer
 	o.Mode, o.Prompt, o.StateDir, o.IdleTimeout = launch.BridgeInteractive, "write turn.txt", t.TempDir(), time.Minute
 	o.Stdout, o.Stderr = &out, &errOut
-	code, err := launch.Run(o)
+	code, err := launch.Run(context.Background(), o)
 	var evs []launchEvent
 	sc := bufio.NewScanner(&out)
 	sc.Buffer(nil, 4<<20)

@@ -2,10 +2,11 @@ package host
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/runtime/adapter"
@@ -167,59 +168,86 @@ func ordered(order []string, set map[string]bool) []string {
 	return out
 }
 
-// runAgents: `sitter agents list|detect`.
-func runAgents(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	f, err := parseFlags(args, "dir", "")
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter: agents: %v\n", err)
-		return 2
+// newAgentsCmd is `sitter agents list|detect`.
+func newAgentsCmd(e *env) *cobra.Command {
+	var listJSON, detectJSON bool
+	var dir string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the adapters: family, profile, aliases, capabilities",
+		Long: `List the adapters and what each harness can do, from every block of its atlas
+entry (hook events and their render effects, packaging, launch, transcript,
+presence, readiness, agentEnv); the table prints the flat capability list,
+--json everything.`,
+		Example: "  sitter agents list\n  sitter agents list --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return code(agentsList(e, listJSON))
+		},
 	}
-	asJSON, dir, pos := f.bools["json"], f.vals["dir"], f.pos
-	switch {
-	case len(pos) == 1 && pos[0] == "list":
-		r := reg()
-		var out []agentEntry
-		for _, id := range r.IDs() {
-			d, _, _ := r.Resolve(id)
-			out = append(out, agentOf(d))
-		}
-		if asJSON {
-			return writeJSON(stdout, stderr, out)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		for _, e := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", e.ID, e.DisplayName, e.Family.Delivery, e.Family.Transcript, orDash(strings.Join(e.Aliases, ",")), orDash(strings.Join(e.Capabilities, ",")))
-		}
-		if tw.Flush() != nil {
-			return 1
-		}
-		return 0
-	case len(pos) == 1 && pos[0] == "detect":
-		if dir != "" {
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return fail(stderr, "agents detect", fmt.Errorf("--dir %s is not a directory", dir))
-			}
-		}
-		ds := agents.Detect(agents.Env{Dir: dir})
-		if asJSON {
-			return writeJSON(stdout, stderr, ds)
-		}
-		w := &errWriter{w: stdout}
-		n := 0
-		for _, d := range ds {
-			if d.Detected {
-				n++
-				w.printf("%s\t%s\n", d.Harness, strings.Join(d.Found, ", "))
-			}
-		}
-		if n == 0 {
-			w.printf("no harness detected\n")
-		}
-		if w.err != nil {
-			return 1
-		}
-		return 0
+	jsonFlag(list, &listJSON, "print the adapters as JSON")
+	detect := &cobra.Command{
+		Use:     "detect",
+		Short:   "Say which harnesses a project uses",
+		Example: "  sitter agents detect\n  sitter agents detect --dir ~/my-project --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return code(agentsDetect(e, dir, detectJSON))
+		},
 	}
-	fmt.Fprintln(stderr, "sitter: usage: sitter agents list [--json] | sitter agents detect [--dir D] [--json]")
-	return 2
+	detect.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	jsonFlag(detect, &detectJSON, "print every harness's detection as JSON")
+	return group(&cobra.Command{
+		Use:     "agents",
+		Short:   "The harness adapters, and which harnesses a project uses",
+		Example: "  sitter agents list\n  sitter agents detect --dir .",
+	}, list, detect)
+}
+
+// agentsList is `sitter agents list`.
+func agentsList(e *env, asJSON bool) int {
+	stdout, stderr := e.stdout, e.stderr
+	r := e.reg()
+	var out []agentEntry
+	for _, id := range r.IDs() {
+		d, _, _ := r.Resolve(id)
+		out = append(out, agentOf(d))
+	}
+	if asJSON {
+		return writeJSON(stdout, stderr, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, e := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%s/%s\t%s\t%s\n", e.ID, e.DisplayName, e.Family.Delivery, e.Family.Transcript, orDash(strings.Join(e.Aliases, ",")), orDash(strings.Join(e.Capabilities, ",")))
+	}
+	if tw.Flush() != nil {
+		return 1
+	}
+	return 0
+}
+
+// agentsDetect is `sitter agents detect`.
+func agentsDetect(e *env, dir string, asJSON bool) int {
+	stdout, stderr := e.stdout, e.stderr
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fail(stderr, "agents detect", fmt.Errorf("--dir %s is not a directory", dir))
+		}
+	}
+	ds := agents.Detect(agents.Env{Dir: dir})
+	if asJSON {
+		return writeJSON(stdout, stderr, ds)
+	}
+	w := &errWriter{w: stdout}
+	n := 0
+	for _, d := range ds {
+		if d.Detected {
+			n++
+			w.printf("%s\t%s\n", d.Harness, strings.Join(d.Found, ", "))
+		}
+	}
+	if n == 0 {
+		w.printf("no harness detected\n")
+	}
+	return w.code()
 }

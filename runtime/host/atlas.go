@@ -8,33 +8,42 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/adapter"
 )
 
-// runAtlas shows the generated descriptors.
-func runAtlas(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	asJSON := false
-	var pos []string
-	for _, a := range args {
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		default:
-			if strings.HasPrefix(a, "-") {
-				fmt.Fprintf(stderr, "sitter: atlas: unknown flag %s\n", a)
-				return 2
-			}
-			pos = append(pos, a)
-		}
+// newAtlasCmd is `sitter atlas list|show`: the generated descriptors.
+func newAtlasCmd(e *env) *cobra.Command {
+	var listJSON, showJSON bool
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List the harness descriptors",
+		Example: "  sitter atlas list\n  sitter atlas list --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return code(atlasList(e.stdout, e.stderr, e.reg(), listJSON))
+		},
 	}
-	switch {
-	case len(pos) == 1 && pos[0] == "list":
-		return atlasList(stdout, stderr, reg(), asJSON)
-	case len(pos) == 2 && pos[0] == "show":
-		return atlasShow(stdout, stderr, reg(), pos[1], asJSON)
+	jsonFlag(list, &listJSON, "print the descriptors as JSON")
+	show := &cobra.Command{
+		Use:   "show <harness>",
+		Short: "Show a descriptor and how its name resolved",
+		Long: `Show a harness descriptor: events, capabilities, evidence and the resolution
+trace of the name you typed (aliases such as claude work).`,
+		Example:           "  sitter atlas show claude-code\n  sitter atlas show claude --json",
+		Args:              nArgs(1, 1, "<harness>"),
+		ValidArgsFunction: harnessNames(e),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return code(atlasShow(e.stdout, e.stderr, e.reg(), args[0], showJSON))
+		},
 	}
-	fmt.Fprintln(stderr, "sitter: usage: sitter atlas list [--json] | sitter atlas show <harness> [--json]")
-	return 2
+	jsonFlag(show, &showJSON, "print the descriptor as JSON")
+	return group(&cobra.Command{
+		Use:     "atlas",
+		Short:   "Show the harness descriptors the atlas generated",
+		Example: "  sitter atlas list\n  sitter atlas show gemini-cli --json",
+	}, list, show)
 }
 
 // listEntry is one line of `atlas list --json`.
@@ -242,4 +251,12 @@ func effects(fx []adapter.Effect) string {
 		parts = append(parts, x.Aspect+" → "+orDash(strings.Join(what, " + ")))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// code is the exit status of what was printed: 1 when a write failed.
+func (e *errWriter) code() int {
+	if e.err != nil {
+		return 1
+	}
+	return 0
 }

@@ -4,67 +4,59 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 )
 
-const auditUsage = `usage: sitter audit tail [-n N] [--json]
-       sitter audit query [--session S] [--decision D] [--verdict V] [--harness H] [--phase P] [--halted] [-n N] [--json]`
+// newAuditCmd is `sitter audit tail|query`: the audit log in the state dir.
+func newAuditCmd(e *env) *cobra.Command {
+	sub := func(verb, short, example string, n int, filters bool) *cobra.Command {
+		var f audit.Filter
+		var asJSON bool
+		c := &cobra.Command{
+			Use:     verb,
+			Short:   short,
+			Example: example,
+			Args:    cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				if n < 0 {
+					return usageErr("-n %d: want a count", n)
+				}
+				return code(runAudit(f, n, asJSON, e.stdout, e.stderr))
+			},
+		}
+		c.Flags().IntVarP(&n, "n", "n", n, "entries at most, the newest (0: all)")
+		if filters {
+			c.Flags().StringVar(&f.Session, "session", "", "only this session's calls")
+			c.Flags().StringVar(&f.Decision, "decision", "", "only calls with this merged decision (deny, block, ask, allow, noop)")
+			c.Flags().StringVar(&f.Verdict, "verdict", "", "only calls with this policy verdict (allow, deny, restricted, redacted)")
+			c.Flags().StringVar(&f.Harness, "harness", "", "only this harness's calls")
+			c.Flags().StringVar(&f.Phase, "phase", "", "only calls of this canonical phase")
+			c.Flags().BoolVar(&f.Halted, "halted", false, "only calls whose answer halted the session")
+			completeHarnessFlag(e, c)
+		}
+		jsonFlag(c, &asJSON, "print the entries as JSON lines")
+		return c
+	}
+	return group(&cobra.Command{
+		Use:   "audit",
+		Short: "Read the audit log of hook decisions",
+		Long: `Every hook call appends one JSON line (handlers' verdicts and latencies, merged
+decision, policy verdict, secrets masked) to audit.jsonl in the state dir
+($SITTER_STATE_DIR, else $XDG_STATE_HOME/sitter, else ~/.local/state/sitter).`,
+		Example: "  sitter audit tail\n  sitter audit query --decision deny --json",
+	},
+		sub("tail", "Print the newest entries", "  sitter audit tail\n  sitter audit tail -n 100 --json", 20, false),
+		sub("query", "Print the entries that match every filter given", "  sitter audit query --session s1 --decision deny\n  sitter audit query --harness codex --halted --json", 0, true),
+	)
+}
 
-// runAudit reads the audit log in the state dir.
-func runAudit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "tail" && args[0] != "query") {
-		fmt.Fprintln(stderr, auditUsage)
-		return 2
-	}
-	verb := args[0]
-	var f audit.Filter
-	n, asJSON := 0, false
-	if verb == "tail" {
-		n = 20
-	}
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--json" || a == "-json" {
-			asJSON = true
-			continue
-		}
-		if a == "--halted" {
-			f.Halted = true
-			continue
-		}
-		if i+1 >= len(args) {
-			fmt.Fprintf(stderr, "sitter: audit: %s needs a value\n%s\n", a, auditUsage)
-			return 2
-		}
-		i++
-		v := args[i]
-		switch a {
-		case "-n", "--n":
-			x, err := strconv.Atoi(v)
-			if err != nil || x < 0 {
-				fmt.Fprintf(stderr, "sitter: audit: -n %q: want a count\n", v)
-				return 2
-			}
-			n = x
-		case "--session":
-			f.Session = v
-		case "--decision":
-			f.Decision = v
-		case "--verdict":
-			f.Verdict = v
-		case "--harness":
-			f.Harness = v
-		case "--phase":
-			f.Phase = v
-		default:
-			fmt.Fprintf(stderr, "sitter: audit: unknown flag %s\n%s\n", a, auditUsage)
-			return 2
-		}
-	}
+// runAudit prints the entries of the audit log that f keeps, n at most.
+func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int {
 	dir, err := hook.StateDir()
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)

@@ -25,7 +25,7 @@ func TestChaosAuditTailOversizedLine(t *testing.T) {
 	}
 	for _, args := range [][]string{{"tail"}, {"query", "--decision", "block", "--json"}} {
 		var out, errb bytes.Buffer
-		if code := runAudit(args, &out, &errb); code != 0 {
+		if code := Run(append([]string{"audit"}, args...), nil, &out, &errb, nil); code != 0 {
 			t.Fatalf("audit %q exit %d: %s", args, code, errb.String())
 		}
 		if !strings.Contains(out.String(), "before") || !strings.Contains(out.String(), "after") {

@@ -7,197 +7,238 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/checkpoint"
 	"sitter.dev/sitter/runtime/hook"
 )
 
-const checkpointUsage = `usage: sitter checkpoint list [--session S] [--all] [--dir D] [--json]
-       sitter checkpoint show <id> [--dir D] [--json]
-       sitter checkpoint diff <id> [--paths P...] [--dir D]
-       sitter checkpoint restore <id> [--paths P...] [--force] [--dir D]
-       sitter checkpoint record [--dir D]   (a handler: canonical event on stdin; turn start/end)`
+// cpOpts are the flags the checkpoint subcommands share.
+type cpOpts struct {
+	dir, session       string
+	paths              []string
+	asJSON, force, all bool
+	stdout, stderr     io.Writer
+}
 
-// runCheckpoint: checkpoints of the working tree per agent session.
-func runCheckpoint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var pos, paths []string
-	dir, session := "", ""
-	asJSON, force, withBases := false, false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch a {
-		case "--json", "-json":
-			asJSON = true
-		case "--force", "-force":
-			force = true
-		case "--all", "-all":
-			withBases = true
-		case "--dir", "-dir", "--session", "-session":
-			if i+1 >= len(args) {
-				fmt.Fprintf(stderr, "sitter: checkpoint: %s needs a value\n", a)
-				return 2
-			}
-			i++
-			if strings.HasSuffix(a, "dir") {
-				dir = args[i]
-			} else {
-				session = args[i]
-			}
-		case "--paths", "-paths":
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				i++
-				paths = append(paths, args[i])
-			}
-		case "-h", "--help":
-			fmt.Fprintln(stdout, checkpointUsage)
-			return 0
-		default:
-			if strings.HasPrefix(a, "-") {
-				fmt.Fprintf(stderr, "sitter: checkpoint: unknown flag %s\n%s\n", a, checkpointUsage)
-				return 2
-			}
-			pos = append(pos, a)
-		}
+// newCheckpointCmd is `sitter checkpoint …`: checkpoints of the working
+// tree per agent session.
+func newCheckpointCmd(e *env) *cobra.Command {
+	o := &cpOpts{stdout: e.stdout, stderr: e.stderr}
+	sub := func(use, short, example string, args cobra.PositionalArgs, run func(r *checkpoint.Repo, args []string) int) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, Example: example, Args: args,
+			RunE: func(_ *cobra.Command, args []string) error {
+				r, c := o.open()
+				if r == nil {
+					return code(c)
+				}
+				return code(run(r, args))
+			}}
+		c.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree (default: the current directory)")
+		return c
 	}
-	if len(pos) == 0 {
-		fmt.Fprintln(stderr, checkpointUsage)
-		return 2
+	withPaths := func(c *cobra.Command) {
+		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only these paths (repeatable; more paths may follow <id> as arguments)")
 	}
+	list := sub("list", "List the checkpoints of every session, or of one",
+		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", cobra.NoArgs, o.list)
+	list.Flags().StringVar(&o.session, "session", "", "only this session's checkpoints")
+	list.Flags().BoolVar(&o.all, "all", false, "also the base snapshots taken at each turn's start")
+	jsonFlag(list, &o.asJSON, "print the checkpoints as JSON")
+	show := sub("show <id>", "Show a checkpoint: its turn, prompts, token usage and changed files",
+		"  sitter checkpoint show 3f2a9c81d0e4\n  sitter checkpoint show refs/sitter/checkpoints/s-1~1 --json", nArgs(1, 1, "<id>"), o.show)
+	jsonFlag(show, &o.asJSON, "print the checkpoint as JSON")
+	diff := sub("diff <id> [path...]", "Print what a checkpoint's turn changed, as a unified diff",
+		"  sitter checkpoint diff 3f2a9c81d0e4\n  sitter checkpoint diff 3f2a9c81d0e4 --paths src/main.go --json", nArgs(1, -1, "<id>"), o.diff)
+	withPaths(diff)
+	jsonFlag(diff, &o.asJSON, "print the diff as a JSON object (id, paths, diff)")
+	restore := sub("restore <id> [path...]", "Put the working tree (or some paths) back as a checkpoint holds it",
+		"  sitter checkpoint restore 3f2a9c81d0e4\n  sitter checkpoint restore 3f2a9c81d0e4 --paths c.txt --force", nArgs(1, -1, "<id>"), o.restore)
+	withPaths(restore)
+	restore.Flags().BoolVar(&o.force, "force", false, "overwrite changes no checkpoint holds")
+	jsonFlag(restore, &o.asJSON, "print the files written and deleted as JSON")
+	record := &cobra.Command{
+		Use:   "record",
+		Short: "Record a checkpoint (a hook handler: canonical event on stdin; turn start and end)",
+		Long: `The babysitter plugin's handler at turn start and end: the canonical event on
+stdin; silent on success (a handler's output is the hook's answer), and never
+fails its hook.`,
+		Example: `  sitter hook claude-code Stop --handler 'sitter checkpoint record'`,
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return code(o.record(e.stdin))
+		},
+	}
+	record.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree (default: the event's cwd)")
+	return group(&cobra.Command{
+		Use:   "checkpoint",
+		Short: "Working-tree checkpoints per agent session",
+		Long: `Per-session checkpoints of the working tree on refs/sitter/checkpoints/<session>,
+made with a temporary index (never the user's index, branch, stash or files).
+Each turn leaves one checkpoint at its end, whose diff is exactly what the turn
+changed; the snapshot taken at its start is listed only with --all.`,
+		Example: "  sitter checkpoint list\n  sitter checkpoint diff 3f2a9c81d0e4\n  sitter checkpoint restore 3f2a9c81d0e4 --paths src/",
+	}, list, show, diff, restore, record)
+}
+
+// open opens the repository of --dir; outside git it says so and there
+// is nothing to do (exit 0).
+func (o *cpOpts) open() (*checkpoint.Repo, int) {
+	dir := o.dir
+	if dir == "" {
+		dir = "."
+	}
+	r, err := checkpoint.Open(dir)
+	if errors.Is(err, checkpoint.ErrNotRepo) {
+		fmt.Fprintf(o.stderr, "sitter: checkpoint: %s is %v; nothing to do\n", dir, err)
+		return nil, 0
+	}
+	if err != nil {
+		return nil, o.fail(err)
+	}
+	return r, 0
+}
+
+func (o *cpOpts) fail(err error) int {
+	fmt.Fprintf(o.stderr, "sitter: checkpoint: %v\n", err)
+	return 1
+}
+
+// record is `checkpoint record`: a hook handler never breaks its hook.
+func (o *cpOpts) record(stdin io.Reader) int {
 	var ev hook.Event
-	if pos[0] == "record" {
-		b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
-		if err != nil || json.Unmarshal(b, &ev) != nil {
-			fmt.Fprintln(stderr, "sitter: checkpoint record: stdin is no canonical event")
-			return 0 // a handler never breaks its hook
-		}
-		if dir == "" {
-			dir = ev.Session.Cwd
-		}
+	b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+	if err != nil || json.Unmarshal(b, &ev) != nil {
+		fmt.Fprintln(o.stderr, "sitter: checkpoint record: stdin is no canonical event")
+		return 0
+	}
+	dir := o.dir
+	if dir == "" {
+		dir = ev.Session.Cwd
 	}
 	if dir == "" {
 		dir = "."
 	}
 	r, err := checkpoint.Open(dir)
 	if errors.Is(err, checkpoint.ErrNotRepo) {
-		if pos[0] != "record" {
-			fmt.Fprintf(stderr, "sitter: checkpoint: %s is %v; nothing to do\n", dir, err)
-		}
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sitter: checkpoint: %v\n", err)
-		return 1
+		return o.fail(err)
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "sitter: checkpoint: %v\n", err)
-		return 1
+	// Silent on success: a handler's output is the hook's answer.
+	if _, err := r.OnEvent(ev); err != nil {
+		fmt.Fprintf(o.stderr, "sitter checkpoint record: %v\n", err)
 	}
-	switch {
-	case pos[0] == "record" && len(pos) == 1:
-		// Silent on success: a handler's output is the hook's answer.
-		if _, err := r.OnEvent(ev); err != nil {
-			fmt.Fprintf(stderr, "sitter: checkpoint record: %v\n", err)
+	return 0
+}
+
+// list is `checkpoint list`. A turn's checkpoint is made at its end; the
+// base snapshot taken at its start (the "before" its diff is against) is
+// listed only with --all.
+func (o *cpOpts) list(r *checkpoint.Repo, _ []string) int {
+	sessions := []string{o.session}
+	if o.session == "" {
+		var err error
+		if sessions, err = r.Sessions(); err != nil {
+			return o.fail(err)
 		}
-		return 0
-	case pos[0] == "list" && len(pos) == 1:
-		sessions := []string{session}
-		if session == "" {
-			if sessions, err = r.Sessions(); err != nil {
-				return fail(err)
+	}
+	all := []*checkpoint.Checkpoint{}
+	for _, s := range sessions {
+		cps, err := r.List(s)
+		if err != nil {
+			return o.fail(err)
+		}
+		for _, cp := range cps {
+			if o.all || cp.Kind != "base" {
+				all = append(all, cp)
 			}
 		}
-		all := []*checkpoint.Checkpoint{}
-		for _, s := range sessions {
-			cps, err := r.List(s)
-			if err != nil {
-				return fail(err)
-			}
-			// A turn's checkpoint is made at its end; the base snapshot
-			// taken at its start (the "before" its diff is against) is
-			// listed only with --all.
-			for _, cp := range cps {
-				if withBases || cp.Kind != "base" {
-					all = append(all, cp)
-				}
-			}
-		}
-		if asJSON {
-			return writeJSON(stdout, stderr, all)
-		}
-		w := &errWriter{w: stdout}
-		for _, cp := range all {
-			w.printf("%s  %s  %-4s  %s  %s  %s\n", cp.ID[:12], cp.Time, cp.Kind, orDash(cp.Harness), cp.Session, oneLine(strings.Join(cp.Prompts, " | "), 60))
-		}
-		if len(all) == 0 {
-			w.printf("no checkpoints\n")
-		}
-		if w.err != nil {
-			return 1
-		}
-		return 0
-	case pos[0] == "show" && len(pos) == 2:
-		cp, err := r.Get(pos[1])
-		if err != nil {
-			return fail(err)
-		}
-		ch, err := r.Changes(cp)
-		if err != nil {
-			return fail(err)
-		}
-		if asJSON {
-			return writeJSON(stdout, stderr, struct {
-				*checkpoint.Checkpoint
-				Changes []string `json:"changes"`
-			}{cp, nonNil(ch)})
-		}
-		w := &errWriter{w: stdout}
-		w.printf("checkpoint %s (%s) of session %s, %s\n", cp.ID, cp.Kind, cp.Session, orDash(cp.Harness))
-		w.printf("time: %s\nparent: %s\ntranscript position: %d\n", cp.Time, orDash(cp.Parent), cp.TranscriptPos)
-		for _, p := range cp.Prompts {
-			w.printf("prompt: %s\n", oneLine(p, 200))
-		}
-		if cp.Usage != nil {
-			w.printf("usage: input %d, output %d, cache read %d, cache write %d\n", cp.Usage.Input, cp.Usage.Output, cp.Usage.CacheRead, cp.Usage.CacheWrite)
-		}
-		for _, c := range ch {
-			w.printf("  %s\n", c)
-		}
-		if w.err != nil {
-			return 1
-		}
-		return 0
-	case pos[0] == "diff" && len(pos) == 2:
-		cp, err := r.Get(pos[1])
-		if err != nil {
-			return fail(err)
-		}
-		d, err := r.Diff(cp, paths...)
-		if err != nil {
-			return fail(err)
-		}
-		io.WriteString(stdout, d)
-		return 0
-	case pos[0] == "restore" && len(pos) == 2:
-		cp, err := r.Get(pos[1])
-		if err != nil {
-			return fail(err)
-		}
-		written, deleted, err := r.Restore(cp, paths, force)
-		if err != nil {
-			return fail(err)
-		}
-		w := &errWriter{w: stdout}
-		w.printf("restored %s: %d written, %d deleted\n", cp.ID[:12], len(written), len(deleted))
-		for _, p := range written {
-			w.printf("  wrote   %s\n", p)
-		}
-		for _, p := range deleted {
-			w.printf("  deleted %s\n", p)
-		}
-		if w.err != nil {
-			return 1
-		}
-		return 0
 	}
-	fmt.Fprintln(stderr, checkpointUsage)
-	return 2
+	if o.asJSON {
+		return writeJSON(o.stdout, o.stderr, all)
+	}
+	w := &errWriter{w: o.stdout}
+	for _, cp := range all {
+		w.printf("%s  %s  %-4s  %s  %s  %s\n", cp.ID[:12], cp.Time, cp.Kind, orDash(cp.Harness), cp.Session, oneLine(strings.Join(cp.Prompts, " | "), 60))
+	}
+	if len(all) == 0 {
+		w.printf("no checkpoints\n")
+	}
+	return w.code()
+}
+
+// show is `checkpoint show <id>`.
+func (o *cpOpts) show(r *checkpoint.Repo, args []string) int {
+	cp, err := r.Get(args[0])
+	if err != nil {
+		return o.fail(err)
+	}
+	ch, err := r.Changes(cp)
+	if err != nil {
+		return o.fail(err)
+	}
+	if o.asJSON {
+		return writeJSON(o.stdout, o.stderr, struct {
+			*checkpoint.Checkpoint
+			Changes []string `json:"changes"`
+		}{cp, nonNil(ch)})
+	}
+	w := &errWriter{w: o.stdout}
+	w.printf("checkpoint %s (%s) of session %s, %s\n", cp.ID, cp.Kind, cp.Session, orDash(cp.Harness))
+	w.printf("time: %s\nparent: %s\ntranscript position: %d\n", cp.Time, orDash(cp.Parent), cp.TranscriptPos)
+	for _, p := range cp.Prompts {
+		w.printf("prompt: %s\n", oneLine(p, 200))
+	}
+	if cp.Usage != nil {
+		w.printf("usage: input %d, output %d, cache read %d, cache write %d\n", cp.Usage.Input, cp.Usage.Output, cp.Usage.CacheRead, cp.Usage.CacheWrite)
+	}
+	for _, c := range ch {
+		w.printf("  %s\n", c)
+	}
+	return w.code()
+}
+
+// diff is `checkpoint diff <id> [path...]`.
+func (o *cpOpts) diff(r *checkpoint.Repo, args []string) int {
+	cp, err := r.Get(args[0])
+	if err != nil {
+		return o.fail(err)
+	}
+	paths := append(o.paths, args[1:]...)
+	d, err := r.Diff(cp, paths...)
+	if err != nil {
+		return o.fail(err)
+	}
+	if o.asJSON {
+		return writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "paths": nonNil(paths), "diff": d})
+	}
+	w := &errWriter{w: o.stdout}
+	w.Write([]byte(d))
+	return w.code()
+}
+
+// restore is `checkpoint restore <id> [path...]`.
+func (o *cpOpts) restore(r *checkpoint.Repo, args []string) int {
+	cp, err := r.Get(args[0])
+	if err != nil {
+		return o.fail(err)
+	}
+	written, deleted, err := r.Restore(cp, append(o.paths, args[1:]...), o.force)
+	if err != nil {
+		return o.fail(err)
+	}
+	if o.asJSON {
+		return writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "written": nonNil(written), "deleted": nonNil(deleted)})
+	}
+	w := &errWriter{w: o.stdout}
+	w.printf("restored %s: %d written, %d deleted\n", cp.ID[:12], len(written), len(deleted))
+	for _, p := range written {
+		w.printf("  wrote   %s\n", p)
+	}
+	for _, p := range deleted {
+		w.printf("  deleted %s\n", p)
+	}
+	return w.code()
 }

@@ -6,42 +6,42 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/agents"
 )
 
-// runDoctor: `sitter doctor [--harness H]... [--dir D] [--json]`. Without
-// --harness it reports every harness and exits 0; with it, it exits 1 when
-// a requested harness is not ready.
-func runDoctor(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	asJSON, dir := false, ""
+// newDoctorCmd is `sitter doctor [--harness H]... [--dir D] [--json]`.
+// Without --harness it reports every harness and exits 0; with it, it
+// exits 1 when a requested harness is not ready.
+func newDoctorCmd(e *env) *cobra.Command {
 	var want []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, val, hasVal := strings.Cut(a, "=")
-		switch name {
-		case "--json", "-json":
-			asJSON = true
-			continue
-		case "--harness", "-harness", "--dir", "-dir":
-			if !hasVal {
-				if i+1 >= len(args) {
-					fmt.Fprintf(stderr, "sitter: doctor: %s needs a value\n", a)
-					return 2
-				}
-				i++
-				val = args[i]
-			}
-			if strings.HasSuffix(name, "harness") {
-				want = append(want, val)
-			} else {
-				dir = val
-			}
-			continue
-		}
-		fmt.Fprintf(stderr, "sitter: doctor: unknown argument %s\nusage: sitter doctor [--harness H]... [--dir D] [--json]\n", a)
-		return 2
+	var dir string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Say whether each harness is ready (binary, version, hooks, config)",
+		Long: `For each harness: its binary and version against the atlas-verified versions,
+whether the project uses it, the sitter hooks and plugins installed and whether
+its hook configs are valid; failure codes and a resolution trace. Without
+--harness it reports every harness and exits 0; with it, it exits 1 when a
+requested harness is not ready.`,
+		Example: "  sitter doctor\n  sitter doctor --harness claude-code --dir ~/my-project --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return code(runDoctor(want, dir, asJSON, e.stdout, e.stderr, e.reg))
+		},
 	}
+	c.Flags().StringArrayVar(&want, "harness", nil, "the harness to check (repeatable; default: every harness)")
+	c.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	jsonFlag(c, &asJSON, "print the reports as JSON")
+	completeHarnessFlag(e, c)
+	return c
+}
+
+// runDoctor checks the harnesses named in want (every one when empty).
+func runDoctor(want []string, dir string, asJSON bool, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	r := reg()
 	names := want
 	if len(names) == 0 {

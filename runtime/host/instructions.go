@@ -8,14 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/adapter"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
 )
-
-const instructionsUsage = `Usage:
-  sitter instructions babysit --harness H [--interactive|--no-interactive] [--session-id S] [--runs-dir D] [--json]
-`
 
 // guide is `instructions babysit --json`.
 type guide struct {
@@ -48,17 +46,29 @@ type activeRun struct {
 	Status    string `json:"status"`
 }
 
-// runInstructions is `sitter instructions …`.
-func runInstructions(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	if len(args) == 0 || args[0] != "babysit" {
-		fmt.Fprint(stderr, instructionsUsage)
-		return 2
-	}
-	f, err := parseFlags(args[1:], "harness session-id runs-dir", "interactive no-interactive non-interactive")
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter: instructions: %v\n%s", err, instructionsUsage)
-		return 2
-	}
+// newInstructionsCmd is `sitter instructions babysit`.
+func newInstructionsCmd(e *env) *cobra.Command {
+	babysit := flagged("babysit", "Print the orchestration guide of the babysit skill for a harness",
+		"  sitter instructions babysit --harness claude-code\n  sitter instructions babysit --harness codex --no-interactive --json",
+		[]string{"harness=the harness (default: the one this command runs in)", "session-id=the session (default: the one this command runs in)",
+			"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "interactive?a user answers breakpoints (the default outside CI)",
+			"no-interactive?nobody answers breakpoints: the agent does (the default in CI)", "non-interactive?the same as --no-interactive", "json?print the guide and its context as JSON"},
+		func(_ *cobra.Command, f *cmdFlags) int { return runInstructions(f, e.stdout, e.stderr, e.reg) })
+	babysit.Args = nArgs(0, 0, "")
+	babysit.Long = `The guide the babysit skill's agent follows, for the harness it runs in: how
+the loop is driven there (its stop hook, or the agent itself), in interactive
+or non-interactive mode, with the session's bound run and the project's
+active runs.`
+	completeHarnessFlag(e, babysit)
+	return group(&cobra.Command{
+		Use:     "instructions",
+		Short:   "Guides an agent reads: the babysit orchestration guide",
+		Example: "  sitter instructions babysit --harness gemini-cli",
+	}, babysit)
+}
+
+// runInstructions is `sitter instructions babysit`.
+func runInstructions(f *cmdFlags, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
 	name, sessionID := f.vals["harness"], f.vals["session-id"]
 	if name == "" {
 		// The harness the agent runs in, never a default: a Codex agent

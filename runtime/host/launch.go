@@ -1,15 +1,16 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
@@ -21,15 +22,8 @@ import (
 	"sitter.dev/sitter/runtime/transcript"
 )
 
-const launchUsage = `Usage: sitter launch <harness> [--provider P] [--model M] [--upstream URL]
-                     [--plugin NAME|DIR]... [--prompt TEXT | --prompt-file F]
-                     [--mode agent-driven|hook-driven|bridge-hooks|bridge-interactive]
-                     [--max-iterations N] [--max-turns N] [--idle-timeout D] [--timeout D]
-                     [--workspace DIR] [--bin PATH] [--keep-state] [--json]
-       sitter launch <harness> --babysit FILE[#export] [--inputs F] | --run-id ID
-                     [--plugin NAME|DIR]... [--max-iterations N] [--timeout D] [flags above]
-
-Runs a harness on a provider in one command. When the harness cannot speak the
+// launchLong is the description of `sitter launch`.
+const launchLong = `Runs a harness on a provider in one command. When the harness cannot speak the
 provider's wire protocol, sitter-proxy is started on 127.0.0.1 with a fresh token
 and the harness is pointed at it; otherwise it talks to the provider directly.
 Everything the run needs (config files, onboarding and trust state) goes into a
@@ -81,31 +75,10 @@ Modes:
                       to its process group, then SIGKILL) and exits 0; quiet for
                       --idle-timeout before any turn ended: exit 124, and the
                       idle event carries the screen
+`
 
-Flags:
-  --provider P        atlas provider (anthropic, openai, openai-responses, gemini,
-                      azure-foundry, vertex); default: the one the harness speaks
-  --model M           model (default: the provider's default)
-  --upstream URL      provider base URL as its SDK takes it (…/v1 for OpenAI)
-  --plugin NAME|DIR   load a plugin bundle for this run (repeatable): Claude Code
-                      with --plugin-dir, other harnesses through sitter plugin
-                      install into the workspace, removed afterwards
-  --prompt TEXT, --prompt-file F   the task
-  --max-iterations N  bridge-hooks: harness runs at most; bridge-interactive:
-                      turns at most (default 10)
-  --max-turns N       turn limit, where the harness has one
-  --idle-timeout D    bridge-interactive: end the harness after output quiet
-                      this long (Go duration, default 30s)
-  --timeout D         end the harness after this long in all, even while it writes
-                      output (SIGTERM to its process group, then SIGKILL; exit 124;
-                      default: no limit; not in hook-driven mode)
-  --workspace DIR     where the harness runs (default: the current directory)
-  --bin PATH          the harness binary (default: its name on PATH)
-  --keep-state        keep the overlay for inspection
-  --json              NDJSON launch events on stdout (the harness's stdout goes to stderr)
-
-Examples:
-  sitter launch claude-code --provider openai --prompt "fix the failing test"
+// launchExample are the examples of `sitter launch`.
+const launchExample = `  sitter launch claude-code --provider openai --prompt "fix the failing test"
   sitter launch codex --provider anthropic --prompt "add a README"
   sitter launch gemini-cli --provider gemini --prompt "explain main.go"
   sitter launch copilot --provider openai --prompt "list the TODOs"
@@ -114,8 +87,7 @@ Examples:
   sitter launch codex --plugin babysitter --mode bridge-hooks --max-iterations 5 --prompt "…"
   sitter launch claude-code --mode bridge-interactive --prompt "fix the failing test" | jq -c 'select(.type != "output")'
   sitter launch claude-code --babysit ./process.mjs --inputs inputs.json --timeout 1h
-  sitter launch codex --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0
-`
+  sitter launch codex --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0`
 
 // launchArgs are the parsed arguments of `sitter launch`.
 type launchArgs struct {
@@ -125,126 +97,85 @@ type launchArgs struct {
 	maxIterations, maxTurns            int
 	idleTimeout, timeout               time.Duration
 	workspace, bin                     string
-	keepState, json, help              bool
+	keepState, json                    bool
 	modeSet                            bool
 	babysit, runID, inputs             string
 }
 
-func parseLaunchArgs(args []string) (launchArgs, error) {
-	a := launchArgs{mode: launch.AgentDriven}
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			pos = append(pos, arg)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		switch name {
-		case "h", "help":
-			a.help = true
-			continue
-		case "keep-state", "json":
-			if hasVal {
-				return a, fmt.Errorf("flag --%s takes no value", name)
+// newLaunchCmd is `sitter launch`.
+func newLaunchCmd(e *env) *cobra.Command {
+	return launchCmd(e, func(ctx context.Context, a launchArgs) int { return runLaunch(ctx, a, e) })
+}
+
+// launchCmd is the launch command running run with the flags read.
+func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command {
+	var a launchArgs
+	var mode string
+	c := &cobra.Command{
+		Use:               "launch <harness>",
+		Short:             "Run a harness on a provider in one command",
+		Long:              launchLong,
+		Example:           launchExample,
+		Args:              nArgs(1, 1, "<harness> (see 'sitter atlas list')"),
+		ValidArgsFunction: harnessNames(e),
+		RunE: func(c *cobra.Command, args []string) error {
+			a.harness, a.mode, a.modeSet = args[0], mode, c.Flags().Changed("mode")
+			for _, n := range []string{"max-iterations", "max-turns", "idle-timeout", "timeout"} {
+				if f := c.Flags().Lookup(n); f.Changed && (f.Value.String() == "0" || f.Value.String() == "0s") {
+					return fmt.Errorf("--%s %s: want a positive number", n, f.Value)
+				}
 			}
-			if name == "json" {
-				a.json = true
-			} else {
-				a.keepState = true
+			if err := a.check(); err != nil {
+				return err
 			}
-			continue
-		case "provider", "model", "upstream", "plugin", "prompt", "prompt-file", "mode", "max-iterations", "max-turns", "idle-timeout", "timeout", "workspace", "bin",
-			"babysit", "run-id", "inputs":
-		default:
-			return a, fmt.Errorf("unknown flag %s", arg)
-		}
-		if !hasVal {
-			if i+1 == len(args) {
-				return a, fmt.Errorf("flag --%s needs a value", name)
-			}
-			i++
-			val = args[i]
-		}
-		switch name {
-		case "provider":
-			a.provider = val
-		case "model":
-			a.model = val
-		case "upstream":
-			a.upstream = val
-		case "plugin":
-			a.plugins = append(a.plugins, val)
-		case "prompt":
-			a.prompt = val
-		case "prompt-file":
-			a.promptFile = val
-		case "mode":
-			switch val {
-			case launch.AgentDriven, launch.HookDriven, launch.BridgeHooks, launch.BridgeInteractive:
-			default:
-				return a, fmt.Errorf("--mode %q: want agent-driven, hook-driven, bridge-hooks or bridge-interactive", val)
-			}
-			a.mode, a.modeSet = val, true
-		case "max-iterations", "max-turns":
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
-				return a, fmt.Errorf("--%s %q: want a positive integer", name, val)
-			}
-			if name == "max-turns" {
-				a.maxTurns = n
-			} else {
-				a.maxIterations = n
-			}
-		case "idle-timeout", "timeout":
-			d, err := time.ParseDuration(val)
-			if err != nil || d <= 0 {
-				return a, fmt.Errorf("--%s %q: want a positive duration (30s, 2m)", name, val)
-			}
-			if name == "timeout" {
-				a.timeout = d
-			} else {
-				a.idleTimeout = d
-			}
-		case "workspace":
-			a.workspace = val
-		case "bin":
-			a.bin = val
-		case "babysit":
-			a.babysit = val
-		case "run-id":
-			a.runID = val
-		case "inputs":
-			a.inputs = val
-		}
+			return code(run(c.Context(), a))
+		},
 	}
-	if a.help {
-		return a, nil
-	}
-	if a.prompt != "" && a.promptFile != "" {
-		return a, fmt.Errorf("--prompt and --prompt-file exclude each other")
-	}
+	fs := c.Flags()
+	fs.StringVar(&a.provider, "provider", "", "atlas provider (anthropic, openai, openai-responses, gemini, azure-foundry, vertex); default: the one the harness speaks")
+	fs.StringVar(&a.model, "model", "", "model (default: the provider's default)")
+	fs.StringVar(&a.upstream, "upstream", "", "provider base URL as its SDK takes it (…/v1 for OpenAI)")
+	fs.StringArrayVar(&a.plugins, "plugin", nil, "load a plugin bundle (NAME or DIR) for this run (repeatable): Claude Code with --plugin-dir, other harnesses through sitter plugin install into the workspace, removed afterwards")
+	fs.StringVar(&a.prompt, "prompt", "", "the task")
+	fs.StringVar(&a.promptFile, "prompt-file", "", "read the task from this file")
+	fs.StringVar(&mode, "mode", launch.AgentDriven, "agent-driven, hook-driven, bridge-hooks or bridge-interactive (see Modes)")
+	fs.IntVar(&a.maxIterations, "max-iterations", 0, "bridge-hooks: harness runs at most; bridge-interactive: turns at most (default 10)")
+	fs.IntVar(&a.maxTurns, "max-turns", 0, "turn limit, where the harness has one")
+	fs.DurationVar(&a.idleTimeout, "idle-timeout", 0, "bridge-interactive: end the harness after output quiet this long (default 30s)")
+	fs.DurationVar(&a.timeout, "timeout", 0, "end the harness after this long in all, even while it writes output (SIGTERM to its process group, then SIGKILL; exit 124; default: no limit; not in hook-driven mode)")
+	fs.StringVar(&a.workspace, "workspace", "", "where the harness runs (default: the current directory)")
+	fs.StringVar(&a.bin, "bin", "", "the harness binary (default: its name on PATH)")
+	fs.BoolVar(&a.keepState, "keep-state", false, "keep the overlay for inspection")
+	fs.BoolVar(&a.json, "json", false, "NDJSON launch events on stdout (the harness's stdout goes to stderr)")
+	fs.StringVar(&a.babysit, "babysit", "", "FILE[#export]: create a run of the process and drive it until it ends")
+	fs.StringVar(&a.runID, "run-id", "", "drive an existing, unfinished run (an id in the runs dir, or a run directory)")
+	fs.StringVar(&a.inputs, "inputs", "", "the inputs (a JSON file) of the run --babysit creates")
+	return c
+}
+
+// check refuses flags that exclude each other or are out of range.
+func (a *launchArgs) check() error {
 	switch {
+	case a.mode != launch.AgentDriven && a.mode != launch.HookDriven && a.mode != launch.BridgeHooks && a.mode != launch.BridgeInteractive:
+		return fmt.Errorf("--mode %q: want agent-driven, hook-driven, bridge-hooks or bridge-interactive", a.mode)
+	case a.maxIterations < 0:
+		return fmt.Errorf("--max-iterations %d: want a positive integer", a.maxIterations)
+	case a.maxTurns < 0:
+		return fmt.Errorf("--max-turns %d: want a positive integer", a.maxTurns)
+	case a.idleTimeout < 0:
+		return fmt.Errorf("--idle-timeout %s: want a positive duration (30s, 2m)", a.idleTimeout)
+	case a.timeout < 0:
+		return fmt.Errorf("--timeout %s: want a positive duration (30s, 2m)", a.timeout)
+	case a.prompt != "" && a.promptFile != "":
+		return fmt.Errorf("--prompt and --prompt-file exclude each other")
 	case a.babysit != "" && a.runID != "":
-		return a, fmt.Errorf("--babysit and --run-id exclude each other (--babysit creates a run, --run-id resumes one)")
+		return fmt.Errorf("--babysit and --run-id exclude each other (--babysit creates a run, --run-id resumes one)")
 	case a.inputs != "" && a.babysit == "":
-		return a, fmt.Errorf("--inputs goes with --babysit (a resumed run keeps its inputs)")
+		return fmt.Errorf("--inputs goes with --babysit (a resumed run keeps its inputs)")
 	case (a.babysit != "" || a.runID != "") && a.modeSet && a.mode != launch.AgentDriven && a.mode != launch.BridgeHooks:
-		return a, fmt.Errorf("a babysit launch runs unattended: --mode agent-driven or bridge-hooks, not %s", a.mode)
+		return fmt.Errorf("a babysit launch runs unattended: --mode agent-driven or bridge-hooks, not %s", a.mode)
 	}
-	switch len(pos) {
-	case 0:
-		return a, fmt.Errorf("missing <harness> (see 'sitter atlas list')")
-	case 1:
-		a.harness = pos[0]
-	default:
-		return a, fmt.Errorf("unexpected arguments %q", pos[1:])
-	}
-	return a, nil
+	return nil
 }
 
 // defaultProvider is the provider named like the protocol the harness
@@ -293,17 +224,9 @@ func stopBlock(d *adapter.Descriptor, event string) *hook.Rule {
 	return nil
 }
 
-// runLaunch is `sitter launch`.
-func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	a, err := parseLaunchArgs(args)
-	if a.help {
-		fmt.Fprint(stdout, launchUsage)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter launch: %v\n%s", err, launchUsage)
-		return 2
-	}
+// runLaunch is `sitter launch` once its flags are read.
+func runLaunch(ctx context.Context, a launchArgs, e *env) int {
+	stdin, stdout, stderr, reg := e.stdin, e.stdout, e.stderr, e.reg
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "sitter launch: "+format+"\n", args...)
 		return code
@@ -439,7 +362,7 @@ func runLaunch(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fun
 	if need {
 		o.ProxyBin = sibling.Find("sitter-proxy")
 	}
-	code, err := launch.Run(o)
+	code, err := launch.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter launch: %v\n", err)
 	}

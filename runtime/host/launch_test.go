@@ -2,6 +2,8 @@ package host
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,18 @@ import (
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/runtime/launch"
 )
+
+// parseLaunchArgs reads a launch command line as the launch command does.
+func parseLaunchArgs(args []string) (launchArgs, error) {
+	var got launchArgs
+	c := launchCmd(&env{reg: registry.Registry}, func(_ context.Context, a launchArgs) int { got = a; return 0 })
+	c.SetArgs(args)
+	c.SetOut(io.Discard)
+	c.SetErr(io.Discard)
+	c.SilenceErrors, c.SilenceUsage = true, true
+	err := c.Execute()
+	return got, err
+}
 
 func TestParseLaunchArgs(t *testing.T) {
 	a, err := parseLaunchArgs([]string{"claude", "--provider", "openai", "--model=m", "--upstream", "http://u/v1",
@@ -37,7 +51,7 @@ func TestParseLaunchArgs(t *testing.T) {
 	for _, bad := range [][]string{
 		{}, {"a", "b"}, {"codex", "--mode", "autopilot"}, {"codex", "--max-iterations", "0"}, {"codex", "--prompt"},
 		{"codex", "--idle-timeout", "30"}, {"codex", "--idle-timeout", "-1s"},
-		{"codex", "--prompt", "x", "--prompt-file", "y"}, {"codex", "--json=1"}, {"codex", "--nope"},
+		{"codex", "--prompt", "x", "--prompt-file", "y"}, {"codex", "--json=maybe"}, {"codex", "--nope"},
 	} {
 		if _, err := parseLaunchArgs(bad); err == nil {
 			t.Errorf("parseLaunchArgs(%q): want an error", bad)
@@ -93,7 +107,7 @@ func TestParseLaunchBabysitArgs(t *testing.T) {
 		"claude --inputs in.json":                          "--inputs goes with --babysit",
 		"claude --babysit p.mjs --mode hook-driven":        "unattended",
 		"claude --babysit p.mjs --mode bridge-interactive": "unattended",
-		"claude --babysit":                                 "needs a value",
+		"claude --babysit":                                 "needs an argument",
 	} {
 		if _, err := parseLaunchArgs(strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", args, err, want)

@@ -11,57 +11,51 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/observe"
 )
 
-const observeUsage = `usage: sitter observe [--dir D]... [--listen 127.0.0.1:0] [--open] [--stale 30m]
-  A live dashboard of the babysitter runs under each D (a project, whose runs are
-  in D/.a5c/runs, or a runs directory; default the current directory), the
-  sessions driving them and the audit log's hook decisions. Prints the URL (with
-  its token) once; serves until interrupted.`
-
-// runObserve is `sitter observe`.
-func runObserve(args []string, stdout, stderr io.Writer) int {
+// newObserveCmd is `sitter observe`.
+func newObserveCmd(e *env) *cobra.Command {
 	var dirs []string
-	listen, open, stale := "127.0.0.1:0", false, 30*time.Minute
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch a {
-		case "-h", "--help", "help":
-			fmt.Fprintln(stdout, observeUsage)
-			return 0
-		case "--open":
-			open = true
-			continue
-		case "--dir", "--listen", "--stale":
-		default:
-			fmt.Fprintf(stderr, "sitter observe: unknown argument %q\n%s\n", a, observeUsage)
-			return 2
-		}
-		if i+1 >= len(args) {
-			fmt.Fprintf(stderr, "sitter observe: %s needs a value\n%s\n", a, observeUsage)
-			return 2
-		}
-		i++
-		switch a {
-		case "--dir":
-			if fi, err := os.Stat(args[i]); err != nil || !fi.IsDir() {
-				fmt.Fprintf(stderr, "sitter observe: --dir %s: not a directory\n", args[i])
-				return 2
+	var listen string
+	var open, asJSON bool
+	var stale time.Duration
+	c := &cobra.Command{
+		Use:   "observe",
+		Short: "A live dashboard of runs, sessions and hook decisions",
+		Long: `A live dashboard of the babysitter runs under each --dir (a project, whose runs
+are in D/.a5c/runs, or a runs directory; default the current directory), the
+sessions driving them and the audit log's hook decisions. Prints the URL (with
+its token) once; serves until interrupted.`,
+		Example: `  sitter observe
+  sitter observe --dir ~/proj-a --dir ~/proj-b --open
+  sitter observe --listen 127.0.0.1:8790 --stale 1h --json`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			for _, d := range dirs {
+				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+					return usageErr("--dir %s: not a directory", d)
+				}
 			}
-			dirs = append(dirs, args[i])
-		case "--listen":
-			listen = args[i]
-		case "--stale":
-			d, err := time.ParseDuration(args[i])
-			if err != nil || d <= 0 {
-				fmt.Fprintf(stderr, "sitter observe: --stale %q: want a duration such as 30m\n", args[i])
-				return 2
+			if stale <= 0 {
+				return usageErr("--stale %s: want a duration such as 30m", stale)
 			}
-			stale = d
-		}
+			return code(runObserve(dirs, listen, open, stale, asJSON, e.stdout, e.stderr))
+		},
 	}
+	c.Flags().StringArrayVar(&dirs, "dir", nil, "a project or runs directory to watch (repeatable; default: the current directory)")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
+	c.Flags().BoolVar(&open, "open", false, "open the dashboard in a browser")
+	c.Flags().DurationVar(&stale, "stale", 30*time.Minute, "a run quiet this long is shown as stale")
+	jsonFlag(c, &asJSON, "print the URL, run count and runs dirs as one JSON line")
+	return c
+}
+
+// runObserve serves the dashboard until interrupted.
+func runObserve(dirs []string, listen string, open bool, stale time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
@@ -77,7 +71,11 @@ func runObserve(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "observe", err)
 	}
-	fmt.Fprintf(stdout, "sitter observe: %d runs under %v\nSITTER_OBSERVE_URL=%s\n", len(s.Index().Runs()), s.Index().RunsDirs(), url)
+	if asJSON {
+		writeJSONLine(stdout, stderr, map[string]any{"url": url, "runs": len(s.Index().Runs()), "runsDirs": s.Index().RunsDirs()})
+	} else {
+		fmt.Fprintf(stdout, "sitter observe: %d runs under %v\nSITTER_OBSERVE_URL=%s\n", len(s.Index().Runs()), s.Index().RunsDirs(), url)
+	}
 	if f, ok := stdout.(interface{ Sync() error }); ok {
 		f.Sync()
 	}

@@ -6,185 +6,165 @@ import (
 	"io"
 	"strings"
 
-	"sitter.dev/sitter/runtime/adapter"
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/plugin"
 )
 
-const pluginUsage = `Usage:
-  sitter plugin install <bundle-or-plugin> --harness H [--scope project|user] [--dir DIR] [--force] [--json]
-  sitter plugin uninstall <plugin> --harness H [--scope project|user] [--dir DIR] [--json]
-  sitter plugin verify <bundle-or-dir>... [--json]
-`
-
-// pluginArgs are the parsed arguments of `sitter plugin <verb>`.
-type pluginArgs struct {
-	pos                  []string
-	harness, scope, dir  string
-	force, json, helpArg bool
+// newPluginCmd is `sitter plugin install|uninstall|verify`.
+func newPluginCmd(e *env) *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "plugin",
+		Short: "Install, uninstall and verify plugin bundles",
+		Long: `A plugin is written once under plugins-src/<name>/; make generate compiles it
+into one bundle per harness under artifacts/<name>/<harness>/. These verbs
+register a bundle's hooks straight into a project's (or the user's) harness
+config, remove only what they added, and check bundles.`,
+		Example: `  sitter plugin install hello --harness gemini-cli --dir ~/my-project
+  sitter plugin uninstall hello --harness gemini-cli --dir ~/my-project
+  sitter plugin verify artifacts/hello`,
+	}, pluginInstallCmd(e, true), pluginInstallCmd(e, false), pluginVerifyCmd(e))
 }
 
-func parsePluginArgs(args []string, allowed map[string]bool) (pluginArgs, error) {
-	var a pluginArgs
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			a.pos = append(a.pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(arg, "-") || arg == "-" {
-			a.pos = append(a.pos, arg)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if name == "h" || name == "help" {
-			a.helpArg = true
-			continue
-		}
-		if !allowed[name] {
-			return a, fmt.Errorf("unknown flag %s", arg)
-		}
-		switch name {
-		case "force", "json":
-			if hasVal {
-				return a, fmt.Errorf("flag --%s takes no value", name)
-			}
-			if name == "force" {
-				a.force = true
-			} else {
-				a.json = true
-			}
-			continue
-		}
-		if !hasVal {
-			if i+1 == len(args) {
-				return a, fmt.Errorf("flag --%s needs a value", name)
-			}
-			i++
-			val = args[i]
-		}
-		switch name {
-		case "harness":
-			a.harness = val
-		case "scope":
-			a.scope = val
-		case "dir":
-			a.dir = val
-		}
+// pluginInstallCmd is `plugin install` (install true) or `plugin uninstall`.
+func pluginInstallCmd(e *env, install bool) *cobra.Command {
+	var harness, scope, dir string
+	var force, asJSON bool
+	verb, use, what := "uninstall", "uninstall <plugin>", "plugin name"
+	c := &cobra.Command{
+		Short: "Remove only the entries and files install added",
+		Example: `  sitter plugin uninstall hello --harness gemini-cli --dir ~/my-project
+  sitter plugin uninstall guard --harness claude --scope user --json`,
 	}
-	return a, nil
+	if install {
+		verb, use, what = "install", "install <bundle-or-plugin>", "bundle or plugin"
+		c.Short = "Register a plugin bundle's hooks into a harness's config"
+		c.Long = `Merges the bundle's hooks into the harness's config (for Gemini CLI,
+.gemini/settings.json), keeping everything already there, writing through a
+symlinked config to its target and refusing one you made read-only; a failure
+exits 1 and lists what it had changed. <bundle-or-plugin> is a bundle folder
+or a plugin name (found under ./artifacts).`
+		c.Example = `  sitter plugin install hello --harness gemini-cli --dir ~/my-project
+  sitter plugin install artifacts/guard/codex --harness codex --scope user --force --json`
+	}
+	c.Use = use
+	c.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr("want one %s, have %d arguments", what, len(args))
+		}
+		return nil
+	}
+	c.RunE = func(_ *cobra.Command, args []string) error {
+		if harness == "" {
+			return usageErr("--harness is required (see 'sitter atlas list')")
+		}
+		return code(pluginInstall(e, verb, args[0], harness, plugin.Options{Scope: scope, Dir: dir, Force: force}, asJSON))
+	}
+	c.Flags().StringVar(&harness, "harness", "", "the harness whose config to change (required)")
+	c.Flags().StringVar(&scope, "scope", "", "project (the default) or user")
+	c.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	if install {
+		c.Flags().BoolVar(&force, "force", false, "replace sitter's own entries that are already there")
+	}
+	jsonFlag(c, &asJSON, "print the report as JSON")
+	completeHarnessFlag(e, c)
+	return c
 }
 
-// runPlugin is `sitter plugin install|uninstall|verify`.
-func runPlugin(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, pluginUsage)
-		return 2
+// pluginInstall installs or uninstalls and reports what changed.
+func pluginInstall(e *env, verb, name, harness string, o plugin.Options, asJSON bool) int {
+	stdout, stderr := e.stdout, e.stderr
+	r := e.reg()
+	d, _, err := r.Resolve(harness)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: plugin %s: %v\n", verb, err)
+		return 1
 	}
-	usageErr := func(err error) int {
-		fmt.Fprintf(stderr, "sitter: plugin %s: %v\n%s", args[0], err, pluginUsage)
-		return 2
+	var rep *plugin.Report
+	if verb == "install" {
+		var b *plugin.Bundle
+		if b, err = plugin.FindBundle(name, d, r); err == nil {
+			rep, err = plugin.Install(b, d, o)
+		}
+	} else {
+		if b, berr := plugin.OpenBundle(name); berr == nil {
+			name = b.Marker.Plugin // a bundle path names its plugin
+		}
+		rep, err = plugin.Uninstall(name, d, o)
 	}
-	switch args[0] {
-	case "install", "uninstall":
-		allowed := map[string]bool{"harness": true, "scope": true, "dir": true, "json": true, "force": args[0] == "install"}
-		a, err := parsePluginArgs(args[1:], allowed)
-		if a.helpArg {
-			fmt.Fprint(stdout, pluginUsage)
-			return 0
+	if err != nil {
+		// Only what a failed install or uninstall left changed is
+		// reported, never as done.
+		if rep != nil && (asJSON || len(rep.Files)+len(rep.Entries)+len(rep.Notes) > 0) {
+			rep.Error = err.Error()
+			printReport(stdout, rep, asJSON)
 		}
-		if err != nil {
-			return usageErr(err)
-		}
-		if len(a.pos) != 1 {
-			return usageErr(fmt.Errorf("want one %s, have %d arguments", map[bool]string{true: "bundle or plugin", false: "plugin name"}[args[0] == "install"], len(a.pos)))
-		}
-		if a.harness == "" {
-			return usageErr(fmt.Errorf("--harness is required (see 'sitter atlas list')"))
-		}
-		r := reg()
-		d, _, err := r.Resolve(a.harness)
-		if err != nil {
-			fmt.Fprintf(stderr, "sitter: plugin %s: %v\n", args[0], err)
-			return 1
-		}
-		o := plugin.Options{Scope: a.scope, Dir: a.dir, Force: a.force}
-		var rep *plugin.Report
-		if args[0] == "install" {
-			var b *plugin.Bundle
-			if b, err = plugin.FindBundle(a.pos[0], d, r); err == nil {
-				rep, err = plugin.Install(b, d, o)
-			}
-		} else {
-			name := a.pos[0]
-			if b, berr := plugin.OpenBundle(name); berr == nil {
-				name = b.Marker.Plugin // a bundle path names its plugin
-			}
-			rep, err = plugin.Uninstall(name, d, o)
-		}
-		if err != nil {
-			// Only what a failed install or uninstall left changed is
-			// reported, never as done.
-			if rep != nil && (a.json || len(rep.Files)+len(rep.Entries)+len(rep.Notes) > 0) {
-				rep.Error = err.Error()
-				printReport(stdout, rep, a.json)
-			}
-			fmt.Fprintf(stderr, "sitter: plugin %s: %v\n", args[0], err)
-			return 1
-		}
-		if perr := printReport(stdout, rep, a.json); perr != nil {
-			fmt.Fprintf(stderr, "sitter: plugin %s: done, but the report could not be written: %v\n", args[0], perr)
-			return 1
-		}
-		return 0
-	case "verify":
-		a, err := parsePluginArgs(args[1:], map[string]bool{"json": true})
-		if a.helpArg {
-			fmt.Fprint(stdout, pluginUsage)
-			return 0
-		}
-		if err != nil {
-			return usageErr(err)
-		}
-		if len(a.pos) == 0 {
-			return usageErr(fmt.Errorf("name at least one bundle, plugin dir or artifacts dir"))
-		}
-		bundles, probs, err := plugin.VerifyPaths(a.pos, reg())
-		if err != nil {
-			fmt.Fprintf(stderr, "sitter: plugin verify: %v\n", err)
-			return 1
-		}
-		if a.json {
-			lines := make([]string, len(probs))
-			for i, p := range probs {
-				lines[i] = p.String()
-			}
-			out := map[string]any{"ok": len(probs) == 0, "bundles": bundles, "problems": probs, "lines": lines}
-			if probs == nil {
-				out["problems"] = []plugin.Problem{}
-			}
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			enc.Encode(out)
-		} else {
-			for _, p := range probs {
-				fmt.Fprintln(stdout, p.String())
-			}
-		}
-		if len(probs) > 0 {
-			fmt.Fprintf(stderr, "sitter: plugin verify: %d problem(s) in %d bundle(s)\n", len(probs), len(bundles))
-			return 1
-		}
-		if !a.json {
-			fmt.Fprintf(stdout, "ok: %d bundle(s) verified\n", len(bundles))
-		}
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, pluginUsage)
-		return 0
+		fmt.Fprintf(stderr, "sitter: plugin %s: %v\n", verb, err)
+		return 1
 	}
-	fmt.Fprintf(stderr, "sitter: plugin: unknown verb %q\n%s", args[0], pluginUsage)
-	return 2
+	if perr := printReport(stdout, rep, asJSON); perr != nil {
+		fmt.Fprintf(stderr, "sitter: plugin %s: done, but the report could not be written: %v\n", verb, perr)
+		return 1
+	}
+	return 0
+}
+
+// pluginVerifyCmd is `plugin verify`.
+func pluginVerifyCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "verify <bundle-or-dir>...",
+		Short: "Check bundles: manifests, paths, hooks, scripts",
+		Example: `  sitter plugin verify artifacts/hello
+  sitter plugin verify artifacts --json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("name at least one bundle, plugin dir or artifacts dir")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			return code(pluginVerify(e, args, asJSON))
+		},
+	}
+	jsonFlag(c, &asJSON, "print the bundles and problems as JSON")
+	return c
+}
+
+// pluginVerify verifies bundles; a problem exits 1.
+func pluginVerify(e *env, paths []string, asJSON bool) int {
+	stdout, stderr := e.stdout, e.stderr
+	bundles, probs, err := plugin.VerifyPaths(paths, e.reg())
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: plugin verify: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		lines := make([]string, len(probs))
+		for i, p := range probs {
+			lines[i] = p.String()
+		}
+		out := map[string]any{"ok": len(probs) == 0, "bundles": bundles, "problems": probs, "lines": lines}
+		if probs == nil {
+			out["problems"] = []plugin.Problem{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		enc.Encode(out)
+	} else {
+		for _, p := range probs {
+			fmt.Fprintln(stdout, p.String())
+		}
+	}
+	if len(probs) > 0 {
+		fmt.Fprintf(stderr, "sitter: plugin verify: %d problem(s) in %d bundle(s)\n", len(probs), len(bundles))
+		return 1
+	}
+	if !asJSON {
+		fmt.Fprintf(stdout, "ok: %d bundle(s) verified\n", len(bundles))
+	}
+	return 0
 }
 
 // printReport prints what an install or uninstall did; a report with an

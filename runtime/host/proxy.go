@@ -12,12 +12,56 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/internal/sibling"
 )
 
 // proxyStopGrace is how long the gateway has to shut down after the first
 // forwarded signal before it is killed.
 const proxyStopGrace = 10 * time.Second
+
+// newProxyCmd is `sitter proxy`. Its flags are sitter-proxy's, checked
+// here (help, completion, usage errors as every verb) and passed on.
+func newProxyCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "proxy --provider P",
+		Short: "LLM gateway translating between wire protocols",
+		Long: `Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
+/v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
+to the provider's protocol, so that a harness can use a provider that speaks
+another protocol. Prints SITTER_PROXY_URL=http://… on start. The upstream key
+comes from the provider's environment variable; clients authenticate with the
+token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode
+0600). The gateway is the sitter-proxy binary, next to sitter.`,
+		Example: `  OPENAI_API_KEY=… sitter proxy --provider openai
+  sitter proxy --provider anthropic --listen 127.0.0.1:8787 --token-file ~/.sitter-proxy-token --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var args []string
+			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })
+			return code(runProxy(args, e.stdout, e.stderr))
+		},
+	}
+	fs := c.Flags()
+	fs.String("provider", "", "atlas provider (anthropic, openai, openai-responses, gemini, azure-foundry, vertex)")
+	fs.String("model", "", "model for every request (default: the request's, via aliases)")
+	fs.String("upstream", "", "base URL overriding the provider's")
+	fs.String("listen", "127.0.0.1:0", "listen address (loopback unless you mean otherwise)")
+	fs.String("token", "", "client token (default: random)")
+	fs.String("token-file", "", "write the token here (0600) instead of printing it")
+	fs.Bool("json", false, "JSON logs on stderr")
+	c.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var ids []string
+		for _, p := range providers.All {
+			ids = append(ids, p.ID)
+		}
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	})
+	return c
+}
 
 // runProxy hands `sitter proxy …` to the sitter-proxy binary installed
 // next to sitter (or on PATH). The gateway needs net/http and crypto/tls,

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
@@ -24,48 +26,7 @@ type cmdFlags struct {
 	pos   []string
 	vals  map[string]string
 	bools map[string]bool
-}
-
-// parseFlags reads --name value, --name=value and boolean --name; valued
-// lists the flags that take a value, boolean those that do not.
-func parseFlags(args []string, valued, boolean string) (*cmdFlags, error) {
-	f := &cmdFlags{vals: map[string]string{}, bools: map[string]bool{}}
-	takes := map[string]bool{}
-	for _, n := range strings.Fields(valued) {
-		takes[n] = true
-	}
-	isBool := map[string]bool{"json": true}
-	for _, n := range strings.Fields(boolean) {
-		isBool[n] = true
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			f.pos = append(f.pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			f.pos = append(f.pos, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case takes[name]:
-			if !hasVal {
-				if i+1 >= len(args) {
-					return nil, fmt.Errorf("flag --%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			f.vals[name] = val
-		case isBool[name] && !hasVal:
-			f.bools[name] = true
-		default:
-			return nil, fmt.Errorf("unknown flag %s", a)
-		}
-	}
-	return f, nil
+	usage string // the command's usage, for usageFail
 }
 
 func (f *cmdFlags) has(name string) bool { _, ok := f.vals[name]; return ok }
@@ -159,113 +120,163 @@ func outCompact(stdout, stderr io.Writer, asJSON bool, v any, text string) int {
 	return writeJSONLine(stdout, stderr, v)
 }
 
-const runUsage = `Usage:
-  sitter run create --process-id ID --entry FILE#export [--inputs F] [--run-id ID] [--runs-dir D]
-                    [--harness H --session-id S] [--prompt P] [--non-interactive] [--json]
-  sitter run list [--runs-dir D] [--json]     runs of this project: status, driving session, last activity
-  sitter run iterate <runDir> [--timeout D] [--json]
-  sitter run status <runDir> [--json]
-  sitter run events <runDir> [--type T] [--limit N] [--json]
-  sitter run rebuild-state <runDir> [--json]
-  sitter run repair <runDir> [--json]
-<runDir> is a run directory or a run id in --runs-dir ($SITTER_RUNS_DIR, default .a5c/runs).
-`
+// runFlags are the flags of each run subcommand ("name=usage" takes a
+// value, "name?usage" is a boolean).
+var (
+	runsDirFlag = "runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)"
+	jsonOut     = "json?print the answer as JSON"
+)
 
-// runRun is `sitter run …`.
-func runRun(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, runUsage)
-		return 2
-	}
-	verb := "run " + args[0]
-	f, err := parseFlags(args[1:], "process-id entry inputs run-id runs-dir harness session-id prompt timeout type limit max-iterations", "non-interactive")
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter: %s: %v\n%s", verb, err, runUsage)
-		return 2
-	}
+// runArgNote says what <runDir> is, in every run and task subcommand.
+const runArgNote = "<runDir> is a run directory or a run id in --runs-dir ($SITTER_RUNS_DIR, default .a5c/runs)."
+
+// newRunCmd is `sitter run …`: babysitter runs, as the npm SDK's run:*
+// verbs (same checks, words, JSON and exit codes).
+func newRunCmd(e *env) *cobra.Command {
 	ctx := context.Background()
-	asJSON := f.bools["json"]
-	switch args[0] {
-	case "create":
-		return runCreate(ctx, f, stdout, stderr)
-	case "list":
-		return runList(f, stdout, stderr)
+	withDir := func(c *cobra.Command) *cobra.Command {
+		c.Long = c.Short + ".\n\n" + runArgNote
+		return c
 	}
-	switch args[0] {
-	case "iterate":
-		return runIterate(ctx, f, stdout, stderr)
-	case "status":
-		return runStatus(f, stdout, stderr)
-	}
+	return group(&cobra.Command{
+		Use:   "run",
+		Short: "Drive a babysitter run: create, iterate, inspect, repair",
+		Long: `A babysitter run is a process (a JavaScript module) whose effects the agent
+carries out; its journal is in the run directory. These verbs are the npm SDK's
+run:* verbs (same checks, words, JSON and exit codes).
+
+` + runArgNote,
+		Example: `  sitter run create --process-id demo --entry process.mjs#main --inputs in.json --json
+  sitter run iterate 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json
+  sitter run list`,
+	},
+		flagged("create", "Create a run of a process",
+			"  sitter run create --process-id demo --entry ./process.mjs#main --inputs inputs.json --json\n  sitter run create --process-id demo --entry p.mjs --harness claude-code --session-id 5f0c --prompt \"ship it\"",
+			[]string{"process-id=the process id (required)", "entry=FILE#export: the process function (required)", "inputs=the inputs, a JSON file (- reads stdin)",
+				"run-id=the run's id (default: a new ULID)", runsDirFlag, "harness=bind the run to this harness's session", "session-id=bind the run to this session",
+				"prompt=the user's request, kept with the run", "max-iterations=stop-hook iterations of the session bound (default 256)",
+				"non-interactive?the run answers its own breakpoints", jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.stdout, e.stderr) }),
+		flagged("list", "List this project's runs: status, driving session, last activity",
+			"  sitter run list\n  sitter run list --runs-dir .a5c/runs --json",
+			[]string{runsDirFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runList(f, e.stdout, e.stderr) }),
+		withDir(flagged("iterate <runDir>", "Replay the process and run it to its next pending effects",
+			"  sitter run iterate 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json\n  sitter run iterate .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --timeout 2m",
+			[]string{runsDirFlag, "timeout=how long the process may run (Go duration)", jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runIterate(ctx, f, e.stdout, e.stderr) })),
+		withDir(flagged("status <runDir>", "Show a run's status and pending effects",
+			"  sitter run status 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run status .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
+			[]string{runsDirFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runStatus(f, e.stdout, e.stderr) })),
+		withDir(flagged("events <runDir>", "Print a run's journal events",
+			"  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --limit 20\n  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --type SESSION_BOUND --json",
+			[]string{runsDirFlag, "type=only events of this type", "limit=the last N events only", jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runEvents(f, e.stdout, e.stderr) })),
+		withDir(flagged("rebuild-state <runDir>", "Rebuild a run's state cache from its journal",
+			"  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
+			[]string{runsDirFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runRebuildState(f, e.stdout, e.stderr) })),
+		withDir(flagged("repair <runDir>", "Quarantine a run's torn or tampered journal files",
+			"  sitter run repair 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run repair 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
+			[]string{runsDirFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int { return runRepair(ctx, f, e.stdout, e.stderr) })),
+	)
+}
+
+// loadRun is the <runDir> of a run subcommand, or the exit status of
+// why there is none (the usage for a missing one, as the SDK).
+func loadRun(f *cmdFlags, verb string, stderr io.Writer) (*runs.State, string, int) {
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, runUsage)
+		return nil, "", usageFail(stderr, f.usage)
+	}
+	if err != nil {
+		return nil, "", fail(stderr, verb, err)
+	}
+	st, err := runs.Load(dir)
+	if err != nil {
+		return nil, "", fail(stderr, verb, err)
+	}
+	return st, dir, 0
+}
+
+// runEvents is `run events`.
+func runEvents(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "run events"
+	st, _, c := loadRun(f, verb, stderr)
+	if st == nil {
+		return c
+	}
+	evs := st.Journal.Events
+	if t := f.vals["type"]; t != "" {
+		var keep []journal.Event
+		for _, e := range evs {
+			if e.Type == t {
+				keep = append(keep, e)
+			}
+		}
+		evs = keep
+	}
+	if l := f.vals["limit"]; l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return fail(stderr, verb, fmt.Errorf("--limit %q is not a count", l))
+		}
+		if n < len(evs) {
+			evs = evs[len(evs)-n:]
+		}
+	}
+	list := []eventJSON{}
+	var b strings.Builder
+	for _, e := range evs {
+		list = append(list, newEventJSON(e))
+		fmt.Fprintf(&b, "%06d %s %s %s\n", e.Seq, e.RecordedAt, e.Type, compact(e.Data, 120))
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"events": list}, b.String())
+}
+
+// runRebuildState is `run rebuild-state`.
+func runRebuildState(f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "run rebuild-state"
+	st, _, c := loadRun(f, verb, stderr)
+	if st == nil {
+		return c
+	}
+	if err := st.Snapshot(runs.RebuildManual); err != nil {
+		return fail(stderr, verb, err)
+	}
+	seq := 0
+	if h := st.Journal.Head(); h != nil {
+		seq = h.Seq
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"stateVersion": seq, "status": st.Status, "pendingByKind": st.PendingByKind()},
+		fmt.Sprintf("[run:rebuild-state] stateVersion=%d status=%s\n", seq, st.Status))
+}
+
+// runRepair is `run repair`: it reads the journal itself (a torn one
+// does not load).
+func runRepair(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "run repair"
+	dir, err := f.runDir()
+	if dir == "" {
+		return usageFail(stderr, f.usage)
 	}
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
-	switch args[0] {
-	case "events":
-		st, err := runs.Load(dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		evs := st.Journal.Events
-		if t := f.vals["type"]; t != "" {
-			var keep []journal.Event
-			for _, e := range evs {
-				if e.Type == t {
-					keep = append(keep, e)
-				}
-			}
-			evs = keep
-		}
-		if l := f.vals["limit"]; l != "" {
-			n, err := strconv.Atoi(l)
-			if err != nil || n < 0 {
-				return fail(stderr, verb, fmt.Errorf("--limit %q is not a count", l))
-			}
-			if n < len(evs) {
-				evs = evs[len(evs)-n:]
-			}
-		}
-		list := []eventJSON{}
-		var b strings.Builder
-		for _, e := range evs {
-			list = append(list, newEventJSON(e))
-			fmt.Fprintf(&b, "%06d %s %s %s\n", e.Seq, e.RecordedAt, e.Type, compact(e.Data, 120))
-		}
-		return out(stdout, stderr, asJSON, map[string]any{"events": list}, b.String())
-	case "rebuild-state":
-		st, err := runs.Load(dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if err := st.Snapshot(runs.RebuildManual); err != nil {
-			return fail(stderr, verb, err)
-		}
-		seq := 0
-		if h := st.Journal.Head(); h != nil {
-			seq = h.Seq
-		}
-		return out(stdout, stderr, asJSON, map[string]any{"stateVersion": seq, "status": st.Status, "pendingByKind": st.PendingByKind()},
-			fmt.Sprintf("[run:rebuild-state] stateVersion=%d status=%s\n", seq, st.Status))
-	case "repair":
-		moved, q, err := runs.Repair(ctx, dir)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if moved == nil {
-			moved = []string{}
-		}
-		text := "[run:repair] journal is intact; nothing to quarantine\n"
-		if len(moved) > 0 {
-			text = fmt.Sprintf("[run:repair] quarantined %d file(s) into %s: %s\n", len(moved), q, strings.Join(moved, ", "))
-		}
-		return out(stdout, stderr, asJSON, map[string]any{"quarantined": moved, "quarantineDir": q}, text)
+	moved, q, err := runs.Repair(ctx, dir)
+	if err != nil {
+		return fail(stderr, verb, err)
 	}
-	fmt.Fprintf(stderr, "sitter: unknown command %q\n%s", verb, runUsage)
-	return 2
+	if moved == nil {
+		moved = []string{}
+	}
+	text := "[run:repair] journal is intact; nothing to quarantine\n"
+	if len(moved) > 0 {
+		text = fmt.Sprintf("[run:repair] quarantined %d file(s) into %s: %s\n", len(moved), q, strings.Join(moved, ", "))
+	}
+	return out(stdout, stderr, f.bools["json"], map[string]any{"quarantined": moved, "quarantineDir": q}, text)
 }
 
 func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
@@ -273,7 +284,7 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	for _, flag := range []string{"process-id", "entry"} {
 		if f.vals[flag] == "" {
 			fmt.Fprintf(stderr, "--%s is required for run:create\n", flag)
-			return usageFail(stderr, runUsage)
+			return usageFail(stderr, f.usage)
 		}
 	}
 	if err := runs.CheckEntry(ctx, f.vals["entry"]); err != nil {
@@ -356,7 +367,7 @@ func runIterate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int 
 	const verb = "run iterate"
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, runUsage)
+		return usageFail(stderr, f.usage)
 	}
 	if err != nil {
 		return sdkFail(stderr, verb, "Error: %v", err)
@@ -425,7 +436,7 @@ func runStatus(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "run status"
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, runUsage)
+		return usageFail(stderr, f.usage)
 	}
 	if err != nil {
 		return sdkFail(stderr, verb, "unable to read run metadata at %s: %v", dir, err)

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
@@ -19,40 +21,88 @@ import (
 	"sitter.dev/sitter/runtime/session"
 )
 
-const sessionUsage = `Usage (hook handlers: the canonical sitter event on stdin, a canonical result on stdout):
-  sitter session start [--run-id ID] [--runs-dir D] [--max-iterations N]   begin or resume the event's session; with --run-id, bind it to that run
-  sitter session bind --run-id ID [--runs-dir D] [--max-iterations N]      make the session drive a run (resume a run)
-  sitter session stop-check                                                 decide a stop: block with the next step, or nothing
-  sitter session prompt                                                     remind the agent of the bound run (prompt submit)
-  sitter session end                                                        stop driving the run (session end; the run stays resumable)
-  sitter session state [--json]                                             show the session's state
-  sitter session list [--all] [--json]                                      sessions of this project (--all: every project)
-Without an event on stdin, --harness H --session-id S name the session; without
-those, the session is the one the command runs in (SITTER_HARNESS and
-SITTER_SESSION_ID, else the harness process above it that the babysitter
-plugin saw start), so an agent can type these verbs in its own shell.
-`
+// sessionNote says how the event-reading session verbs find their session.
+const sessionNote = `A hook handler: the canonical sitter event on stdin, a canonical result on
+stdout. Without an event on stdin, --harness H --session-id S name the session;
+without those, the session is the one the command runs in (SITTER_HARNESS and
+SITTER_SESSION_ID, else the harness process above it that the babysitter plugin
+saw start), so an agent can type these verbs in its own shell.`
 
-// runSession is `sitter session …`. Each verb reads the canonical event
-// (runtime/hook.Event) from stdin when there is one; --harness and
-// --session-id override it. Output is a canonical hook.Result or nothing.
-func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, sessionUsage)
-		return 2
+// newSessionCmd is `sitter session …`. Each verb but list reads the
+// canonical event (runtime/hook.Event) from stdin when there is one;
+// --harness and --session-id override it. Output is a canonical
+// hook.Result or nothing.
+func newSessionCmd(e *env) *cobra.Command {
+	ctx := context.Background()
+	ev := func(use, short, example string, more []string, run func(ev hook.Event, f *cmdFlags, max int, via string) int) *cobra.Command {
+		flags := append([]string{"harness=the session's harness (overrides the event's)", "session-id=the session's id (overrides the event's)",
+			"transcript-path=the session's transcript (overrides the event's)"}, more...)
+		c := flagged(use, short, example, flags, func(c *cobra.Command, f *cmdFlags) int {
+			verb := "session " + c.Name()
+			ev, via, max, code := sessionEvent(e, f, verb)
+			if code >= 0 {
+				return code
+			}
+			return run(ev, f, max, via)
+		})
+		c.Long = short + ".\n\n" + sessionNote
+		c.Args = nArgs(0, 0, "")
+		return c
 	}
-	verb := "session " + args[0]
-	f, err := parseFlags(args[1:], "harness session-id run-id runs-dir max-iterations transcript-path", "all")
+	runFlags := []string{"run-id=the run to bind (an id in the runs dir, or a run directory)", "runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)",
+		"max-iterations=stop-hook iterations before the session may stop (default 256)"}
+	list := flagged("list", "List the sessions of this project (--all: every project)",
+		"  sitter session list\n  sitter session list --all --json",
+		[]string{"all?every project's sessions", "json?print the sessions as JSON"},
+		func(_ *cobra.Command, f *cmdFlags) int { return sessionList(f, e.stdout, e.stderr) })
+	list.Args = nArgs(0, 0, "")
+	return group(&cobra.Command{
+		Use:     "session",
+		Short:   "Session loop handlers of the babysitter plugin, and the sessions' state",
+		Long:    "The session verbs are the babysitter plugin's handlers.\n\n" + sessionNote,
+		Example: "  sitter session start --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter session list --all",
+	},
+		ev("start", "Begin or resume the event's session; with --run-id, bind it to that run",
+			"  sitter session start < event.json\n  sitter session start --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0", runFlags,
+			func(ev hook.Event, f *cmdFlags, max int, via string) int {
+				return sessionStart(ctx, ev, f, max, via, e.stdout, e.stderr, e.reg)
+			}),
+		ev("bind", "Make the session drive a run (resume a run)",
+			"  sitter session bind --run-id 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter session bind --run-id R1 --runs-dir runs --harness codex --session-id s-1", runFlags,
+			func(ev hook.Event, f *cmdFlags, max int, via string) int {
+				id := f.vals["run-id"]
+				if id == "" {
+					return fail(e.stderr, "session bind", fmt.Errorf("--run-id is required"))
+				}
+				return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, e.stdout, e.stderr, "session bind")
+			}),
+		ev("stop-check", "Decide a stop: block with the next step, or nothing",
+			"  sitter session stop-check < stop-event.json\n  sitter session stop-check --harness claude-code --session-id s-1", nil,
+			func(ev hook.Event, _ *cmdFlags, _ int, _ string) int {
+				return session.StopCheckAnswer(ctx, ev, e.stdout, e.stderr)
+			}),
+		ev("prompt", "Remind the agent of the bound run (prompt submit)",
+			"  sitter session prompt < prompt-event.json\n  sitter session prompt --harness claude-code --session-id s-1", nil,
+			func(ev hook.Event, _ *cmdFlags, _ int, _ string) int {
+				return sessionPrompt(ev, e.stdout, e.stderr, e.reg)
+			}),
+		ev("end", "Stop driving the run (session end; the run stays resumable)",
+			"  sitter session end < end-event.json\n  sitter session end --harness claude-code --session-id s-1", nil,
+			func(ev hook.Event, _ *cmdFlags, _ int, _ string) int { return sessionEnd(ev, e.stderr) }),
+		ev("state", "Show the session's state",
+			"  sitter session state\n  sitter session state --harness claude-code --session-id s-1 --json", []string{"json?print the state as JSON"},
+			func(ev hook.Event, f *cmdFlags, _ int, _ string) int { return sessionShow(ev, f, e.stdout, e.stderr) }),
+		list,
+	)
+}
+
+// sessionEvent is the session a verb acts on: the event on stdin, the
+// flags over it, else the session the command runs in; code is -1 when
+// there is one, else the exit status of why not.
+func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, max, code int) {
+	ev, err := readEvent(e.stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "sitter: %s: %v\n%s", verb, err, sessionUsage)
-		return 2
-	}
-	if args[0] == "list" {
-		return sessionList(f, stdout, stderr)
-	}
-	ev, err := readEvent(stdin)
-	if err != nil {
-		return fail(stderr, verb, err)
+		return ev, "", 0, fail(e.stderr, verb, err)
 	}
 	if h := f.vals["harness"]; h != "" {
 		ev.Harness = h
@@ -63,68 +113,58 @@ func runSession(args []string, stdin io.Reader, stdout, stderr io.Writer, reg fu
 	if t := f.vals["transcript-path"]; t != "" {
 		ev.Session.TranscriptPath = t
 	}
-	via := "hook"
+	via = "hook"
 	if ev.Harness == "" || ev.Session.ID == "" {
 		// Typed by an agent in its shell: the session it runs in.
 		c, err := session.Discover()
 		if err != nil {
-			return fail(stderr, verb, err)
+			return ev, "", 0, fail(e.stderr, verb, err)
 		}
 		ev.Harness, ev.Session.ID, via = c.Harness, c.SessionID, c.Via
 		if ev.Session.Cwd == "" {
 			ev.Session.Cwd = c.Cwd
 		}
 	}
-	max := 0
 	if v := f.vals["max-iterations"]; v != "" {
 		if max, err = strconv.Atoi(v); err != nil || max < 0 {
-			return fail(stderr, verb, fmt.Errorf("--max-iterations %q is not a count", v))
+			return ev, "", 0, fail(e.stderr, verb, fmt.Errorf("--max-iterations %q is not a count", v))
 		}
 	}
-	ctx := context.Background()
-	switch args[0] {
-	case "start":
-		return sessionStart(ctx, ev, f, max, via, stdout, stderr, reg)
-	case "bind":
-		id := f.vals["run-id"]
-		if id == "" {
-			return fail(stderr, verb, fmt.Errorf("--run-id is required"))
-		}
-		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, stdout, stderr, verb)
-	case "stop-check":
-		return session.StopCheckAnswer(ctx, ev, stdout, stderr)
-	case "prompt":
-		return sessionPrompt(ev, stdout, stderr, reg)
-	case "end":
-		// sessionEnd: the session stops driving its run; the run itself
-		// stays resumable from another session or harness.
-		st, _, err := session.Read(ev.Harness, ev.Session.ID)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if st == nil || !st.Active {
-			return 0
-		}
-		st.Active = false
-		st.EndedBecause = "session-end"
-		if _, err := session.Write(st); err != nil {
-			return fail(stderr, verb, err)
-		}
+	return ev, via, max, -1
+}
+
+// sessionEnd: the session stops driving its run; the run itself stays
+// resumable from another session or harness.
+func sessionEnd(ev hook.Event, stderr io.Writer) int {
+	const verb = "session end"
+	st, _, err := session.Read(ev.Harness, ev.Session.ID)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	if st == nil || !st.Active {
 		return 0
-	case "state":
-		st, p, err := session.Read(ev.Harness, ev.Session.ID)
-		if err != nil {
-			return fail(stderr, verb, err)
-		}
-		if st == nil {
-			fmt.Fprintf(stderr, "sitter: %s: no state for session %s of %s (%s)\n", verb, ev.Session.ID, ev.Harness, p)
-			return 1
-		}
-		return out(stdout, stderr, f.bools["json"], st, fmt.Sprintf("[session] %s/%s active=%t run=%s iteration=%d/%d file=%s\n",
-			st.Harness, st.SessionID, st.Active, st.RunID, st.Iteration, st.MaxIterations, p))
 	}
-	fmt.Fprintf(stderr, "sitter: unknown command %q\n%s", verb, sessionUsage)
-	return 2
+	st.Active = false
+	st.EndedBecause = "session-end"
+	if _, err := session.Write(st); err != nil {
+		return fail(stderr, verb, err)
+	}
+	return 0
+}
+
+// sessionShow is `session state`.
+func sessionShow(ev hook.Event, f *cmdFlags, stdout, stderr io.Writer) int {
+	const verb = "session state"
+	st, p, err := session.Read(ev.Harness, ev.Session.ID)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	if st == nil {
+		fmt.Fprintf(stderr, "sitter: %s: no state for session %s of %s (%s)\n", verb, ev.Session.ID, ev.Harness, p)
+		return 1
+	}
+	return out(stdout, stderr, f.bools["json"], st, fmt.Sprintf("[session] %s/%s active=%t run=%s iteration=%d/%d file=%s\n",
+		st.Harness, st.SessionID, st.Active, st.RunID, st.Iteration, st.MaxIterations, p))
 }
 
 // sessionStart is the session-start handler: it records the harness

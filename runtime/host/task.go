@@ -12,42 +12,47 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 )
 
-const taskUsage = `Usage:
-  sitter task post <runDir> <effectId> --status ok|error (--value F | --value-inline JSON) [--error F]
-                   [--stdout-file F] [--stderr-file F] [--started-at T] [--finished-at T] [--json]
-  sitter task list <runDir> [--pending] [--kind K] [--json]
-  sitter task show <runDir> <effectId> [--json]
-F "-" reads stdin. Posting an error result exits 1, as the SDK's task:post does.
-`
+// newTaskCmd is `sitter task …`: the effects of a run, as the npm SDK's
+// task:* verbs.
+func newTaskCmd(e *env) *cobra.Command {
+	long := func(c *cobra.Command, more string) *cobra.Command {
+		c.Long = c.Short + ".\n\n" + runArgNote + more
+		return c
+	}
+	return group(&cobra.Command{
+		Use:   "task",
+		Short: "The effects (tasks) of a run: list, show, post a result",
+		Long: `The effects a run is waiting for, and their results, as the npm SDK's task:*
+verbs (same checks, words, JSON and exit codes).
 
-// runTask is `sitter task …`.
-func runTask(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, taskUsage)
-		return 2
-	}
-	verb := "task " + args[0]
-	// --verbose is accepted for the SDK's command lines; sitter's task
-	// show always prints the task and result (see taskShow).
-	f, err := parseFlags(args[1:], "runs-dir status value value-inline error stdout-file stderr-file started-at finished-at kind", "pending verbose")
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter: %s: %v\n%s", verb, err, taskUsage)
-		return 2
-	}
-	switch args[0] {
-	case "post":
-		return taskPost(f, stdout, stderr)
-	case "list":
-		return taskList(f, stdout, stderr)
-	case "show":
-		return taskShow(f, stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "sitter: unknown command %q\n%s", verb, taskUsage)
-	return 2
+` + runArgNote,
+		Example: `  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --pending
+  sitter task post 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80A… --status ok --value-inline '{"done":true}' --json`,
+	},
+		long(flagged("post <runDir> <effectId>", "Post the result of an effect",
+			"  sitter task post 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA --status ok --value result.json --json\n  sitter task post R1 01JB80AAAAAAAAAAAAAAAAAAAA --status error --error err.json",
+			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "status=ok or error (required)", "value=the result value, a JSON file (- reads stdin)",
+				"value-inline=the result value, inline JSON", "error=the error, a JSON file (- reads stdin)", "stdout-file=the task's stdout, kept with the result",
+				"stderr-file=the task's stderr, kept with the result", "started-at=when the task started (RFC 3339)", "finished-at=when the task finished (RFC 3339)", "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int { return taskPost(f, e.stdout, e.stderr) }),
+			"\nPosting an error result exits 1, as the SDK's task:post does."),
+		long(flagged("list <runDir>", "List a run's effects",
+			"  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --pending --kind breakpoint --json",
+			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "pending?only the effects still waiting", "kind=only effects of this kind", "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int { return taskList(f, e.stdout, e.stderr) }), ""),
+		// --verbose is accepted for the SDK's command lines; sitter's task
+		// show always prints the task and result (see taskShow).
+		long(flagged("show <runDir> <effectId>", "Show an effect: its task and result",
+			"  sitter task show 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA\n  sitter task show R1 01JB80AAAAAAAAAAAAAAAAAAAA --json",
+			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "verbose?accepted for the SDK's command lines (the task and result are always shown)", "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int { return taskShow(f, e.stdout, e.stderr) }), ""),
+	)
 }
 
 // taskEntry is an effect as the SDK's task:list and task:show print it.
@@ -101,7 +106,7 @@ func taskList(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task list"
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, taskUsage)
+		return usageFail(stderr, f.usage)
 	}
 	if err != nil {
 		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
@@ -155,7 +160,7 @@ type taskShowJSON struct {
 func taskShow(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task show"
 	if len(f.pos) != 2 {
-		return usageFail(stderr, taskUsage)
+		return usageFail(stderr, f.usage)
 	}
 	dir, err := f.runDir()
 	if err != nil {
@@ -222,7 +227,7 @@ func readResult(dir string, e *runs.Effect) (json.RawMessage, bool, error) {
 func taskPost(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task post"
 	if len(f.pos) != 2 {
-		return usageFail(stderr, taskUsage)
+		return usageFail(stderr, f.usage)
 	}
 	if msg := postFlagError(f); msg != "" {
 		return sdkFail(stderr, verb, "%s", msg)

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	gentranscript "sitter.dev/sitter/generated/transcript"
 	"sitter.dev/sitter/runtime/adapter"
@@ -20,72 +21,55 @@ func init() {
 	transcript.Presences = gentranscript.Presences
 }
 
-const transcriptUsage = `usage: sitter transcript <harness> <path> [--from POS] [--max-line BYTES] [--json]
-       sitter transcript <harness> --session ID [--cwd DIR] [--from POS] [--json]
-POS is a line offset (jsonl-cli) or a message index (json-event); the answer's
-"to" is the position to continue from.`
+// transcriptOpts are the flags of `sitter transcript`.
+type transcriptOpts struct {
+	from         int64
+	maxLine      int
+	session, cwd string
+	asJSON       bool
+}
+
+// newTranscriptCmd is `sitter transcript`: a harness's transcript since a
+// position.
+func newTranscriptCmd(e *env) *cobra.Command {
+	var o transcriptOpts
+	c := &cobra.Command{
+		Use:   "transcript <harness> (<path> | --session ID)",
+		Short: "Prompts, last answer, tool calls, files and tokens of a transcript since a position",
+		Long: `Summarise a harness's transcript since a position: prompts, the last assistant
+message, tool calls, modified files and token usage, and the position to
+continue from ("to"). POS is a line offset (jsonl-cli) or a message index
+(json-event). With --session ID (and --cwd DIR) instead of a path, the file is
+found where the atlas says the harness keeps it.`,
+		Example: `  sitter transcript claude-code ~/.claude/projects/-work-proj/5f0c.jsonl
+  sitter transcript pi --session 5f0c --cwd ~/proj --from 120 --json`,
+		Args:              nArgs(1, 2, "<harness>"),
+		ValidArgsFunction: harnessNames(e),
+		RunE: func(_ *cobra.Command, args []string) error {
+			switch {
+			case o.from < 0:
+				return usageErr("--from %d: want a non-negative integer", o.from)
+			case o.maxLine < 0:
+				return usageErr("--max-line %d: want a non-negative integer", o.maxLine)
+			case len(args) == 1 && o.session == "":
+				return usageErr("name a transcript <path> or --session ID")
+			case len(args) == 2 && o.session != "":
+				return usageErr("a <path> and --session exclude each other")
+			}
+			return code(runTranscript(args, o, e.stdout, e.stderr, e.reg))
+		},
+	}
+	c.Flags().Int64Var(&o.from, "from", 0, "the position to start from (a line offset, or a message index)")
+	c.Flags().IntVar(&o.maxLine, "max-line", 0, "longest line read, in bytes (longer ones are skipped and counted)")
+	c.Flags().StringVar(&o.session, "session", "", "find the transcript of this session id")
+	c.Flags().StringVar(&o.cwd, "cwd", "", "the session's working directory, with --session (default: the current directory)")
+	jsonFlag(c, &o.asJSON, "print the summary as JSON")
+	return c
+}
 
 // runTranscript summarises a harness's transcript since a position.
-func runTranscript(args []string, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	var pos []string
-	var from int64
-	var maxLine int
-	var session, cwd string
-	asJSON := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		val := func() (string, bool) {
-			if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "-") {
-				return v, true
-			}
-			if i+1 < len(args) {
-				i++
-				return args[i], true
-			}
-			fmt.Fprintf(stderr, "sitter: transcript: %s needs a value\n", a)
-			return "", false
-		}
-		name, _, _ := strings.Cut(a, "=")
-		switch name {
-		case "--json", "-json":
-			asJSON = true
-		case "--from", "-from", "--max-line", "--session", "--cwd":
-			v, ok := val()
-			if !ok {
-				return 2
-			}
-			switch name {
-			case "--session":
-				session = v
-			case "--cwd":
-				cwd = v
-			default:
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 0 {
-					fmt.Fprintf(stderr, "sitter: transcript: %s %q: want a non-negative integer\n", name, v)
-					return 2
-				}
-				if name == "--max-line" {
-					maxLine = int(n)
-				} else {
-					from = n
-				}
-			}
-		case "-h", "--help", "help":
-			fmt.Fprintln(stdout, transcriptUsage)
-			return 0
-		default:
-			if strings.HasPrefix(a, "-") {
-				fmt.Fprintf(stderr, "sitter: transcript: unknown flag %s\n%s\n", a, transcriptUsage)
-				return 2
-			}
-			pos = append(pos, a)
-		}
-	}
-	if len(pos) < 1 || len(pos) > 2 || (len(pos) == 1) == (session == "") {
-		fmt.Fprintln(stderr, transcriptUsage)
-		return 2
-	}
+func runTranscript(pos []string, o transcriptOpts, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+	from, maxLine, session, cwd, asJSON := o.from, o.maxLine, o.session, o.cwd, o.asJSON
 	id := pos[0]
 	if d, _, err := reg().Resolve(pos[0]); err == nil {
 		id = d.ID

@@ -162,7 +162,7 @@ func (c babysitCase) run(t *testing.T, ws, user string) (int, error, events, str
 	b := c.babysit
 	var out, errOut bytes.Buffer
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, fakeHarnessEnv + "=1", "FAKE_ACTIONS=" + c.actions}, c.env...)
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
 		Mode: c.mode, MaxIterations: c.max, Timeout: c.timeout, Workspace: ws, Bin: self, Upstream: "http://127.0.0.1:3",
 		SitterBin: c.sitter, Bundles: []string{"/b/babysitter"}, Babysit: &b, Sessions: c.sessions,

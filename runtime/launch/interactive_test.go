@@ -5,6 +5,7 @@ package launch
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -99,7 +100,7 @@ func runFake(t *testing.T, spec Spec, o Options, env ...string) (int, ndjson, st
 	} else {
 		o.Stdout = &out
 	}
-	code, err := Run(o)
+	code, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("Run: %v\nstderr: %s", err, errOut.String())
 	}

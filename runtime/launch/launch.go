@@ -9,6 +9,7 @@ package launch
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,7 +144,13 @@ var watchEvery = 500 * time.Millisecond
 
 // Run performs the launch and returns the harness's exit code. Errors are
 // sitter's own (no harness ran, or cleanup failed); they come with code 1.
-func Run(o Options) (code int, err error) {
+// Cancelling ctx ends the harness as SIGTERM to sitter does (its process
+// group gets SIGTERM, then SIGKILL), and the overlay and proxy are
+// cleaned up as on every exit path; a ctx already done launches nothing.
+func Run(ctx context.Context, o Options) (code int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 1, err
+	}
 	maxExplicit := o.MaxIterations > 0
 	if o.Mode == "" {
 		o.Mode = AgentDriven
@@ -222,6 +229,11 @@ func Run(o Options) (code int, err error) {
 		defer signal.Stop(ch)
 		l.sigs = ch
 	}
+	if ctx.Done() != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		l.sigs = withCancel(ctx, l.sigs, stop)
+	}
 	switch {
 	case o.Mode == BridgeHooks:
 		code, err = l.bridge()
@@ -241,6 +253,31 @@ func Run(o Options) (code int, err error) {
 		return code, err
 	}
 	return l.babysitEnd(code)
+}
+
+// withCancel forwards the signals of src, and a SIGTERM once ctx is done,
+// until stop closes.
+func withCancel(ctx context.Context, src <-chan os.Signal, stop <-chan struct{}) <-chan os.Signal {
+	out := make(chan os.Signal, 4)
+	go func() {
+		done := ctx.Done()
+		for {
+			var s os.Signal
+			select {
+			case s = <-src:
+			case <-done:
+				done, s = nil, syscall.SIGTERM
+			case <-stop:
+				return
+			}
+			select {
+			case out <- s:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return out
 }
 
 func (l *launcher) emit(event string, kv ...any) {

@@ -5,6 +5,7 @@ package launch_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -97,7 +98,7 @@ exit 3
 	proxyBin := script(t, bin, "sitter-proxy", fakeProxy)
 	spec, _ := launch.Find(genlaunch.Specs, "codex")
 	var out, errOut bytes.Buffer
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", DefaultModel: "claude-x"},
 		Proxy: true, Prompt: "hello", Workspace: ws, Bin: harness, ProxyBin: proxyBin, Upstream: "http://127.0.0.1:2",
 		Env: []string{"HOME=" + user, "PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x"}, Stdout: &out, Stderr: &errOut, JSON: true,
@@ -150,7 +151,7 @@ func TestRunPWDIsTheWorkspace(t *testing.T) {
 	spec.Headless = []string{"{prompt}"}
 	ws := t.TempDir()
 	var out, errOut bytes.Buffer
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "OPENAI_API_KEY", DefaultModel: "gpt-5"},
 		Prompt: "PWD", Workspace: ws, Bin: printenv, Upstream: "http://127.0.0.1:2", StateDir: t.TempDir(),
 		Env:    []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "PWD=/somewhere/else", "OPENAI_API_KEY=x"},
@@ -180,7 +181,7 @@ func TestRunKeepStateAndPassThrough(t *testing.T) {
 	spec, _ := launch.Find(genlaunch.Specs, "gemini-cli")
 	var out, errOut bytes.Buffer
 	state := t.TempDir()
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "gemini", Protocol: "gemini", BaseURL: "https://g.example", KeyEnv: "GEMINI_API_KEY", DefaultModel: "g"},
 		Prompt: "hi", Workspace: t.TempDir(), Bin: harness, KeepState: true, StateDir: state,
 		Env: []string{"HOME=/nonexistent", "GEMINI_API_KEY=gk"}, Stdout: &out, Stderr: &errOut,
@@ -205,7 +206,7 @@ func TestRunErrorsCleanUp(t *testing.T) {
 	state := t.TempDir()
 	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
 	var out bytes.Buffer
-	_, err := launch.Run(launch.Options{
+	_, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
 		Proxy: true, Prompt: "hi", Workspace: t.TempDir(), Bin: filepath.Join(bin, "missing"), ProxyBin: proxyBin, StateDir: state,
 		Env: []string{"HOME=/nonexistent"}, Stdout: &out, JSON: true,
@@ -251,7 +252,7 @@ exit 5
 `)
 	sigs := make(chan os.Signal, 1)
 	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
 		Prompt: "hi", Workspace: ws, Bin: harness, Upstream: "http://127.0.0.1:3", Env: []string{"PATH=" + os.Getenv("PATH")},
 		Signals: sigs, Stdout: &signalOnReady{sigs: sigs},
@@ -275,7 +276,7 @@ func TestRunHookDriven(t *testing.T) {
 	harness := script(t, bin, "claude", `echo "args: $*"; read line; echo "stdin: $line"`)
 	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
 	var out bytes.Buffer
-	code, err := launch.Run(launch.Options{
+	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
 		Mode: launch.HookDriven, Workspace: t.TempDir(), Bin: harness, Upstream: "http://127.0.0.1:3", Bundles: []string{"/b/guard"},
 		Env: []string{"PATH=" + os.Getenv("PATH")}, Stdin: strings.NewReader("typed\n"), Stdout: &out,
@@ -306,7 +307,7 @@ if [ "$3" = SessionStart ]; then echo '{"hookSpecificOutput":{"additionalContext
 	}{{5, 3}, {2, 2}} {
 		os.Remove(filepath.Join(ws, "runs"))
 		os.Remove(filepath.Join(ws, "hooks"))
-		code, err := launch.Run(launch.Options{
+		code, err := launch.Run(context.Background(), launch.Options{
 			Spec: spec, Provider: launch.Provider{ID: "openai-responses", Protocol: "openai-responses", KeyEnv: "K", DefaultModel: "g"},
 			Mode: launch.BridgeHooks, MaxIterations: c.max, Prompt: "task", Workspace: ws, Bin: harness, SitterBin: sitter,
 			Upstream: "http://127.0.0.1:3/v1", Bundles: []string{"/b/stop"}, Env: []string{"PATH=" + os.Getenv("PATH")},
@@ -332,5 +333,52 @@ if [ "$3" = SessionStart ]; then echo '{"hookSpecificOutput":{"additionalContext
 			!strings.Contains(h, `"stop_hook_active":true`) || !strings.Contains(h, "\nSessionEnd ") {
 			t.Errorf("hook calls:\n%s", h)
 		}
+	}
+}
+
+// cancelOnReady cancels a context when the harness prints "ready".
+type cancelOnReady struct{ cancel context.CancelFunc }
+
+func (w cancelOnReady) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("ready")) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// TestRunContextCancel: cancelling Run's context ends the harness as a
+// SIGTERM to sitter does (the harness's trap sees it); a context done
+// before the launch runs nothing.
+func TestRunContextCancel(t *testing.T) {
+	bin := t.TempDir()
+	ws := t.TempDir()
+	harness := script(t, bin, "claude", `trap 'echo harness-term >> "$PWD/log"; exit 7' TERM
+sleep 1000 & until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done; echo ready; wait
+`)
+	spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+	o := launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
+		Prompt: "hi", Workspace: ws, Bin: harness, Upstream: "http://127.0.0.1:3", Env: []string{"PATH=" + os.Getenv("PATH")},
+		Signals: make(chan os.Signal),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Stdout = cancelOnReady{cancel}
+	code, err := launch.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 7 {
+		t.Errorf("exit code %d, want the harness's 7 (its TERM trap)", code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "log")); !strings.Contains(string(b), "harness-term") {
+		t.Errorf("log = %q: the harness got no SIGTERM", b)
+	}
+	os.Remove(filepath.Join(ws, "log"))
+	if code, err := launch.Run(ctx, o); err == nil || code != 1 {
+		t.Errorf("Run with a done context: %d, %v; want 1 and an error", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "log")); err == nil {
+		t.Error("Run with a done context started the harness")
 	}
 }

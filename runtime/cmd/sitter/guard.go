@@ -9,13 +9,15 @@ import (
 
 	"sitter.dev/sitter/runtime/guard"
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/internal/hookcli"
 )
 
 // runGuard is `sitter guard`, the guard plugin's handler built in: the
 // canonical event on stdin, the result on stdout (nothing for a noop).
 // Input it cannot read is one stderr line and exit 0: whether that fails
 // open or closed is the engine's policy, not the handler's. It never exits
-// 2, which a handler protocol reads as a deny.
+// 2 on a call, which a handler protocol reads as a deny; only an unknown
+// flag (a mistake in the registration) does, as in every sitter verb.
 func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -23,6 +25,16 @@ func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 			code = 1
 		}
 	}()
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			fmt.Fprint(stdout, hookcli.GuardUsage())
+			return 0
+		}
+		if strings.HasPrefix(a, "-") {
+			fmt.Fprintf(stderr, "sitter guard: unknown flag %s\n\n%s", a, hookcli.GuardUsage())
+			return 2
+		}
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "sitter guard: unexpected arguments %q (usage: sitter guard < event.json)\n", args)
 		return 1

@@ -18,6 +18,7 @@ import (
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/internal/hookcli"
 )
 
 // maxPayload caps what is read from stdin.
@@ -35,6 +36,8 @@ type hookArgs struct {
 	stopCap        string // "" = not given
 	plugin         string
 	redact         bool // --handler handlers get the event with secrets masked
+	help           bool // -h or --help: print the usage, answer nothing
+	badFlag        bool // an unknown flag: a mistake in the registration, exit 2
 }
 
 // parseHookArgs reads flags before or after the positional arguments. It
@@ -60,9 +63,14 @@ func parseHookArgs(args []string) (hookArgs, error) {
 			a.redact = true
 			continue
 		}
+		if (arg == "-h" || arg == "--help") && !hasVal {
+			a.help = true
+			continue
+		}
 		switch name {
 		case "handler", "plugin", "timeout", "on-error", "stop-cap":
 		default:
+			a.badFlag = true
 			errs = append(errs, fmt.Errorf("unknown flag %s", arg))
 			continue
 		}
@@ -143,6 +151,10 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	}()
 
 	a, argErr := parseHookArgs(args)
+	if a.help {
+		fmt.Fprint(stdout, hookcli.HookUsage())
+		return 0
+	}
 	c.onError, c.harness, c.event = a.onError, a.harness, a.event
 	payload, readErr := readPayload(stdin)
 	if readErr == nil {
@@ -166,6 +178,13 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 		c.ev = hook.Event{Version: hook.Version, Harness: d.ID, NativeEvent: spec.Name, Phase: spec.Phase, Support: spec.Support}
 	}
 	switch {
+	case argErr != nil && a.badFlag:
+		// The answer the policy says, and exit 2 with the usage: an
+		// unknown flag is a mistake in the registration, and exit 2 is
+		// what every harness shows.
+		c.fail("hook: " + argErr.Error())
+		fmt.Fprintf(stderr, "usage: %s (sitter hook --help)\n", hookcli.HookSynopsis)
+		return 2
 	case argErr != nil:
 		return c.fail("hook: " + argErr.Error())
 	case resErr != nil:

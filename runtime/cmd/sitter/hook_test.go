@@ -46,8 +46,12 @@ func TestParseHookArgs(t *testing.T) {
 		{
 			// Parsing goes on after an error: --on-error closed still counts.
 			args:    []string{"--bogus", "claude", "PreToolUse", "--on-error", "closed"},
-			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailClosed},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailClosed, badFlag: true},
 			wantErr: "unknown flag --bogus",
+		},
+		{
+			args: []string{"claude", "-h", "PreToolUse"},
+			want: hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen, help: true},
 		},
 		{
 			args:    []string{"claude", "PreToolUse", "extra"},

@@ -1,0 +1,128 @@
+package host
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"sitter.dev/sitter/generated/registry"
+)
+
+// commandPaths lists every verb and subcommand of the tree, as the words
+// typed after sitter.
+func commandPaths(c *cobra.Command, prefix []string) [][]string {
+	var out [][]string
+	for _, s := range c.Commands() {
+		if s.Hidden {
+			continue
+		}
+		p := append(append([]string{}, prefix...), s.Name())
+		out = append(out, p)
+		out = append(out, commandPaths(s, p)...)
+	}
+	return out
+}
+
+// TestEveryCommandGrammar walks every verb and subcommand: --help and -h
+// print the usage with an example on stdout and exit 0; an unknown flag
+// exits 2 with the usage on stderr and nothing on stdout.
+func TestEveryCommandGrammar(t *testing.T) {
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	paths := commandPaths(root, nil)
+	if len(paths) < 40 {
+		t.Fatalf("only %d commands in the tree: %q", len(paths), paths)
+	}
+	for _, p := range append(paths, []string{}) {
+		name := strings.Join(append([]string{"sitter"}, p...), " ")
+		for _, help := range []string{"--help", "-h"} {
+			var out, errb bytes.Buffer
+			if code := Run(append(append([]string{}, p...), help), nil, &out, &errb, registry.Registry); code != 0 {
+				t.Errorf("%s %s: exit %d, stderr %q", name, help, code, errb.String())
+			}
+			if !strings.Contains(out.String(), "Usage:\n  "+name) || !strings.Contains(out.String(), "\nExamples:\n  ") {
+				t.Errorf("%s %s: no usage with an example on stdout:\n%s", name, help, out.String())
+			}
+			if errb.Len() > 0 {
+				t.Errorf("%s %s: stderr %q", name, help, errb.String())
+			}
+		}
+		var out, errb bytes.Buffer
+		if code := Run(append(append([]string{}, p...), "--no-such-flag"), nil, &out, &errb, registry.Registry); code != 2 {
+			t.Errorf("%s --no-such-flag: exit %d, want 2", name, code)
+		}
+		if !strings.Contains(errb.String(), "unknown flag: --no-such-flag") || !strings.Contains(errb.String(), "Usage:\n  "+name) {
+			t.Errorf("%s --no-such-flag: stderr %q, want the error and the usage", name, errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("%s --no-such-flag: stdout %q", name, out.String())
+		}
+	}
+}
+
+// TestGroupsRefuseUnknownSubcommands: a verb that holds subcommands, alone
+// or with one it does not have, is a usage error (exit 2, usage on stderr).
+func TestGroupsRefuseUnknownSubcommands(t *testing.T) {
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	for _, p := range append(commandPaths(root, nil), []string{}) {
+		c, _, err := root.Find(p)
+		if err != nil || !c.HasAvailableSubCommands() {
+			continue
+		}
+		name := strings.Join(append([]string{"sitter"}, p...), " ")
+		for _, args := range [][]string{p, append(append([]string{}, p...), "no-such-verb")} {
+			var out, errb bytes.Buffer
+			code := Run(args, nil, &out, &errb, registry.Registry)
+			if code != 2 || out.Len() > 0 || !strings.Contains(errb.String(), "Usage:\n  "+name+" <command>") {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", args, code, out.String(), errb.String())
+			}
+		}
+	}
+}
+
+// TestJSONWherePrinted: every leaf verb that prints something has --json
+// (hook, guard and proxy print what their protocols say, completion and
+// help print text for shells and people).
+func TestJSONWherePrinted(t *testing.T) {
+	exempt := map[string]bool{
+		"hook": true, "guard": true, "checkpoint record": true, "completion bash": true, "completion zsh": true,
+		"completion fish": true, "completion powershell": true, "help": true,
+		"session start": true, "session bind": true, "session stop-check": true, "session prompt": true, "session end": true,
+	}
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	for _, p := range commandPaths(root, nil) {
+		c, _, _ := root.Find(p)
+		name := strings.Join(p, " ")
+		if c.HasAvailableSubCommands() || exempt[name] {
+			continue
+		}
+		if c.Flags().Lookup("json") == nil {
+			t.Errorf("sitter %s has no --json", name)
+		}
+	}
+}
+
+// TestCLIReferenceCurrent: docs/cli is what the command tree says (make
+// generate writes it).
+func TestCLIReferenceCurrent(t *testing.T) {
+	dir := filepath.Join("..", "..", "docs", "cli")
+	want := Reference(registry.Registry)
+	for name, text := range want {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(b) != text {
+			t.Errorf("docs/cli/%s is not current: run make generate", name)
+		}
+	}
+	have, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	for _, p := range have {
+		if _, ok := want[filepath.Base(p)]; !ok {
+			t.Errorf("docs/cli/%s documents no verb: run make generate", filepath.Base(p))
+		}
+	}
+	if !strings.Contains(want["README.md"], "[`sitter hook`](hook.md)") || !strings.Contains(want["checkpoint.md"], "## sitter checkpoint restore") {
+		t.Errorf("the reference lacks a verb or subcommand:\n%s", want["README.md"])
+	}
+}
