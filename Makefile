@@ -8,20 +8,31 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 VERSIONPKG = sitter.dev/sitter/runtime/internal/hookcli
 RELEASE ?= -trimpath -ldflags="-s -w -X $(VERSIONPKG).Version=$(VERSION) -X $(VERSIONPKG).Commit=$(COMMIT)"
+# make install: binaries into $(PREFIX)/bin, the plugin bundles `sitter plugin
+# install <name>` finds by name into $(PREFIX)/share/sitter/artifacts.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+# make dist: one archive per platform, same layout as an install prefix.
+DIST    ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: all generate check cue-lint build test fuzz bench vet clean e2e chaos
+.PHONY: all generate check cue-lint build install dist dist-check test fuzz bench vet clean e2e chaos
 
 all: generate build
 
 ## generate: regenerate generated/ (and later artifacts/) from atlas/ (the main job),
 ## then the CLI reference docs/cli from the command tree
 generate:
-	$(GO) run ./gen/cmd/sitter-gen
+	@echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
+	@$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
+	@$(BIN)/sitter-gen
 	$(GO) run ./runtime/cmd/sitter-clidoc docs/cli
 
 ## check: load and check the atlas without writing anything
 check:
-	$(GO) run ./gen/cmd/sitter-gen -check
+	@echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
+	@$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
+	@$(BIN)/sitter-gen -check
 
 ## cue-lint: the atlas is cue fmt-clean and cue vet-clean (cue is the go.mod tool, not a download)
 cue-lint:
@@ -36,12 +47,34 @@ build:
 	$(GO) build $(RELEASE) -o $(BIN)/sitter-proxy ./runtime/cmd/sitter-proxy
 	$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 
+## install: sitter, sitter-host, sitter-proxy into $(PREFIX)/bin and the plugin
+## bundles into $(PREFIX)/share/sitter/artifacts (make install PREFIX=~/.local)
+install:
+	@mkdir -p "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sitter"
+	$(GO) build $(RELEASE) -o "$(DESTDIR)$(PREFIX)/bin/sitter" ./runtime/cmd/sitter
+	$(GO) build $(RELEASE) -o "$(DESTDIR)$(PREFIX)/bin/sitter-host" ./runtime/cmd/sitter-host
+	$(GO) build $(RELEASE) -o "$(DESTDIR)$(PREFIX)/bin/sitter-proxy" ./runtime/cmd/sitter-proxy
+	rm -rf "$(DESTDIR)$(PREFIX)/share/sitter/artifacts"
+	cp -R artifacts "$(DESTDIR)$(PREFIX)/share/sitter/artifacts"
+	@echo "installed sitter $(VERSION) into $(DESTDIR)$(PREFIX) (bin/, share/sitter/artifacts/)"
+
+## dist: release archives dist/sitter-VERSION-OS-ARCH.tar.gz for PLATFORMS and
+## dist/SHA256SUMS, built offline from the module cache (run go mod download once)
+dist:
+	@VERSION="$(VERSION)" COMMIT="$(COMMIT)" DIST="$(DIST)" PLATFORMS="$(PLATFORMS)" GO="$(GO)" sh .ci/dist
+
+## dist-check: build this platform's archive, unpack it in a temp dir and run
+## sitter version --json, the README's hook example and plugin install from it
+dist-check:
+	@GO="$(GO)" sh .ci/dist-check
+
 vet:
 	$(GO) vet ./...
 
 ## test: vet, cue fmt/vet of the atlas, every unit/golden/testscript test, and a short fuzz run
 test: vet cue-lint
 	$(GO) test -timeout 20m ./...
+	$(MAKE) dist-check
 	$(MAKE) fuzz
 
 ## fuzz: fuzz every generated Normalize for FUZZTIME
@@ -72,4 +105,4 @@ e2e: generate
 	cd e2e && SITTER_E2E_FIDELITY=1 $(GO) test -tags e2e -count=1 -v -timeout 30m .
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DIST)

@@ -75,12 +75,16 @@ func isBundle(dir string) bool {
 
 // FindBundle resolves what `sitter plugin install` was given for harness
 // d: a bundle dir, a plugin dir holding <harness>/, or a plugin name under
-// ./artifacts. The bundle must be for d.
+// ./artifacts (a checkout) or an installed data dir (DataDirs). The bundle
+// must be for d.
 func FindBundle(arg string, d *adapter.Descriptor, reg *adapter.Registry) (*Bundle, error) {
 	var tried []string
 	candidates := []string{arg, filepath.Join(arg, d.ID)}
 	if ValidPluginName(arg) {
 		candidates = append(candidates, filepath.Join("artifacts", arg, d.ID))
+		for _, dir := range DataDirs() {
+			candidates = append(candidates, filepath.Join(dir, arg, d.ID))
+		}
 	}
 	for _, c := range candidates {
 		tried = append(tried, c)
@@ -101,6 +105,34 @@ func FindBundle(arg string, d *adapter.Descriptor, reg *adapter.Registry) (*Bund
 		return b, nil
 	}
 	return nil, fmt.Errorf("no %s bundle found for %q (looked for %s in %s)", d.ID, arg, MarkerFile, strings.Join(tried, ", "))
+}
+
+// DataDirs lists the installed bundle dirs, by name lookup order: the
+// layout of make install and of a release archive, share/sitter/artifacts
+// beside the bin/ folder holding the running binary, seen from the binary
+// as invoked and, when that is a symlink, from its target.
+func DataDirs() []string {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	add := func(exe string) {
+		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "share", "sitter", "artifacts")
+		for _, o := range out {
+			if o == d {
+				return
+			}
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
+		}
+	}
+	add(self)
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		add(real)
+	}
+	return out
 }
 
 // FindBundles lists the bundles under each path: a bundle dir, or any dir
