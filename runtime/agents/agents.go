@@ -106,6 +106,9 @@ type Problem struct {
 	Code    string `json:"code"`
 	Warning bool   `json:"warning,omitempty"` // does not make the harness unready
 	Detail  string `json:"detail"`
+	// Fix is the command (or, where no command can, the step) that
+	// resolves the problem, with this check's harness and project filled in.
+	Fix string `json:"fix"`
 }
 
 // Report is the readiness of one harness.
@@ -143,14 +146,31 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	if err != nil {
 		return &Report{Harness: name, Trace: trace, Problems: []Problem{}}, err
 	}
+	userDir := env.Dir // as the user typed it, for the fix commands
+	if userDir == "" {
+		userDir = "."
+	}
 	env = env.norm()
 	rep := &Report{Harness: d.ID, Verified: nonNil(d.Verified), Trace: trace, Hooks: []string{}, Plugins: []string{}, Configs: []string{}, Problems: []Problem{}}
-	add := func(code string, warn bool, detail string) {
-		rep.Problems = append(rep.Problems, Problem{Code: code, Warning: warn, Detail: detail})
+	add := func(code string, warn bool, detail, fix string) {
+		rep.Problems = append(rep.Problems, Problem{Code: code, Warning: warn, Detail: detail, Fix: fix})
+	}
+	// install is the command that puts a verified version of the harness
+	// on PATH, where the atlas knows its package.
+	install := func() string {
+		if d.Package.Source != "npm" || d.Package.Name == "" {
+			return "install " + d.DisplayName + " (see " + d.ID + "'s vendor docs) so its binary is on PATH"
+		}
+		pkg := d.Package.Name
+		if n := len(d.Verified); n > 0 {
+			pkg += "@" + d.Verified[n-1]
+		}
+		return "npm install -g " + shellQuote(pkg)
 	}
 	p, ok := transcript.LookupPresence(d.ID)
 	if !ok {
-		add(CodeNoPresence, false, "the atlas has no presence facts for "+d.ID)
+		add(CodeNoPresence, false, "the atlas has no presence facts for "+d.ID,
+			"add a presence block (binaries, versionArgs, projectDirs, hookConfigs) to atlas/harnesses/"+d.ID+".cue, then make generate && make build")
 		return rep, nil
 	}
 	// Binary and version.
@@ -163,7 +183,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		rep.Trace = append(rep.Trace, "binary "+b+": not on PATH")
 	}
 	if rep.Binary == "" {
-		add(CodeBinaryMissing, false, "none of "+strings.Join(p.Binaries, ", ")+" is on PATH")
+		add(CodeBinaryMissing, false, "none of "+strings.Join(p.Binaries, ", ")+" is on PATH", install())
 	} else {
 		c, cancel := context.WithTimeout(ctx, env.Timeout)
 		cmd := exec.CommandContext(c, rep.Binary, p.VersionArgs...)
@@ -173,9 +193,9 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		rep.Version = versionRE().FindString(string(out))
 		switch {
 		case rep.Version == "":
-			add(CodeVersionUnknown, true, rep.Binary+" "+strings.Join(p.VersionArgs, " ")+" printed no version")
+			add(CodeVersionUnknown, true, rep.Binary+" "+strings.Join(p.VersionArgs, " ")+" printed no version", install())
 		case !contains(d.Verified, rep.Version):
-			add(CodeVersionUnverfied, true, "version "+rep.Version+" is not one the atlas verified ("+strings.Join(d.Verified, ", ")+")")
+			add(CodeVersionUnverfied, true, "version "+rep.Version+" is not one the atlas verified ("+strings.Join(d.Verified, ", ")+")", install())
 		default:
 			rep.VersionVerified = true
 		}
@@ -183,7 +203,11 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	// Project.
 	rep.Detected = detect(env, *p)
 	if !rep.Detected.Detected {
-		add(CodeNotDetected, true, "the project has none of "+strings.Join(append(append([]string{}, p.ProjectDirs...), p.ProjectFiles...), ", "))
+		fix := "run " + d.DisplayName + " in " + userDir + " once"
+		if len(p.ProjectDirs) > 0 {
+			fix = "mkdir -p " + shellQuote(filepath.Join(userDir, p.ProjectDirs[0]))
+		}
+		add(CodeNotDetected, true, "the project has none of "+strings.Join(append(append([]string{}, p.ProjectDirs...), p.ProjectFiles...), ", "), fix)
 	}
 	// Hook configs: valid, and holding a sitter registration?
 	plugins := map[string]bool{}
@@ -200,7 +224,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 			}
 			rep.Configs = append(rep.Configs, f)
 			if strings.HasSuffix(f, ".json") && len(bytes.TrimSpace(b)) > 0 && !json.Valid(b) {
-				add(CodeConfigInvalid, false, f+" is not valid JSON")
+				add(CodeConfigInvalid, false, f+" is not valid JSON", "python3 -m json.tool "+shellQuote(f)+" (shows the line to fix; the harness ignores the file until it parses)")
 			}
 			if bytes.Contains(b, []byte("sitter-hook")) || bytes.Contains(b, []byte("sitter hook")) || bytes.Contains(b, []byte(".sitter/plugins/")) {
 				rep.Hooks = append(rep.Hooks, f)
@@ -225,7 +249,8 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	}
 	sort.Strings(rep.Plugins)
 	if len(rep.Hooks) == 0 && len(rep.Plugins) == 0 {
-		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy")
+		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy",
+			"sitter plugin install guard --harness "+d.ID+" --dir "+shellQuote(userDir)+" (or your own plugin's name or bundle)")
 	}
 	rep.Ready = true
 	for _, pr := range rep.Problems {
@@ -234,6 +259,14 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		}
 	}
 	return rep, nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func contains(xs []string, x string) bool {

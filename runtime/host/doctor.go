@@ -84,6 +84,9 @@ func runDoctor(want []string, dir string, asJSON bool, stdout, stderr io.Writer,
 				kind = "warning"
 			}
 			w.printf("  %s %s: %s\n", kind, p.Code, p.Detail)
+			if p.Fix != "" {
+				w.printf("    fix: %s\n", p.Fix)
+			}
 		}
 		w.printf("  trace:    %s\n", strings.Join(rep.Trace, "; "))
 	}
