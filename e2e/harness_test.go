@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,7 +79,13 @@ func install(t *testing.T, c cli) string {
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
-	t.Logf("installing %s@%s into %s …", c.pkg, c.version, dir)
+	// An install can take minutes (the CLIs are large): say what is being
+	// installed, then every 15 s how far it got, then that it is done, on
+	// stderr as it happens (t.Logf would show only at the end without -v).
+	say := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+	}
+	say("installing %s@%s into %s (npm; the first run downloads it, later runs reuse the cache)", c.pkg, c.version, dir)
 	os.MkdirAll(dir, 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"sitter-e2e-cache","private":true}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -92,9 +99,33 @@ func install(t *testing.T, c cli) string {
 		}
 	}
 	start := time.Now()
+	done := make(chan struct{})
+	ticked := make(chan struct{})
+	go func(done <-chan struct{}) {
+		defer close(ticked)
+		tick := time.NewTicker(15 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				say("still installing %s@%s: %s, %d MB in node_modules so far", c.pkg, c.version,
+					time.Since(start).Round(time.Second), dirSize(filepath.Join(dir, "node_modules"))>>20)
+			}
+		}
+	}(done)
+	stopTicker := func() {
+		if done != nil {
+			close(done)
+			<-ticked
+			done = nil
+		}
+	}
+	defer stopTicker() // t.Fatalf below exits through here
 	if deps, ok := tarballOnly[c.id]; ok {
 		if len(deps) > 0 {
-			npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund"}, deps...)...)
+			npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=http"}, deps...)...)
 		}
 		npm("pack", "--silent", "--pack-destination", dir, c.pkg+"@"+c.version)
 		tgzs, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
@@ -108,13 +139,28 @@ func install(t *testing.T, c cli) string {
 		}
 		os.Remove(tgzs[0])
 	} else {
-		npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", c.pkg + "@" + c.version}, companions[c.id]...)...)
+		npm(append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=http", c.pkg + "@" + c.version}, companions[c.id]...)...)
 	}
-	t.Logf("installed %s@%s in %s", c.pkg, c.version, time.Since(start).Round(time.Second))
+	stopTicker()
+	say("installed %s@%s in %s (%d MB)", c.pkg, c.version, time.Since(start).Round(time.Second), dirSize(filepath.Join(dir, "node_modules"))>>20)
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s: no binary at %s after install", c.pkg, bin)
 	}
 	return bin
+}
+
+// dirSize is the total size of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 var (

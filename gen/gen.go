@@ -3,6 +3,9 @@
 package gen
 
 import (
+	"fmt"
+	"time"
+
 	"sitter.dev/sitter/gen/check"
 	"sitter.dev/sitter/gen/emit"
 	"sitter.dev/sitter/gen/load"
@@ -16,6 +19,19 @@ var Owned = []string{"generated", "artifacts"}
 // Generate loads and checks the atlas under root and returns every file the
 // emitters produce. Errors are model.Errors when they have positions.
 func Generate(root string) (*model.Atlas, []emit.File, error) {
+	return GenerateProgress(root, nil)
+}
+
+// GenerateProgress is Generate telling progress, when it is not nil, one
+// line per stage done: what the stage made and how long it took.
+func GenerateProgress(root string, progress func(line string)) (*model.Atlas, []emit.File, error) {
+	start := time.Now()
+	say := func(stage, format string, args ...any) {
+		if progress != nil {
+			progress(fmt.Sprintf("%-8s %s (%s)", stage, fmt.Sprintf(format, args...), time.Since(start).Round(time.Millisecond)))
+		}
+		start = time.Now()
+	}
 	a, err := load.Load(load.Config{Root: root, Atlas: "atlas"})
 	if cerrs, ok := err.(model.Errors); ok && a != nil {
 		// CUE errors come with a partial atlas: add what the checks say
@@ -34,9 +50,11 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	say("load", "atlas/: %d harnesses, %d phases, %d providers", len(a.Harnesses), len(a.Phases), len(a.Providers))
 	if errs := check.Atlas(a); len(errs) > 0 {
 		return a, nil, errs
 	}
+	say("check", "atlas consistent")
 	var files []emit.File
 	for _, h := range a.Harnesses {
 		files = append(files, emit.HarnessGo(a, h)...)
@@ -48,19 +66,22 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	files = append(files, emit.LaunchGo(a)...)
 	pschema := emit.PluginSchema(a)
 	files = append(files, pschema)
+	say("emit", "generated/: %d files (Go, JSON Schemas)", len(files))
 	plugins, err := plugin.Load(root, pschema.Bytes, a)
 	if err != nil {
 		return a, nil, err
 	}
+	var names []string
+	for _, p := range plugins {
+		names = append(names, p.Name)
+	}
+	say("plugins", "plugins-src/: %d plugins %v", len(plugins), names)
 	bundles, err := emit.Bundles(a, plugins)
 	if err != nil {
 		return a, nil, err
 	}
 	files = append(files, bundles...)
-	var names []string
-	for _, p := range plugins {
-		names = append(names, p.Name)
-	}
 	files = append(files, emit.ArtifactsIndex(a, names)...)
+	say("bundles", "artifacts/: %d files", len(bundles)+1)
 	return a, files, nil
 }

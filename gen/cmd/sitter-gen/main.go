@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"sitter.dev/sitter/gen"
 	"sitter.dev/sitter/gen/write"
@@ -27,15 +28,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := fs.String("root", ".", "repository root (holds atlas/ and generated/)")
 	checkOnly := fs.Bool("check", false, "load and check the atlas, write nothing")
 	verbose := fs.Bool("v", false, "list written and removed files")
+	quiet := fs.Bool("q", false, "print only errors and the summary")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	_, files, err := gen.Generate(*root)
+	begin := time.Now()
+	progress := func(line string) { fmt.Fprintln(stdout, "sitter-gen:", line) }
+	if *quiet {
+		progress = nil
+	}
+	_, files, err := gen.GenerateProgress(*root, progress)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	if *checkOnly {
+		fmt.Fprintf(stdout, "sitter-gen: atlas ok (%d files would be generated; -check writes nothing)\n", len(files))
 		return 0
 	}
 	st, err := write.Files(*root, files, gen.Owned)
@@ -51,6 +59,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "removed", p)
 		}
 	}
-	fmt.Fprintf(stdout, "sitter-gen: %d files (%d written, %d unchanged, %d removed)\n", len(files), len(st.Written), len(st.Unchanged), len(st.Removed))
+	fmt.Fprintf(stdout, "sitter-gen: %d files (%d written, %d unchanged, %d removed) in %s\n", len(files), len(st.Written), len(st.Unchanged), len(st.Removed), time.Since(begin).Round(time.Millisecond))
 	return 0
 }
