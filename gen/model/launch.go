@@ -69,13 +69,3 @@ type LaunchHook struct {
 	Event   Named
 	Payload string
 }
-
-// Launch returns the launch settings of a harness, or nil.
-func (a *Atlas) Launch(harness string) *Launch {
-	for _, l := range a.Launches {
-		if l.Harness == harness {
-			return l
-		}
-	}
-	return nil
-}

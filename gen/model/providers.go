@@ -33,13 +33,3 @@ type ModelAlias struct {
 
 // Limits are a provider's sizes the proxy respects.
 type Limits struct{ MaxOutputTokens, ContextTokens, MaxToolName int }
-
-// Provider returns the provider with an id, or nil.
-func (a *Atlas) Provider(id string) *Provider {
-	for _, p := range a.Providers {
-		if p.ID == id {
-			return p
-		}
-	}
-	return nil
-}

@@ -69,13 +69,3 @@ type Presence struct {
 	HookConfigs   []string
 	Evidence      []Evidence
 }
-
-// TranscriptOf returns the transcript facts of a harness, or nil.
-func (a *Atlas) TranscriptOf(id string) *HarnessTranscript {
-	for _, t := range a.Transcripts {
-		if t.Harness == id {
-			return t
-		}
-	}
-	return nil
-}

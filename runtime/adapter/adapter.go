@@ -253,34 +253,3 @@ func (r *Registry) IDs() []string {
 	sort.Strings(ids)
 	return ids
 }
-
-// SelfTest re-checks the registration rules the generator enforced: unique
-// ids, no alias collisions, exactly one default, each profile in its family.
-func (r *Registry) SelfTest() []error {
-	var errs []error
-	owner := map[string]string{}
-	defaults := 0
-	for _, d := range r.Descriptors {
-		for _, n := range append([]string{d.ID}, d.Aliases...) {
-			if o, ok := owner[n]; ok {
-				errs = append(errs, fmt.Errorf("name %q is used by %s and %s", n, o, d.ID))
-				continue
-			}
-			owner[n] = d.ID
-		}
-		if d.Default {
-			defaults++
-		}
-		in := false
-		for _, p := range d.Family.Profiles {
-			in = in || p == d.Profile
-		}
-		if !in {
-			errs = append(errs, fmt.Errorf("%s: profile %q is not in family %s", d.ID, d.Profile, d.Family.ID))
-		}
-	}
-	if defaults != 1 {
-		errs = append(errs, fmt.Errorf("want exactly one default descriptor, have %d", defaults))
-	}
-	return errs
-}

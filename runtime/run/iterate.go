@@ -450,19 +450,6 @@ func (s *State) action(e *Effect, def json.RawMessage) (Action, error) {
 	}, nil
 }
 
-// Actions lists the pending effects as actions.
-func (s *State) Actions() ([]Action, error) {
-	var acts []Action
-	for _, e := range s.Pending() {
-		a, err := s.action(e, nil)
-		if err != nil {
-			return nil, err
-		}
-		acts = append(acts, a)
-	}
-	return acts, nil
-}
-
 func sleepTarget(def json.RawMessage) (int64, bool) {
 	var d struct {
 		Sleep struct {
