@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,8 +163,8 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 			return "install " + d.DisplayName + " (see " + d.ID + "'s vendor docs) so its binary is on PATH"
 		}
 		pkg := d.Package.Name
-		if n := len(d.Verified); n > 0 {
-			pkg += "@" + d.Verified[n-1]
+		if v := newest(d.Verified); v != "" {
+			pkg += "@" + v
 		}
 		return "npm install -g " + shellQuote(pkg)
 	}
@@ -259,6 +260,35 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		}
 	}
 	return rep, nil
+}
+
+// newest is the highest of dotted numeric versions ("" for none).
+func newest(vs []string) string {
+	best := ""
+	for _, v := range vs {
+		if best == "" || versionLess(best, v) {
+			best = v
+		}
+	}
+	return best
+}
+
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, errx := strconv.Atoi(as[i])
+		y, erry := strconv.Atoi(bs[i])
+		if errx != nil || erry != nil {
+			if as[i] != bs[i] {
+				return as[i] < bs[i]
+			}
+			continue
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
