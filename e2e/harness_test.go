@@ -38,6 +38,10 @@ var clis = map[string]cli{
 	// optional @factory/cli-linux-x64@0.225.1 the registry does not have.
 	"droid":    {"droid", "@factory/cli-linux-x64", "0.225.2", "node_modules/@factory/cli-linux-x64/bin/droid"},
 	"oh-my-pi": {"oh-my-pi", "@oh-my-pi/pi-coding-agent", "18.2.3", "node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"},
+	// The platform package's binary (the npm bin is a placeholder after
+	// --ignore-scripts); 7.7.7 is the newest @kilocode/cli whose
+	// @kilocode/cli-linux-x64 the registry has.
+	"kilo-code": {"kilo-code", "@kilocode/cli", "7.7.7", "node_modules/@kilocode/cli-linux-x64/bin/kilo"},
 	// The Bun-compiled binary: the npm bin is a Node resolver that a
 	// skipped postinstall leaves without its cached link.
 	"cline": {"cline", "cline", "3.0.65", "node_modules/@cline/cli-linux-x64/bin/cline"},

@@ -14,6 +14,7 @@ import (
 	"sitter.dev/sitter/generated/harness/cursor"
 	"sitter.dev/sitter/generated/harness/droid"
 	"sitter.dev/sitter/generated/harness/geminicli"
+	"sitter.dev/sitter/generated/harness/kilocode"
 	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/ohmypi"
 	"sitter.dev/sitter/generated/harness/opencode"
@@ -4132,6 +4133,439 @@ func descriptorGeminiCli() *adapter.Descriptor {
 	}
 }
 
+// eventKiloCode builds the spec of one Kilo Code CLI event.
+func eventKiloCode(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "tool.execute.before":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "tool.execute.before",
+			Note:    "No allow: returning normally does not bypass Kilo's own permission rules.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "tool.execute.after":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "tool.execute.after",
+			Note:    "The context is appended to the tool's output text, which the model reads.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "chat.message":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "chat.message",
+			Note:    "The prompt is the text parts in output.parts (raw), which no payload path can read; it cannot be refused.",
+			Phase:   "userPromptSubmit",
+			Support: "lossy",
+		}, true
+	case "command.execute.before":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "command.execute.before",
+			Note:    "input.command and input.arguments are in raw; the context is added to the command's prompt parts.",
+			Phase:   "commandExecute",
+			Support: "native",
+		}, true
+	case "experimental.chat.system.transform":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "experimental.chat.system.transform",
+			Note:    "Experimental. Runs before every model request (the session title request too, and some without a session), not once per prompt; the added system text is not stored.",
+			Phase:   "beforePromptBuild",
+			Support: "lossy",
+		}, true
+	case "experimental.chat.messages.transform":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "experimental.chat.messages.transform",
+			Note:    "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
+			Phase:   "beforeModel",
+			Support: "native",
+		}, true
+	case "chat.params":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "chat.params",
+			Note:    "Observation only: temperature and options are not canonical results.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "chat.headers":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "chat.headers",
+			Note:    "Observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "tool.definition":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "tool.definition",
+			Note:    "Once per tool definition sent to the model; observation only.",
+			Phase:   "chatParams",
+			Support: "native",
+		}, true
+	case "shell.env":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "shell.env",
+			Note:    "Observation only: the environment is not a canonical result.",
+			Phase:   "shellEnv",
+			Support: "native",
+		}, true
+	case "experimental.session.compacting":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "experimental.session.compacting",
+			Note:    "Experimental; the context is appended to the compaction prompt. Compaction cannot be refused.",
+			Phase:   "preCompact",
+			Support: "native",
+		}, true
+	case "experimental.text.complete":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+			}, {
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "experimental.text.complete",
+			Note:    "Experimental; once per finished text part of an assistant message, not once per response.",
+			Phase:   "afterAgentResponse",
+			Support: "lossy",
+		}, true
+	case "session.created":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "session.created",
+			Note:    "Bus event; also fires for the child session of a task subagent (info.parentID set).",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "session.deleted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "session.deleted",
+			Note:    "Bus event; fires when a session is deleted, not when the process exits.",
+			Phase:   "sessionEnd",
+			Support: "lossy",
+		}, true
+	case "session.idle":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "session.idle",
+			Note:    "Bus event after the run ended: there is no veto. The bridge re-prompts the session instead; under `kilo run` the process may exit on the first idle, so the re-prompt only reaches the model with `opencode serve` (or run --attach), as in OpenCode; not verified on Kilo.",
+			Phase:   "stop",
+			Support: "emulated",
+		}, true
+	case "session.error":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "session.error",
+			Note:    "Bus event; observation only.",
+			Phase:   "error",
+			Support: "native",
+		}, true
+	case "session.compacted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "session.compacted",
+			Note:    "Bus event; observation only.",
+			Phase:   "postCompact",
+			Support: "native",
+		}, true
+	case "permission.asked":
+		return &adapter.EventSpec{
+			Can: []string{"allow", "deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "allow",
+				Call:    "allowsCall",
+				Session: "none",
+			}, {
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "permission.asked",
+			Note:    "Bus event (OpenCode's v2 name, which the Kilo binary emits). The bridge answers through the server API, racing the user's own answer; a reject carries no reason. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
+			Phase:   "permissionRequest",
+			Support: "lossy",
+		}, true
+	case "file.edited":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "file.edited",
+			Note:    "Bus event after a tool edited properties.file; observation only.",
+			Phase:   "fileChanged",
+			Support: "native",
+		}, true
+	case "message.updated":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}},
+			Name:    "message.updated",
+			Note:    "Bus event; properties.info is the message. Observation only.",
+			Phase:   "messageUpdate",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookKiloCode builds the part of the Kilo Code CLI descriptor a hook call uses.
+func hookKiloCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventKiloCode,
+		ID:        "kilo-code",
+		Normalize: kilocode.Normalize,
+		Profile:   "opencode",
+		Rules:     kilocode.Rules,
+	}
+}
+
+// descriptorKiloCode builds the Kilo Code CLI descriptor.
+func descriptorKiloCode() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"kilo", "kilocode"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive idle re-prompts per session before sitter lets the session stop.",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		Default:     false,
+		DisplayName: "Kilo Code CLI",
+		Events:      specs(eventKiloCode, "tool.execute.before", "tool.execute.after", "chat.message", "command.execute.before", "experimental.chat.system.transform", "experimental.chat.messages.transform", "chat.params", "chat.headers", "tool.definition", "shell.env", "experimental.session.compacting", "experimental.text.complete", "session.created", "session.deleted", "session.idle", "session.error", "session.compacted", "permission.asked", "file.edited", "message.updated"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@kilocode/plugin@7.3.1: dist/index.d.ts (interface Hooks)",
+		}, {
+			Kind: "package",
+			Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+		}},
+		Family: adapter.Family{
+			Delivery:   "programmatic",
+			ID:         "programmatic-event",
+			Profiles:   []string{"amp", "opencode"},
+			Transcript: "json-event",
+		},
+		ID:        "kilo-code",
+		Normalize: kilocode.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "@kilocode/cli",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				Manifest:       "package.json",
+				ManifestSchema: "opencode-package",
+				Required:       []string{"index.ts"},
+			},
+			Format:  "opencode-plugin",
+			Install: "sitter plugin install {bundle} --harness kilo-code (copies the bundle under .sitter/ and adds .kilo/plugins/<plugin>.ts)",
+			RootVar: "",
+			Target: adapter.Target{
+				CommandKey: "",
+				Entry:      "index.ts",
+				Kind:       "module",
+				Project:    ".kilo/plugins/{plugin}.ts",
+				Shape:      "",
+				TimeoutKey: "",
+				User:       ".config/kilo/plugins/{plugin}.ts",
+			},
+			TimeoutUnit: "s",
+		},
+		Profile: "opencode",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "kilo",
+		}, {
+			Kind:  "dir",
+			Value: "~/.config/kilo",
+		}},
+		Rules:        kilocode.Rules,
+		Source:       "atlas/harnesses/kilo-code.cue",
+		ToolPrefixes: map[string]string{},
+		Tools: map[string]string{
+			"apply_patch": "edit",
+			"bash":        "shell",
+			"edit":        "edit",
+			"glob":        "search",
+			"grep":        "search",
+			"list":        "search",
+			"lsp":         "other",
+			"question":    "other",
+			"read":        "read",
+			"skill":       "other",
+			"task":        "task",
+			"todowrite":   "other",
+			"webfetch":    "fetch",
+			"websearch":   "fetch",
+			"write":       "write",
+		},
+		Verified: []string{"7.7.7"},
+	}
+}
+
 // eventLettaCode builds the spec of one Letta Code event.
 func eventLettaCode(name string) (*adapter.EventSpec, bool) {
 	switch name {
@@ -6427,6 +6861,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorDroid()
 	case "gemini-cli", "gemini":
 		return descriptorGeminiCli()
+	case "kilo-code", "kilo", "kilocode":
+		return descriptorKiloCode()
 	case "letta-code", "letta":
 		return descriptorLettaCode()
 	case "oh-my-pi", "omp":
@@ -6442,12 +6878,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -6486,6 +6922,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookDroid()
 	case "gemini-cli", "gemini":
 		return hookGeminiCli()
+	case "kilo-code", "kilo", "kilocode":
+		return hookKiloCode()
 	case "letta-code", "letta":
 		return hookLettaCode()
 	case "oh-my-pi", "omp":

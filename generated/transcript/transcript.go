@@ -452,6 +452,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".gemini"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"kilo"},
+	Evidence:      []string{"package: @kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo", "test: e2e/kilo_test.go"},
+	Harness:       "kilo-code",
+	HookConfigs:   []string{".kilo/plugin/*", ".kilo/plugins/*", ".kilocode/plugin/*", ".kilocode/plugins/*", "~/.config/kilo/plugin/*", "~/.config/kilo/plugins/*"},
+	ProjectDirs:   []string{".kilo", ".kilocode"},
+	ProjectFiles:  []string{"kilo.json", "kilo.jsonc"},
+	ProtectedDirs: []string{".kilo", ".kilocode"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"omp"},
 	Evidence:      []string{"package: @oh-my-pi/pi-coding-agent@18.2.3: src/discovery/builtin.ts (native config dirs .omp and ~/.omp/agent) and @oh-my-pi/pi-utils@18.2.3: src/dirs.ts (MAIN_CONFIG_FILENAMES)"},
 	Harness:       "oh-my-pi",
