@@ -19,9 +19,6 @@ var stopPhases = map[string]bool{"stop": true, "subagentStop": true}
 // Atlas runs every rule and returns all violations, sorted.
 func Atlas(a *model.Atlas) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	phases := map[string]bool{}
 	for _, p := range a.Phases {
 		phases[p.ID] = true
@@ -36,9 +33,9 @@ func Atlas(a *model.Atlas) model.Errors {
 		for _, al := range h.Aliases {
 			if o, ok := owner[al.Name]; ok {
 				if o == h.ID {
-					add(al.Pos, "harness %s: alias %q repeats a name it already has", h.ID, al.Name)
+					errs.Addf(al.Pos, "harness %s: alias %q repeats a name it already has", h.ID, al.Name)
 				} else {
-					add(al.Pos, "harness %s: alias %q collides with harness %s", h.ID, al.Name, o)
+					errs.Addf(al.Pos, "harness %s: alias %q collides with harness %s", h.ID, al.Name, o)
 				}
 				continue
 			}
@@ -55,11 +52,11 @@ func Atlas(a *model.Atlas) model.Errors {
 	}
 	if len(defaults) > 1 {
 		for _, h := range defaults[1:] {
-			add(h.DefaultPos, "harness %s: a second default harness (%s is already the default)", h.ID, defaults[0].ID)
+			errs.Addf(h.DefaultPos, "harness %s: a second default harness (%s is already the default)", h.ID, defaults[0].ID)
 		}
 	}
 	if len(defaults) == 0 && len(a.Harnesses) > 0 {
-		add(a.Harnesses[0].Pos, "no harness is the default: mark exactly one with default: true")
+		errs.Addf(a.Harnesses[0].Pos, "no harness is the default: mark exactly one with default: true")
 	}
 
 	for _, h := range a.Harnesses {
@@ -67,12 +64,12 @@ func Atlas(a *model.Atlas) model.Errors {
 		f := a.Family(h.Family.Name)
 		switch {
 		case f == nil:
-			add(h.Family.Pos, "harness %s: unknown family %q (known: %s)", h.ID, h.Family.Name, familyIDs(a))
+			errs.Addf(h.Family.Pos, "harness %s: unknown family %q (known: %s)", h.ID, h.Family.Name, familyIDs(a))
 		case !contains(f.Profiles, h.Profile.Name):
-			add(h.Profile.Pos, "harness %s: profile %q is outside family %s (its profiles: %s); a harness file joins one with `families: %q: profiles: %q: true`", h.ID, h.Profile.Name, f.ID, strings.Join(f.Profiles, ", "), f.ID, h.Profile.Name)
+			errs.Addf(h.Profile.Pos, "harness %s: profile %q is outside family %s (its profiles: %s); a harness file joins one with `families: %q: profiles: %q: true`", h.ID, h.Profile.Name, f.ID, strings.Join(f.Profiles, ", "), f.ID, h.Profile.Name)
 		}
 		if len(h.Evidence) == 0 {
-			add(h.Pos, "harness %s: no evidence", h.ID)
+			errs.Addf(h.Pos, "harness %s: no evidence", h.ID)
 		}
 		errs = append(errs, checkPaths(h)...)
 		errs = append(errs, checkOutputs(h)...)
@@ -80,22 +77,22 @@ func Atlas(a *model.Atlas) model.Errors {
 		seen := map[string]*model.Event{}
 		for _, e := range h.Events {
 			if first, ok := seen[e.Name]; ok {
-				add(e.Pos, "harness %s: duplicate native event %q (first at %s)", h.ID, e.Name, first.Pos)
+				errs.Addf(e.Pos, "harness %s: duplicate native event %q (first at %s)", h.ID, e.Name, first.Pos)
 				continue
 			}
 			seen[e.Name] = e
 			if !phases[e.Phase.Name] {
-				add(e.Phase.Pos, "event %s: unknown phase %q (declare it in phases)", e.Name, e.Phase.Name)
+				errs.Addf(e.Phase.Pos, "event %s: unknown phase %q (declare it in phases)", e.Name, e.Phase.Name)
 			}
 			if len(e.Evidence) == 0 {
-				add(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
+				errs.Addf(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
 			}
 			errs = append(errs, checkRules(h, e)...)
 		}
 		if ae := h.AgentEnv; ae != nil {
 			for _, n := range ae.Events {
 				if seen[n.Name] == nil {
-					add(n.Pos, "harness %s: agentEnv names event %q, which the harness does not declare", h.ID, n.Name)
+					errs.Addf(n.Pos, "harness %s: agentEnv names event %q, which the harness does not declare", h.ID, n.Name)
 				}
 			}
 		}
@@ -109,26 +106,23 @@ func Atlas(a *model.Atlas) model.Errors {
 
 func checkRules(h *model.Harness, e *model.Event) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	stop := stopPhases[e.Phase.Name]
 	seen := map[string]bool{}
 	for _, c := range e.Can {
 		if seen[c.Name] {
-			add(c.Pos, "event %s: capability %q listed twice", e.Name, c.Name)
+			errs.Addf(c.Pos, "event %s: capability %q listed twice", e.Name, c.Name)
 			continue
 		}
 		seen[c.Name] = true
 		aspect := model.CapabilityRule[c.Name]
 		if e.Rule(aspect) == nil {
-			add(c.Pos, "event %s: capability %q cannot be expressed: no render rule %q", e.Name, c.Name, aspect)
+			errs.Addf(c.Pos, "event %s: capability %q cannot be expressed: no render rule %q", e.Name, c.Name, aspect)
 		}
 		if c.Name == "block" && !stop {
-			add(c.Pos, "event %s: capability \"block\" keeps a stop going, but phase %s is no stop phase: use \"deny\"", e.Name, e.Phase.Name)
+			errs.Addf(c.Pos, "event %s: capability \"block\" keeps a stop going, but phase %s is no stop phase: use \"deny\"", e.Name, e.Phase.Name)
 		}
 		if c.Name == "deny" && stop {
-			add(c.Pos, "event %s: phase %s refuses to stop with \"block\", not \"deny\"", e.Name, e.Phase.Name)
+			errs.Addf(c.Pos, "event %s: phase %s refuses to stop with \"block\", not \"deny\"", e.Name, e.Phase.Name)
 		}
 	}
 	for _, r := range e.Rules {
@@ -139,7 +133,7 @@ func checkRules(h *model.Harness, e *model.Event) model.Errors {
 			}
 		}
 		if !seen[cap] {
-			add(r.Pos, "event %s: render rule %q has no capability %q in can", e.Name, r.Aspect, cap)
+			errs.Addf(r.Pos, "event %s: render rule %q has no capability %q in can", e.Name, r.Aspect, cap)
 		}
 		slots := map[string]bool{}
 		if r.Stderr != "" {
@@ -147,16 +141,16 @@ func checkRules(h *model.Harness, e *model.Event) model.Errors {
 		}
 		walkSlots(r.Stdout, func(m model.Member) {
 			if !contains(model.Slots, m.Slot) {
-				add(m.Pos, "event %s: render rule %q: unknown slot {%s} (slots: {%s})", e.Name, r.Aspect, m.Slot, strings.Join(model.Slots, "}, {"))
+				errs.Addf(m.Pos, "event %s: render rule %q: unknown slot {%s} (slots: {%s})", e.Name, r.Aspect, m.Slot, strings.Join(model.Slots, "}, {"))
 			}
 			slots[m.Slot] = true
 		})
 		if len(r.Stdout) == 0 && r.Exit == 0 && r.Stderr == "" {
-			add(r.Pos, "event %s: render rule %q writes nothing", e.Name, r.Aspect)
+			errs.Addf(r.Pos, "event %s: render rule %q writes nothing", e.Name, r.Aspect)
 		}
 		need := map[string]string{"rewrite": "updatedInput", "context": "context", "userMessage": "userMessage"}[r.Aspect]
 		if need != "" && !slots[need] {
-			add(r.Pos, "event %s: render rule %q never writes {%s}", e.Name, r.Aspect, need)
+			errs.Addf(r.Pos, "event %s: render rule %q never writes {%s}", e.Name, r.Aspect, need)
 		}
 		errs = append(errs, checkEffect(h, e, r)...)
 	}
@@ -315,7 +309,7 @@ func checkPaths(h *model.Harness) model.Errors {
 		for _, fs := range fss {
 			typ, ok := model.FieldType[fs.Field]
 			if !ok {
-				errs = append(errs, model.Error{Pos: fs.Pos, Msg: fmt.Sprintf("unknown canonical field %q", fs.Field)})
+				errs.Addf(fs.Pos, "unknown canonical field %q", fs.Field)
 				continue
 			}
 			for _, s := range fs.Sources {
@@ -327,14 +321,14 @@ func checkPaths(h *model.Harness) model.Errors {
 					st = "string"
 				}
 				if msg := PathError(s.Path, st); msg != "" {
-					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s", fs.Field, msg)})
+					errs.Addf(s.Pos, "field %s: %s", fs.Field, msg)
 					continue
 				}
 				if s.As != "" && typ != "json" {
-					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("field %s: %s applies only to JSON fields (toolInput, toolResponse)", fs.Field, s.As)})
+					errs.Addf(s.Pos, "field %s: %s applies only to JSON fields (toolInput, toolResponse)", fs.Field, s.As)
 				}
 				if u, ok := uses[s.Path]; ok && u.typ != st {
-					errs = append(errs, model.Error{Pos: s.Pos, Msg: fmt.Sprintf("payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, st, fs.Field, u.typ, u.field, u.pos)})
+					errs.Addf(s.Pos, "payload path %q is read as %s for %s but as %s for %s (at %s)", s.Path, st, fs.Field, u.typ, u.field, u.pos)
 					continue
 				}
 				uses[s.Path] = use{st, fs.Field, s.Pos}
@@ -355,7 +349,7 @@ func checkPaths(h *model.Harness) model.Errors {
 		for _, q := range paths {
 			if strings.HasPrefix(q, strings.TrimSuffix(p, "[0]")+".") {
 				u := uses[q]
-				errs = append(errs, model.Error{Pos: u.pos, Msg: fmt.Sprintf("payload path %q goes inside %q, which another field reads as a %s", q, p, uses[p].typ)})
+				errs.Addf(u.pos, "payload path %q goes inside %q, which another field reads as a %s", q, p, uses[p].typ)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -27,20 +26,17 @@ var launchSlots = map[string]bool{"prompt": true, "model": true, "baseURL": true
 // launch merges) that are all JSON objects.
 func Launches(a *model.Atlas) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	for _, l := range a.Launches {
 		h := a.Harness(l.Harness)
 		if h == nil {
-			add(l.Pos, "launch: unknown harness %q", l.Harness)
+			errs.Addf(l.Pos, "launch: unknown harness %q", l.Harness)
 			continue
 		}
 		slots := func(what string, extra map[string]bool, ss ...string) {
 			for _, s := range ss {
 				for _, m := range launchSlot.FindAllStringSubmatch(s, -1) {
 					if !launchSlots[m[1]] && !extra[m[1]] {
-						add(l.Pos, "harness %s: launch %s: unknown slot {%s}", h.ID, what, m[1])
+						errs.Addf(l.Pos, "harness %s: launch %s: unknown slot {%s}", h.ID, what, m[1])
 					}
 				}
 			}
@@ -58,16 +54,16 @@ func Launches(a *model.Atlas) model.Errors {
 			slots(what, nil, args...)
 		}
 		if !has(l.Headless, "prompt") {
-			add(l.Pos, "harness %s: launch headless args do not pass {prompt}", h.ID)
+			errs.Addf(l.Pos, "harness %s: launch headless args do not pass {prompt}", h.ID)
 		}
 		if !has(l.Resume, "prompt") {
-			add(l.Pos, "harness %s: launch resume args do not pass {prompt}", h.ID)
+			errs.Addf(l.Pos, "harness %s: launch resume args do not pass {prompt}", h.ID)
 		}
 		if len(l.ResumeID) > 0 && !has(l.ResumeID, "session") {
-			add(l.Pos, "harness %s: launch resumeId args do not name {session}", h.ID)
+			errs.Addf(l.Pos, "harness %s: launch resumeId args do not name {session}", h.ID)
 		}
 		if len(l.MaxTurns) > 0 && !has(l.MaxTurns, "maxTurns") {
-			add(l.Pos, "harness %s: launch maxTurns args do not pass {maxTurns}", h.ID)
+			errs.Addf(l.Pos, "harness %s: launch maxTurns args do not pass {maxTurns}", h.ID)
 		}
 		checkKV := func(what string, kvs []model.KV) {
 			for _, kv := range kvs {
@@ -89,31 +85,31 @@ func Launches(a *model.Atlas) model.Errors {
 		for _, c := range l.Connect {
 			p := c.Protocol.Name
 			if !speaks[p] {
-				add(c.Protocol.Pos, "harness %s: launch connects in %s, which is not in its speaks (protocols.cue)", h.ID, p)
+				errs.Addf(c.Protocol.Pos, "harness %s: launch connects in %s, which is not in its speaks (protocols.cue)", h.ID, p)
 			}
 			if seen[p] {
-				add(c.Protocol.Pos, "harness %s: launch connects in %s twice", h.ID, p)
+				errs.Addf(c.Protocol.Pos, "harness %s: launch connects in %s twice", h.ID, p)
 			}
 			seen[p] = true
 			checkKV("connect "+p+" env", c.Env)
 			checkFiles("connect "+p+" file", c.Files)
 			if !mentions(c, "baseURL") || !mentions(c, "key") {
-				add(c.Protocol.Pos, "harness %s: launch connect %s must pass {baseURL} and {key} in its env or files", h.ID, p)
+				errs.Addf(c.Protocol.Pos, "harness %s: launch connect %s must pass {baseURL} and {key} in its env or files", h.ID, p)
 			}
 		}
 		for _, s := range h.Speaks {
 			if !seen[s.Name] {
-				add(l.Pos, "harness %s: speaks %s but launch has no connect entry for it: ProxyRequired would pass it through with no way to configure it", h.ID, s.Name)
+				errs.Addf(l.Pos, "harness %s: speaks %s but launch has no connect entry for it: ProxyRequired would pass it through with no way to configure it", h.ID, s.Name)
 			}
 		}
 		switch l.PluginKind {
 		case "flag":
 			if !has(l.PluginArgs, "bundle") {
-				add(l.Pos, "harness %s: launch plugin kind flag needs args naming {bundle}", h.ID)
+				errs.Addf(l.Pos, "harness %s: launch plugin kind flag needs args naming {bundle}", h.ID)
 			}
 		case "install":
 			if h.Packaging.Format.Name == "" {
-				add(l.Pos, "harness %s: launch plugin kind install needs packaging (a bundle format)", h.ID)
+				errs.Addf(l.Pos, "harness %s: launch plugin kind install needs packaging (a bundle format)", h.ID)
 			}
 		}
 		want := map[string]func(string) bool{
@@ -129,32 +125,32 @@ func Launches(a *model.Atlas) model.Errors {
 				}
 			}
 			if ev == nil {
-				add(b.Event.Pos, "harness %s: launch bridge %s: unknown event %q", h.ID, b.Role, b.Event.Name)
+				errs.Addf(b.Event.Pos, "harness %s: launch bridge %s: unknown event %q", h.ID, b.Role, b.Event.Name)
 			} else if !want[b.Role](ev.Phase.Name) {
-				add(b.Event.Pos, "harness %s: launch bridge %s: event %s has phase %s", h.ID, b.Role, b.Event.Name, ev.Phase.Name)
+				errs.Addf(b.Event.Pos, "harness %s: launch bridge %s: event %s has phase %s", h.ID, b.Role, b.Event.Name, ev.Phase.Name)
 			}
 			slots("bridge "+b.Role, map[string]bool{"stopHookActive": true}, b.Payload)
 			var obj map[string]any
 			if err := json.Unmarshal([]byte(b.Payload), &obj); err != nil {
-				add(b.Event.Pos, "harness %s: launch bridge %s: payload is not a JSON object: %v", h.ID, b.Role, err)
+				errs.Addf(b.Event.Pos, "harness %s: launch bridge %s: payload is not a JSON object: %v", h.ID, b.Role, err)
 			}
 		}
 		ids := map[string]bool{}
 		for _, p := range l.Onboarding {
 			if ids[p.ID] {
-				add(p.Pos, "harness %s: launch onboarding prompt %s declared twice", h.ID, p.ID)
+				errs.Addf(p.Pos, "harness %s: launch onboarding prompt %s declared twice", h.ID, p.ID)
 			}
 			ids[p.ID] = true
 			if _, err := regexp.Compile(p.Match); err != nil {
-				add(p.Pos, "harness %s: launch onboarding prompt %s: match is not a regexp: %v", h.ID, p.ID, err)
+				errs.Addf(p.Pos, "harness %s: launch onboarding prompt %s: match is not a regexp: %v", h.ID, p.ID, err)
 			} else if regexp.MustCompile(p.Match).MatchString("") {
-				add(p.Pos, "harness %s: launch onboarding prompt %s: match matches an empty screen", h.ID, p.ID)
+				errs.Addf(p.Pos, "harness %s: launch onboarding prompt %s: match matches an empty screen", h.ID, p.ID)
 			}
 			if p.Keys == "" {
-				add(p.Pos, "harness %s: launch onboarding prompt %s types no keys", h.ID, p.ID)
+				errs.Addf(p.Pos, "harness %s: launch onboarding prompt %s types no keys", h.ID, p.ID)
 			}
 			if len(p.Evidence) == 0 {
-				add(p.Pos, "harness %s: launch onboarding prompt %s has no evidence", h.ID, p.ID)
+				errs.Addf(p.Pos, "harness %s: launch onboarding prompt %s has no evidence", h.ID, p.ID)
 			}
 		}
 		if te := l.TurnEnd; te != nil {
@@ -165,9 +161,9 @@ func Launches(a *model.Atlas) model.Errors {
 				}
 			}
 			if ev == nil {
-				add(te.Event.Pos, "harness %s: launch turnEnd: unknown event %q", h.ID, te.Event.Name)
+				errs.Addf(te.Event.Pos, "harness %s: launch turnEnd: unknown event %q", h.ID, te.Event.Name)
 			} else if ev.Phase.Name != "stop" {
-				add(te.Event.Pos, "harness %s: launch turnEnd: event %s has phase %s, want stop", h.ID, te.Event.Name, ev.Phase.Name)
+				errs.Addf(te.Event.Pos, "harness %s: launch turnEnd: event %s has phase %s, want stop", h.ID, te.Event.Name, ev.Phase.Name)
 			}
 			runs := false
 			for _, f := range te.Files {
@@ -175,7 +171,7 @@ func Launches(a *model.Atlas) model.Errors {
 				runs = runs || strings.Contains(f.Content, "{turnEndCommand}")
 			}
 			if !runs {
-				add(te.Event.Pos, "harness %s: launch turnEnd files never run {turnEndCommand}", h.ID)
+				errs.Addf(te.Event.Pos, "harness %s: launch turnEnd files never run {turnEndCommand}", h.ID)
 			}
 		}
 		// Files of one run that share a path are merged by sitter launch,
@@ -197,12 +193,12 @@ func Launches(a *model.Atlas) model.Errors {
 				merged[f.Pos] = true
 				var obj map[string]any
 				if err := json.Unmarshal([]byte(launchSlot.ReplaceAllString(f.Content, "x")), &obj); err != nil || obj == nil {
-					add(f.Pos, "harness %s: launch writes %s more than once (files, connect %s, turnEnd): each must be a JSON object to be merged", h.ID, f.Path, c.Protocol.Name)
+					errs.Addf(f.Pos, "harness %s: launch writes %s more than once (files, connect %s, turnEnd): each must be a JSON object to be merged", h.ID, f.Path, c.Protocol.Name)
 				}
 			}
 		}
 		if len(l.Evidence) == 0 {
-			add(l.Pos, "harness %s: launch has no evidence", h.ID)
+			errs.Addf(l.Pos, "harness %s: launch has no evidence", h.ID)
 		}
 	}
 	return errs

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
@@ -14,9 +13,6 @@ import (
 // two files of a bundle share a path.
 func Layouts(a *model.Atlas) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	for _, h := range a.Harnesses {
 		f := h.Packaging.Format
 		if f.Name == "" {
@@ -24,7 +20,7 @@ func Layouts(a *model.Atlas) model.Errors {
 		}
 		lay := a.Layout(f.Name)
 		if lay == nil {
-			add(f.Pos, "harness %s: packaging format %q is no layout (%s); declare it in layouts", h.ID, f.Name, layoutIDs(a))
+			errs.Addf(f.Pos, "harness %s: packaging format %q is no layout (%s); declare it in layouts", h.ID, f.Name, layoutIDs(a))
 			continue
 		}
 		if fam := a.Family(h.Family.Name); fam != nil && fam.Delivery == "shell-hook" && (lay.Hooks == nil || lay.Hooks.Path.Name == "") {
@@ -32,10 +28,10 @@ func Layouts(a *model.Atlas) model.Errors {
 			if lay.Hooks != nil {
 				p = lay.Hooks.Pos
 			}
-			add(p, "layout %s: no hook config location (hooks.path), but shell-hook harness %s registers its hooks there", lay.ID, h.ID)
+			errs.Addf(p, "layout %s: no hook config location (hooks.path), but shell-hook harness %s registers its hooks there", lay.ID, h.ID)
 		}
 		if t := h.Packaging.Target; t.Kind == "hooks-config" && lay.Hooks != nil && (t.Shape != lay.Hooks.Shape || t.CommandKey != lay.Hooks.CommandKey()) {
-			add(h.Packaging.Pos, "harness %s: install target (shape %q, commandKey %q) disagrees with layout %s's hook config (%q, %q): sitter plugin install merges one into the other", h.ID, t.Shape, t.CommandKey, lay.ID, lay.Hooks.Shape, lay.Hooks.CommandKey())
+			errs.Addf(h.Packaging.Pos, "harness %s: install target (shape %q, commandKey %q) disagrees with layout %s's hook config (%q, %q): sitter plugin install merges one into the other", h.ID, t.Shape, t.CommandKey, lay.ID, lay.Hooks.Shape, lay.Hooks.CommandKey())
 		}
 	}
 	users := map[string][]string{}
@@ -44,17 +40,17 @@ func Layouts(a *model.Atlas) model.Errors {
 	}
 	for _, lay := range a.Layouts {
 		if m := lay.Marketplace; m != nil && len(users[lay.ID]) > 1 {
-			add(m.Pos, "layout %s: harnesses %s would write one marketplace (marketplaces/%s): give the second harness a layout of its own", lay.ID, strings.Join(users[lay.ID], ", "), m.Dir)
+			errs.Addf(m.Pos, "layout %s: harnesses %s would write one marketplace (marketplaces/%s): give the second harness a layout of its own", lay.ID, strings.Join(users[lay.ID], ", "), m.Dir)
 		}
-		c := layoutChecker{lay: lay, add: add}
+		c := layoutChecker{lay: lay, errs: &errs}
 		c.check()
 	}
 	return errs
 }
 
 type layoutChecker struct {
-	lay *model.Layout
-	add func(p model.Pos, format string, args ...any)
+	lay  *model.Layout
+	errs *model.Errors
 }
 
 // check is the table of contents of one layout's rules.
@@ -66,11 +62,11 @@ func (c layoutChecker) check() {
 			return
 		}
 		if contains(model.BundleFiles, path) {
-			c.add(p, "layout %s: two files at %s (%s, and sitter's own file of every bundle)", lay.ID, path, what)
+			c.errs.Addf(p, "layout %s: two files at %s (%s, and sitter's own file of every bundle)", lay.ID, path, what)
 			return
 		}
 		if first, ok := paths[path]; ok {
-			c.add(p, "layout %s: two files at %s (%s; first at %s)", lay.ID, path, what, first)
+			c.errs.Addf(p, "layout %s: two files at %s (%s; first at %s)", lay.ID, path, what, first)
 			return
 		}
 		paths[path] = p
@@ -80,10 +76,10 @@ func (c layoutChecker) check() {
 		c.template(hk.Document, model.PluginSlots, "hooks.document")
 		c.template(hk.Entry, model.EntrySlots, "hooks.entry")
 		if !hooksAtTop(hk.Document) {
-			c.add(hk.Pos, "layout %s: hooks.document needs hooks: \"{%s}\" at its top: sitter plugin install and verify read the registrations there", lay.ID, model.SlotHooks)
+			c.errs.Addf(hk.Pos, "layout %s: hooks.document needs hooks: \"{%s}\" at its top: sitter plugin install and verify read the registrations there", lay.ID, model.SlotHooks)
 		}
 		if hk.CommandKey() == "" {
-			c.add(hk.Pos, "layout %s: hooks.entry has no key whose value is \"{%s}\": nothing runs the launcher", lay.ID, model.SlotCommand)
+			c.errs.Addf(hk.Pos, "layout %s: hooks.entry has no key whose value is \"{%s}\": nothing runs the launcher", lay.ID, model.SlotCommand)
 		}
 	}
 	manifest := false
@@ -93,13 +89,13 @@ func (c layoutChecker) check() {
 		c.file(f)
 	}
 	if !manifest {
-		c.add(lay.Manifest.Path.Pos, "layout %s: manifest %s is none of its files", lay.ID, lay.Manifest.Path.Name)
+		c.errs.Addf(lay.Manifest.Path.Pos, "layout %s: manifest %s is none of its files", lay.ID, lay.Manifest.Path.Name)
 	}
 	if m := lay.Marketplace; m != nil {
 		market := map[string]model.Pos{}
 		for _, f := range m.Files {
 			if first, ok := market[f.Path.Name]; ok {
-				c.add(f.Path.Pos, "layout %s: two marketplace files at %s (first at %s)", lay.ID, f.Path.Name, first)
+				c.errs.Addf(f.Path.Pos, "layout %s: two marketplace files at %s (first at %s)", lay.ID, f.Path.Name, first)
 			}
 			market[f.Path.Name] = f.Path.Pos
 			c.file(f)
@@ -122,7 +118,7 @@ func (c layoutChecker) file(f *model.LayoutFile) {
 	}
 	for _, k := range f.KeyWhen {
 		if f.JSON == nil || !hasKey(f.JSON, k.Path) {
-			c.add(k.Pos, "layout %s: keyWhen %q names no key of %s's json", c.lay.ID, k.Path, f.Path.Name)
+			c.errs.Addf(k.Pos, "layout %s: keyWhen %q names no key of %s's json", c.lay.ID, k.Path, f.Path.Name)
 		}
 	}
 	bodies := 0
@@ -132,7 +128,7 @@ func (c layoutChecker) file(f *model.LayoutFile) {
 		}
 	}
 	if bodies != 1 {
-		c.add(f.Pos, "layout %s: file %s needs exactly one of json, toml, frontmatter (with body) or text; it has %d", c.lay.ID, f.Path.Name, bodies)
+		c.errs.Addf(f.Pos, "layout %s: file %s needs exactly one of json, toml, frontmatter (with body) or text; it has %d", c.lay.ID, f.Path.Name, bodies)
 	}
 }
 
@@ -163,17 +159,17 @@ func (c layoutChecker) slots(s string, p model.Pos, known []string, where string
 		}
 		list, isEvents := model.IsEventsSlot(r.Name)
 		if where == "hooks.entry" {
-			c.add(p, "layout %s: %s: unknown slot {%s} (slots: {%s})", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
+			c.errs.Addf(p, "layout %s: %s: unknown slot {%s} (slots: {%s})", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
 			continue
 		}
 		if isEvents && (list == "" || c.hasList(list)) {
 			continue
 		}
 		if each := eachOf(r.Name); each != "" {
-			c.add(p, "layout %s: %s: slot {%s} is filled only in a file or text part with each: %q", c.lay.ID, where, r.Name, each)
+			c.errs.Addf(p, "layout %s: %s: slot {%s} is filled only in a file or text part with each: %q", c.lay.ID, where, r.Name, each)
 			continue
 		}
-		c.add(p, "layout %s: %s: unknown slot {%s} (slots: {%s}, {events}, {events.<list>} of eventLists)", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
+		c.errs.Addf(p, "layout %s: %s: unknown slot {%s} (slots: {%s}, {events}, {events.<list>} of eventLists)", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
 	}
 }
 

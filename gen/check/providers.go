@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -15,16 +14,13 @@ var placeholder = regexp.MustCompile(`\{([a-z]+)\}`)
 // parameter, Azure-style auth with an api-version, and evidence.
 func Providers(a *model.Atlas) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	known := strings.Join(model.Protocols, ", ")
 	for _, p := range a.Providers {
 		if p.Protocol.Name != "" && !contains(model.Protocols, p.Protocol.Name) {
-			add(p.Protocol.Pos, "provider %s: unknown protocol %q (known: %s)", p.ID, p.Protocol.Name, known)
+			errs.Addf(p.Protocol.Pos, "provider %s: unknown protocol %q (known: %s)", p.ID, p.Protocol.Name, known)
 		}
 		if len(p.Evidence) == 0 {
-			add(p.Pos, "provider %s: no evidence: name the API reference that documents its protocol, URL and auth", p.ID)
+			errs.Addf(p.Pos, "provider %s: no evidence: name the API reference that documents its protocol, URL and auth", p.ID)
 		}
 		// Aliases resolve case-insensitively, and an alias must not shadow
 		// a model id the provider serves under another alias.
@@ -36,12 +32,12 @@ func Providers(a *model.Atlas) model.Errors {
 		for _, m := range p.Models {
 			k := strings.ToLower(m.Alias)
 			if first, ok := seen[k]; ok {
-				add(m.Pos, "provider %s: duplicate model alias %q (first as %q at %s)", p.ID, m.Alias, first.Alias, first.Pos)
+				errs.Addf(m.Pos, "provider %s: duplicate model alias %q (first as %q at %s)", p.ID, m.Alias, first.Alias, first.Pos)
 				continue
 			}
 			seen[k] = m
 			if ids[m.Alias] && m.Alias != m.Model {
-				add(m.Pos, "provider %s: alias %q is also a model id of this provider but maps to %q", p.ID, m.Alias, m.Model)
+				errs.Addf(m.Pos, "provider %s: alias %q is also a model id of this provider but maps to %q", p.ID, m.Alias, m.Model)
 			}
 		}
 		params := map[string]bool{}
@@ -50,21 +46,21 @@ func Providers(a *model.Atlas) model.Errors {
 		}
 		for _, mm := range placeholder.FindAllStringSubmatch(p.BaseURL, -1) {
 			if !params[mm[1]] {
-				add(p.Pos, "provider %s: baseURL placeholder {%s} has no params entry naming its environment variable", p.ID, mm[1])
+				errs.Addf(p.Pos, "provider %s: baseURL placeholder {%s} has no params entry naming its environment variable", p.ID, mm[1])
 			}
 		}
 		if p.Auth == "api-key" && p.APIVersion == "" {
-			add(p.Pos, "provider %s: auth \"api-key\" (Azure) needs apiVersion", p.ID)
+			errs.Addf(p.Pos, "provider %s: auth \"api-key\" (Azure) needs apiVersion", p.ID)
 		}
 	}
 	for _, h := range a.Harnesses {
 		seen := map[string]bool{}
 		for _, s := range h.Speaks {
 			if !contains(model.Protocols, s.Name) {
-				add(s.Pos, "harness %s: speaks unknown protocol %q (known: %s)", h.ID, s.Name, known)
+				errs.Addf(s.Pos, "harness %s: speaks unknown protocol %q (known: %s)", h.ID, s.Name, known)
 			}
 			if seen[s.Name] {
-				add(s.Pos, "harness %s: protocol %q listed twice in speaks", h.ID, s.Name)
+				errs.Addf(s.Pos, "harness %s: protocol %q listed twice in speaks", h.ID, s.Name)
 			}
 			seen[s.Name] = true
 		}

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"fmt"
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
@@ -16,44 +15,41 @@ var locationVars = []string{"sessionId", "sessionId8", "cwdSlug", "cwdDashed"}
 // flag has the records it needs.
 func Transcripts(a *model.Atlas) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	for _, ht := range a.Transcripts {
 		h := a.Harness(ht.Harness)
 		if t := ht.Transcript; t != nil {
 			if h != nil {
 				if f := a.Family(h.Family.Name); f != nil && f.Transcript != t.Format.Name {
-					add(t.Format.Pos, "harness %s: transcript format %q disagrees with its family %s (%q)", h.ID, t.Format.Name, f.ID, f.Transcript)
+					errs.Addf(t.Format.Pos, "harness %s: transcript format %q disagrees with its family %s (%q)", h.ID, t.Format.Name, f.ID, f.Transcript)
 				}
 			}
 			if t.Format.Name == "json-event" && t.Messages == "" {
-				add(t.Format.Pos, "harness %s: a json-event transcript needs messages (the path of its message array)", ht.Harness)
+				errs.Addf(t.Format.Pos, "harness %s: a json-event transcript needs messages (the path of its message array)", ht.Harness)
 			}
 			for _, m := range placeholder.FindAllStringSubmatch(t.Location.Name, -1) {
 				if !contains(locationVars, m[1]) {
-					add(t.Location.Pos, "harness %s: location placeholder {%s} is unknown (known: %s)", ht.Harness, m[1], strings.Join(locationVars, ", "))
+					errs.Addf(t.Location.Pos, "harness %s: location placeholder {%s} is unknown (known: %s)", ht.Harness, m[1], strings.Join(locationVars, ", "))
 				}
 			}
 			if t.Location.Name != "" && !strings.HasPrefix(t.Location.Name, "~/") {
-				add(t.Location.Pos, "harness %s: location %q must start with ~/", ht.Harness, t.Location.Name)
+				errs.Addf(t.Location.Pos, "harness %s: location %q must start with ~/", ht.Harness, t.Location.Name)
 			}
 			for _, m := range placeholder.FindAllStringSubmatch(t.Resume.Name, -1) {
 				if m[1] != "sessionId" {
-					add(t.Resume.Pos, "harness %s: resume placeholder {%s} is unknown (known: sessionId)", ht.Harness, m[1])
+					errs.Addf(t.Resume.Pos, "harness %s: resume placeholder {%s} is unknown (known: sessionId)", ht.Harness, m[1])
 				}
 			}
 			caps := t.Capabilities
 			if caps.TranscriptAnalysis {
 				if len(t.Prompts) == 0 || len(t.Assistant) == 0 {
-					add(t.Pos, "harness %s: transcriptAnalysis needs prompts and assistant records", ht.Harness)
+					errs.Addf(t.Pos, "harness %s: transcriptAnalysis needs prompts and assistant records", ht.Harness)
 				}
 				if t.Location.Name == "" && !t.Payload {
-					add(t.Location.Pos, "harness %s: transcriptAnalysis needs a location or a payload transcript path", ht.Harness)
+					errs.Addf(t.Location.Pos, "harness %s: transcriptAnalysis needs a location or a payload transcript path", ht.Harness)
 				}
 			}
 			if caps.TokenCalculation && len(t.Usage) == 0 {
-				add(t.Pos, "harness %s: tokenCalculation needs usage records", ht.Harness)
+				errs.Addf(t.Pos, "harness %s: tokenCalculation needs usage records", ht.Harness)
 			}
 			kinds := []struct {
 				name string
@@ -62,33 +58,33 @@ func Transcripts(a *model.Atlas) model.Errors {
 			for _, k := range kinds {
 				for _, r := range k.rs {
 					if len(r.When) == 0 {
-						add(r.Pos, "harness %s: %s record without when: it would match every record", ht.Harness, k.name)
+						errs.Addf(r.Pos, "harness %s: %s record without when: it would match every record", ht.Harness, k.name)
 					}
 					switch k.name {
 					case "prompts", "assistant":
 						if r.Text == "" {
-							add(r.Pos, "harness %s: %s record without text", ht.Harness, k.name)
+							errs.Addf(r.Pos, "harness %s: %s record without text", ht.Harness, k.name)
 						}
 					case "toolCalls":
 						if r.Name == "" {
-							add(r.Pos, "harness %s: toolCalls record without name", ht.Harness)
+							errs.Addf(r.Pos, "harness %s: toolCalls record without name", ht.Harness)
 						}
 						if len(r.WriteTools) > 0 && len(r.Files) == 0 && r.InputAs != "patch" {
-							add(r.Pos, "harness %s: writeTools without files (or inputAs patch): no file could be found", ht.Harness)
+							errs.Addf(r.Pos, "harness %s: writeTools without files (or inputAs patch): no file could be found", ht.Harness)
 						}
 					case "usage":
 						if r.Usage == (model.UsagePaths{}) {
-							add(r.Pos, "harness %s: usage record without any usage path", ht.Harness)
+							errs.Addf(r.Pos, "harness %s: usage record without any usage path", ht.Harness)
 						}
 					}
 					if len(r.EachWhen) > 0 && r.Each == "" {
-						add(r.Pos, "harness %s: %s record has eachWhen without each", ht.Harness, k.name)
+						errs.Addf(r.Pos, "harness %s: %s record has eachWhen without each", ht.Harness, k.name)
 					}
 				}
 			}
 		}
 		if p := ht.Presence; p != nil && len(p.Binaries) == 0 && len(p.ProjectDirs) == 0 && len(p.ProjectFiles) == 0 {
-			add(p.Pos, "harness %s: presence names no binary, project dir or project file", ht.Harness)
+			errs.Addf(p.Pos, "harness %s: presence names no binary, project dir or project file", ht.Harness)
 		}
 	}
 	return errs

@@ -336,7 +336,9 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) ([]File, error) {
 			}
 			lay := a.Layout(h.Packaging.Format.Name)
 			if lay == nil {
-				return nil, model.Error{Pos: h.Packaging.Format.Pos, Msg: fmt.Sprintf("no layout %q", h.Packaging.Format.Name)}
+				var errs model.Errors
+				errs.Addf(h.Packaging.Format.Pos, "no layout %q", h.Packaging.Format.Name)
+				return nil, errs
 			}
 			b := &bundle{p: p, h: h, lay: lay, dir: "artifacts/" + p.Name + "/" + h.ID}
 			b.write()

@@ -163,17 +163,17 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 			}
 			done[k] = true
 			got, want := enumerate(pairs)
-			out = append(out, model.Error{Pos: it.pos, Msg: fmt.Sprintf("%s: %s is not allowed here (want one of %s)", it.path, got, strings.Join(want, ", "))})
+			out.Addf(it.pos, "%s: %s is not allowed here (want one of %s)", it.path, got, strings.Join(want, ", "))
 			continue
 		}
 		msg := it.msg
 		if it.path != "" {
 			msg = it.path + ": " + msg
 		}
-		out = append(out, model.Error{Pos: it.pos, Msg: msg})
+		out.Addf(it.pos, "%s", msg)
 	}
 	if len(out) == 0 {
-		out = model.Errors{{Msg: err.Error()}}
+		out.Addf(model.Pos{}, "%v", err) // CUE named no position: the atlas as a whole
 	}
 	return out.Sort()
 }
@@ -255,7 +255,7 @@ func (l *loader) fail(v cue.Value, format string, args ...any) {
 	if l.quiet {
 		return
 	}
-	l.errs = append(l.errs, model.Error{Pos: l.vpos(v), Msg: fmt.Sprintf(format, args...)})
+	l.errs.Addf(l.vpos(v), format, args...)
 }
 
 // fields iterates a struct's regular fields in declaration order.

@@ -16,9 +16,16 @@ type Pos struct {
 	Line, Col int
 }
 
+// String is file:line:col; a position without a line (a whole file or
+// folder) prints the file alone, never file:0:0.
 func (p Pos) String() string {
-	if p.File == "" {
+	switch {
+	case p.File == "":
 		return "atlas"
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	}
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
@@ -33,6 +40,12 @@ func (e Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 // Errors is a list of positioned errors, reported all at once.
 type Errors []Error
+
+// Addf appends an error at p: the one way the generator reports a problem
+// in the atlas or a plugin.
+func (es *Errors) Addf(p Pos, format string, args ...any) {
+	*es = append(*es, Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
+}
 
 func (es Errors) Error() string {
 	lines := make([]string, len(es))

@@ -61,7 +61,7 @@ func Load(root string, schema []byte, a *model.Atlas) ([]*Plugin, error) {
 		}
 		dir := "plugins-src/" + e.Name()
 		if _, err := os.Stat(filepath.Join(root, dir, "plugin.yaml")); err != nil {
-			errs = append(errs, model.Error{Pos: model.Pos{File: dir}, Msg: "no plugin.yaml"})
+			errs.Addf(model.Pos{File: dir}, "no plugin.yaml")
 			continue
 		}
 		p, perrs := loadOne(root, dir, sch, a)
@@ -73,7 +73,7 @@ func Load(root string, schema []byte, a *model.Atlas) ([]*Plugin, error) {
 	seen := map[string]string{}
 	for _, p := range plugins {
 		if d, ok := seen[p.Name]; ok {
-			errs = append(errs, model.Error{Pos: model.Pos{File: p.Dir + "/plugin.yaml", Line: 1, Col: 1}, Msg: fmt.Sprintf("duplicate plugin name %q (also %s)", p.Name, d)})
+			errs.Addf(model.Pos{File: p.Dir + "/plugin.yaml", Line: 1, Col: 1}, "duplicate plugin name %q (also %s)", p.Name, d)
 		}
 		seen[p.Name] = p.Dir
 	}
@@ -125,38 +125,40 @@ type manifest struct {
 
 func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin, model.Errors) {
 	file := dir + "/plugin.yaml"
+	var errs model.Errors
 	src, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
-		return nil, model.Errors{{Pos: model.Pos{File: file}, Msg: err.Error()}}
+		errs.Addf(model.Pos{File: file}, "%v", err)
+		return nil, errs
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, model.Errors{{Pos: yamlErrPos(file, err), Msg: "not YAML: " + err.Error()}}
+		errs.Addf(yamlErrPos(file, err), "not YAML: %v", err)
+		return nil, errs
 	}
 	if len(doc.Content) == 0 {
-		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: "empty manifest: want name, version, description"}}
+		errs.Addf(model.Pos{File: file, Line: 1, Col: 1}, "empty manifest: want name, version, description")
+		return nil, errs
 	}
 	at := map[string]model.Pos{}
 	positions(file, doc.Content[0], "", at)
 	var inst any
 	if err := doc.Decode(&inst); err != nil {
-		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
+		errs.Addf(model.Pos{File: file, Line: 1, Col: 1}, "%v", err)
+		return nil, errs
 	}
 	inst = jsonable(inst)
-	var errs model.Errors
 	if err := sch.Validate(inst); err != nil {
 		errs = append(errs, schemaErrors(file, err, at)...)
 		return nil, errs
 	}
 	var m manifest
 	if err := doc.Decode(&m); err != nil {
-		return nil, model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
-	}
-	add := func(ptr, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: at[ptr], Msg: fmt.Sprintf(format, args...)})
+		errs.Addf(model.Pos{File: file, Line: 1, Col: 1}, "%v", err)
+		return nil, errs
 	}
 	if want := path.Base(dir); m.Name != want {
-		add("/name", "name: %q must equal its folder name %q", m.Name, want)
+		errs.Addf(at["/name"], "name: %q must equal its folder name %q", m.Name, want)
 	}
 	p := &Plugin{
 		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
@@ -168,12 +170,12 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	}
 	for _, h := range m.Harnesses {
 		if a.Harness(h) == nil {
-			add("/harnesses", "harnesses: unknown harness %q", h)
+			errs.Addf(at["/harnesses"], "harnesses: unknown harness %q", h)
 		}
 	}
 	for id, o := range m.Overrides {
 		if a.Harness(id) == nil {
-			add("/overrides/"+id, "overrides: unknown harness %q", id)
+			errs.Addf(at["/overrides/"+id], "overrides: unknown harness %q", id)
 		}
 		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
@@ -184,15 +186,15 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	for i, f := range m.Files {
 		ptr := fmt.Sprintf("/files/%d", i)
 		if msg := badPath(f); msg != "" {
-			add(ptr, "files[%d]: %s", i, msg)
+			errs.Addf(at[ptr], "files[%d]: %s", i, msg)
 			continue
 		}
 		fs, err := readTree(root, dir, f)
 		if err != nil {
 			if os.IsNotExist(errors.Unwrap(errors.Unwrap(err))) || os.IsNotExist(err) {
-				add(ptr, "files[%d]: %q does not exist in %s", i, f, dir)
+				errs.Addf(at[ptr], "files[%d]: %q does not exist in %s", i, f, dir)
 			} else {
-				add(ptr, "files[%d]: %v", i, err)
+				errs.Addf(at[ptr], "files[%d]: %v", i, err)
 			}
 			continue
 		}
@@ -269,32 +271,32 @@ func loadSkills(root, dir string, p *Plugin, errs model.Errors) ([]Skill, model.
 		file := dir + "/skills/" + e.Name() + "/SKILL.md"
 		pos := model.Pos{File: file, Line: 1, Col: 1}
 		if !e.IsDir() {
-			errs = append(errs, model.Error{Pos: model.Pos{File: dir + "/skills/" + e.Name()}, Msg: "want a folder skills/<name>/ holding SKILL.md"})
+			errs.Addf(model.Pos{File: dir + "/skills/" + e.Name()}, "want a folder skills/<name>/ holding SKILL.md")
 			continue
 		}
 		if !slug.MatchString(e.Name()) {
-			errs = append(errs, model.Error{Pos: pos, Msg: fmt.Sprintf("skill name %q is not a slug (lowercase letters, digits, dashes)", e.Name())})
+			errs.Addf(pos, "skill name %q is not a slug (lowercase letters, digits, dashes)", e.Name())
 			continue
 		}
 		src, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
-			errs = append(errs, model.Error{Pos: pos, Msg: "missing SKILL.md"})
+			errs.Addf(pos, "missing SKILL.md")
 			continue
 		}
 		fm, _, ferr := frontMatter(src)
 		if ferr != nil {
-			errs = append(errs, model.Error{Pos: pos, Msg: ferr.Error()})
+			errs.Addf(pos, "%v", ferr)
 			continue
 		}
 		if fm["name"] != e.Name() {
-			errs = append(errs, model.Error{Pos: model.Pos{File: file, Line: 2, Col: 1}, Msg: fmt.Sprintf("front matter name: %q must equal the folder name %q", fm["name"], e.Name())})
+			errs.Addf(model.Pos{File: file, Line: 2, Col: 1}, "front matter name: %q must equal the folder name %q", fm["name"], e.Name())
 		}
 		if fm["description"] == "" {
-			errs = append(errs, model.Error{Pos: model.Pos{File: file, Line: 2, Col: 1}, Msg: "front matter description: required (harnesses use it to decide when to load the skill)"})
+			errs.Addf(model.Pos{File: file, Line: 2, Col: 1}, "front matter description: required (harnesses use it to decide when to load the skill)")
 		}
 		files, err := readTree(root, dir, "skills/"+e.Name())
 		if err != nil {
-			errs = append(errs, model.Error{Pos: pos, Msg: err.Error()})
+			errs.Addf(pos, "%v", err)
 			continue
 		}
 		skills = append(skills, Skill{Name: e.Name(), Description: fm["description"], Files: files})
@@ -313,21 +315,21 @@ func loadCommands(root, dir string, errs model.Errors) ([]Command, model.Errors)
 		pos := model.Pos{File: file, Line: 1, Col: 1}
 		name, ok := strings.CutSuffix(e.Name(), ".md")
 		if e.IsDir() || !ok {
-			errs = append(errs, model.Error{Pos: pos, Msg: "want commands/<name>.md"})
+			errs.Addf(pos, "want commands/<name>.md")
 			continue
 		}
 		if !slug.MatchString(name) {
-			errs = append(errs, model.Error{Pos: pos, Msg: fmt.Sprintf("command name %q is not a slug (lowercase letters, digits, dashes)", name)})
+			errs.Addf(pos, "command name %q is not a slug (lowercase letters, digits, dashes)", name)
 			continue
 		}
 		src, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
-			errs = append(errs, model.Error{Pos: pos, Msg: err.Error()})
+			errs.Addf(pos, "%v", err)
 			continue
 		}
 		fm, body, ferr := frontMatter(src)
 		if ferr != nil {
-			errs = append(errs, model.Error{Pos: pos, Msg: ferr.Error()})
+			errs.Addf(pos, "%v", ferr)
 			continue
 		}
 		cmds = append(cmds, Command{Name: name, Description: fm["description"], Prompt: body, Source: src})
@@ -407,10 +409,11 @@ var printer = message.NewPrinter(language.English)
 // schemaErrors flattens a validation error into positioned leaf messages.
 func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors {
 	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return model.Errors{{Pos: model.Pos{File: file, Line: 1, Col: 1}, Msg: err.Error()}}
-	}
 	var out model.Errors
+	if !ok {
+		out.Addf(model.Pos{File: file, Line: 1, Col: 1}, "%v", err)
+		return out
+	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) > 0 {
@@ -434,7 +437,7 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 			// The phase list is long; say where it lives instead.
 			msg = "not a canonical phase (see atlas/phases.cue or generated/schema/plugin.json)"
 		}
-		out = append(out, model.Error{Pos: pos, Msg: field + ": " + msg})
+		out.Addf(pos, "%s", field+": "+msg)
 	}
 	walk(ve)
 	return out
