@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -61,6 +62,7 @@ func TestAddedHarnessPassesTheSuite(t *testing.T) {
 		t.Errorf("generating for a new harness changed %s, outside atlas/, generated/, artifacts/ and docs/fidelity.md", path)
 	}
 	checkSynthLayout(t, filepath.Join(tmp, "artifacts"))
+	checkSynthVerify(t, tmp)
 	run(t, tmp, "go", "vet", "./...")
 	run(t, tmp, "go", "test", "-count=1", "./...")
 }
@@ -175,4 +177,69 @@ func checkSynthLayout(t *testing.T, artifacts string) {
 	if md, err := os.ReadFile(filepath.Join(artifacts, "babysitter/synth/SYNTH.md")); err != nil || !strings.Contains(string(md), "# babysitter for synth\n- babysit: ") {
 		t.Errorf("synth layout: SYNTH.md = %q, %v; want the title and one line per skill", md, err)
 	}
+}
+
+// checkSynthVerify runs the copy's `sitter plugin verify` on synth bundles:
+// what synth-pack declares about its manifest (paths: abilities names a
+// folder of skills; requires: by is "sitter") is checked from the CUE
+// alone. Each broken copy must report exactly the declared problem.
+func checkSynthVerify(t *testing.T, repo string) {
+	t.Helper()
+	host := filepath.Join(t.TempDir(), "sitter-host")
+	run(t, repo, "go", "build", "-o", host, "./runtime/cmd/sitter-host")
+	bundle := filepath.Join(repo, "artifacts", "babysitter", "synth")
+	if out, err := verifyOut(host, bundle); err != nil {
+		t.Fatalf("plugin verify of the generated synth bundle: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		name    string
+		breakIt func(dir string) error
+		want    string
+	}{
+		{"abilities names a missing folder", func(dir string) error {
+			return editFile(filepath.Join(dir, "synth-pack.json"), `"abilities": "abilities"`, `"abilities": "./powers"`)
+		}, `synth-pack.json: abilities: "./powers" does not exist`},
+		{"abilities names a file", func(dir string) error {
+			return editFile(filepath.Join(dir, "synth-pack.json"), `"abilities": "abilities"`, `"abilities": "SYNTH.md"`)
+		}, `synth-pack.json: abilities: "SYNTH.md" is not a folder`},
+		{"a skill of abilities without SKILL.md", func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "powers", "fly"), 0o755); err != nil {
+				return err
+			}
+			return editFile(filepath.Join(dir, "synth-pack.json"), `"abilities": "abilities"`, `"abilities": "powers"`)
+		}, `powers/fly/SKILL.md: missing`},
+		{"by is not sitter", func(dir string) error {
+			return editFile(filepath.Join(dir, "synth-pack.json"), `"by": "sitter"`, `"by": "someone"`)
+		}, `synth-pack.json: by: want "sitter" (synth loads packs by sitter's maintainers only)`},
+	} {
+		dir := filepath.Join(t.TempDir(), "synth")
+		run(t, repo, "cp", "-R", bundle, dir)
+		if err := c.breakIt(dir); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := verifyOut(host, dir)
+		want := dir + "/" + c.want
+		if err == nil || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: plugin verify said (%v)\n%s\nwant one problem: %s", c.name, err, out, want)
+		}
+	}
+}
+
+func verifyOut(host, bundle string) (string, error) {
+	cmd := exec.Command(host, "plugin", "verify", bundle)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func editFile(path, old, new string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		return fmt.Errorf("%s has no %s", path, old)
+	}
+	return os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
 }

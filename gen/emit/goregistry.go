@@ -269,6 +269,28 @@ func bundleLit(l *model.Layout) jen.Code {
 		}
 		d[jen.Id("Required")] = jen.Index().String().Values(items...)
 	}
+	lit("Skills", l.Skills.Name)
+	if len(l.Manifest.Paths) > 0 {
+		var items []jen.Code
+		for _, p := range l.Manifest.Paths {
+			d := jen.Dict{jen.Id("Key"): jen.Lit(p.Key)}
+			if p.Folder {
+				d[jen.Id("Folder")] = jen.True()
+			}
+			if p.Skills {
+				d[jen.Id("Skills")] = jen.True()
+			}
+			items = append(items, jen.Values(d))
+		}
+		d[jen.Id("Paths")] = jen.Index().Qual(adapterPkg, "BundlePath").Values(items...)
+	}
+	if len(l.Manifest.Requires) > 0 {
+		var items []jen.Code
+		for _, r := range l.Manifest.Requires {
+			items = append(items, jen.Values(jen.Dict{jen.Id("Key"): jen.Lit(r.Key), jen.Id("Value"): jen.Lit(r.Value), jen.Id("Why"): jen.Lit(r.Why)}))
+		}
+		d[jen.Id("Requires")] = jen.Index().Qual(adapterPkg, "BundleValue").Values(items...)
+	}
 	if hk := l.Hooks; hk != nil {
 		lit("Hooks", hk.Path.Name)
 		lit("HooksSchema", hk.Schema)

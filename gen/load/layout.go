@@ -43,6 +43,17 @@ func (l *loader) layout(id string, lv cue.Value) *model.Layout {
 		Commands: l.named(lv, "commands"),
 		Evidence: l.evidence(lv.LookupPath(cue.ParsePath("evidence"))),
 	}
+	l.fields(lv.LookupPath(cue.ParsePath("manifest.paths")), func(key string, pv cue.Value) {
+		lay.Manifest.Paths = append(lay.Manifest.Paths, model.ManifestPath{
+			Key: key, Folder: l.boolean(pv, "folder"), Skills: l.boolean(pv, "skills"), Pos: l.vpos(pv),
+		})
+	})
+	sort.Slice(lay.Manifest.Paths, func(i, j int) bool { return lay.Manifest.Paths[i].Key < lay.Manifest.Paths[j].Key })
+	l.list(lv.LookupPath(cue.ParsePath("manifest.requires")), func(rv cue.Value) {
+		lay.Manifest.Requires = append(lay.Manifest.Requires, model.ManifestValue{
+			Key: l.str(rv, "key"), Value: l.str(rv, "value"), Why: l.str(rv, "why"), Pos: l.vpos(rv),
+		})
+	})
 	if hv := lv.LookupPath(cue.ParsePath("hooks")); hv.Exists() {
 		lay.Hooks = &model.LayoutHooks{
 			Path:        l.named(hv, "path"),

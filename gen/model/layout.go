@@ -24,7 +24,25 @@ type Layout struct {
 type LayoutManifest struct {
 	Path      Named
 	Schema    string
-	Overrides bool // the plugin's overrides.<harness>.manifest keys merge into it
+	Overrides bool            // the plugin's overrides.<harness>.manifest keys merge into it
+	Paths     []ManifestPath  // keys naming bundle files, sorted by key
+	Requires  []ManifestValue // values it must carry, in atlas order
+}
+
+// ManifestPath is a manifest key ("a.b" reaches into an object) whose
+// string or strings name files or folders of the bundle.
+type ManifestPath struct {
+	Key    string
+	Folder bool // each must be a folder
+	Skills bool // each holds skill folders, every one with its SKILL.md
+	Pos    Pos
+}
+
+// ManifestValue is a value the manifest must carry at Key (the string, or
+// one of the list's strings); Why is the reason verify gives.
+type ManifestValue struct {
+	Key, Value, Why string
+	Pos             Pos
 }
 
 // LayoutHooks is a shell-hook layout's hook config.

@@ -53,15 +53,35 @@ type Packaging struct {
 // Bundle is what `sitter plugin verify` and `install` read of a bundle of
 // the harness's layout (atlas/layouts.cue): the manifest and the hook
 // config, with the schemas (runtime/plugin/schemas) they are checked
-// against, and the files the layout always writes.
+// against, the files the layout always writes, the manifest keys that
+// name bundle files and the values the manifest must carry.
 type Bundle struct {
-	Manifest       string   `json:"manifest"`
-	ManifestSchema string   `json:"manifestSchema,omitempty"`
-	Required       []string `json:"required,omitempty"`
-	Hooks          string   `json:"hooks,omitempty"`
-	HooksSchema    string   `json:"hooksSchema,omitempty"`
-	Shape          string   `json:"shape,omitempty"`
-	CommandKey     string   `json:"commandKey,omitempty"`
+	Manifest       string        `json:"manifest"`
+	ManifestSchema string        `json:"manifestSchema,omitempty"`
+	Required       []string      `json:"required,omitempty"`
+	Skills         string        `json:"skills,omitempty"` // the folder skills are copied into
+	Paths          []BundlePath  `json:"paths,omitempty"`
+	Requires       []BundleValue `json:"requires,omitempty"`
+	Hooks          string        `json:"hooks,omitempty"`
+	HooksSchema    string        `json:"hooksSchema,omitempty"`
+	Shape          string        `json:"shape,omitempty"`
+	CommandKey     string        `json:"commandKey,omitempty"`
+}
+
+// BundlePath is a manifest key ("a.b" reaches into an object) whose string,
+// or list of strings, names files or folders inside the bundle.
+type BundlePath struct {
+	Key    string `json:"key"`
+	Folder bool   `json:"folder,omitempty"` // each must be a folder
+	Skills bool   `json:"skills,omitempty"` // each holds skill folders, with their SKILL.md
+}
+
+// BundleValue is a value the manifest must carry: the string at Key, or
+// one of its list's strings, equals Value; Why says what needs it.
+type BundleValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
 }
 
 // Target is an install target: a hooks config file to merge into, or a

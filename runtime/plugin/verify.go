@@ -205,6 +205,20 @@ func (v *verifier) refPath(file, field, ref string, wantDir bool) (string, bool)
 	return clean, true
 }
 
+// lookup is the value at a dotted key path of a manifest ("pi.skills"),
+// nil when any step is missing or not an object.
+func lookup(m map[string]any, key string) any {
+	var cur any = m
+	for _, k := range strings.Split(key, ".") {
+		o, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = o[k]
+	}
+	return cur
+}
+
 // refs are the string paths of a manifest field (a string or a list).
 func refs(val any) []string {
 	switch t := val.(type) {
@@ -234,40 +248,29 @@ func (v *verifier) checkManifest() {
 	}
 	mf := v.f.manifest
 	skillDirs := map[string]bool{}
-	if fi, err := os.Stat(v.abs("skills")); err == nil && fi.IsDir() {
-		skillDirs["skills"] = true // auto-loaded by convention
+	if s := v.f.skills; s != "" {
+		if fi, err := os.Stat(v.abs(s)); err == nil && fi.IsDir() {
+			skillDirs[s] = true // where the layout puts skills, named or not
+		}
 	}
-	for _, field := range []string{"hooks", "skills", "commands", "rules", "agents", "mcpServers", "apps", "contextFileName", "main"} {
-		for _, ref := range refs(m[field]) {
-			if strings.ContainsAny(ref, "*?[") {
-				continue // a glob, not a path
+	for _, p := range v.f.paths {
+		for _, ref := range refs(lookup(m, p.Key)) {
+			if strings.ContainsAny(ref, "*?[") || strings.HasPrefix(ref, "!") {
+				continue // a glob or an exclusion, not a path
 			}
-			rel, ok := v.refPath(mf, field, ref, field == "skills")
-			if ok && field == "skills" {
+			rel, ok := v.refPath(mf, p.Key, ref, p.Folder)
+			if ok && p.Skills {
 				skillDirs[rel] = true
 			}
 		}
 	}
-	if pi, ok := m["pi"].(map[string]any); ok && v.marker.Format == "pi-package" {
-		for _, field := range []string{"extensions", "skills", "prompts", "themes"} {
-			for _, ref := range refs(pi[field]) {
-				if strings.ContainsAny(ref, "*?[!") {
-					continue
-				}
-				rel, ok := v.refPath(mf, "pi."+field, ref, false)
-				if ok && field == "skills" {
-					skillDirs[rel] = true
-				}
-			}
-		}
-	}
-	if v.marker.Format == "pi-package" {
+	for _, r := range v.f.requires {
 		found := false
-		for _, k := range refs(m["keywords"]) {
-			found = found || k == "pi-package"
+		for _, s := range refs(lookup(m, r.Key)) {
+			found = found || s == r.Value
 		}
 		if !found {
-			v.add(mf, `keywords: want "pi-package" (pi finds packages by it)`)
+			v.add(mf, "%s: want %q (%s)", r.Key, r.Value, r.Why)
 		}
 	}
 	dirs := make([]string, 0, len(skillDirs))
