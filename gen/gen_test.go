@@ -3,6 +3,9 @@ package gen_test
 import (
 	"bytes"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/emit"
 	"sitter.dev/sitter/gen/write"
 )
 
@@ -172,5 +176,57 @@ func TestWriter(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(stale)); !os.IsNotExist(err) {
 		t.Errorf("empty stale directory left behind")
+	}
+}
+
+// TestGeneratedGoStyle reads every generated Go file: composite literals
+// leave zero values out (no `Note: ""`, `Default: false`), and identifiers
+// write Go's initialisms in one case (SessionID, not SessionId).
+func TestGeneratedGoStyle(t *testing.T) {
+	root := repoRoot(t)
+	var paths []string
+	filepath.WalkDir(filepath.Join(root, "generated"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if len(paths) == 0 {
+		t.Fatal("no generated Go files")
+	}
+	zero := map[string]bool{`""`: true, "0": true, "false": true, "nil": true}
+	for _, p := range paths {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if _, ok := n.Key.(*ast.Ident); !ok {
+					return true // a map key
+				}
+				v := ""
+				switch x := n.Value.(type) {
+				case *ast.BasicLit:
+					v = x.Value
+				case *ast.Ident:
+					v = x.Name
+				}
+				if zero[v] {
+					t.Errorf("%s:%d: %s: %s is a zero value: leave it out", rel, fset.Position(n.Pos()).Line, n.Key.(*ast.Ident).Name, v)
+				}
+			case *ast.Ident:
+				for i, w := range emit.Words(n.Name) {
+					// An unexported name starts with the initialism in lower case (id, jsonBody).
+					if up := strings.ToUpper(w); emit.Initialisms[up] && w != up && (i > 0 || w != strings.ToLower(w)) {
+						t.Errorf("%s:%d: identifier %s: write %s as %s", rel, fset.Position(n.Pos()).Line, n.Name, w, up)
+					}
+				}
+			}
+			return true
+		})
 	}
 }

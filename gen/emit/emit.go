@@ -3,9 +3,12 @@
 package emit
 
 import (
-	"regexp"
+	"fmt"
+	"go/token"
 	"strings"
 	"unicode"
+
+	"github.com/dave/jennifer/jen"
 )
 
 // File is one generated file, its path relative to the repository root.
@@ -38,40 +41,19 @@ func PkgName(id string) string {
 	return s
 }
 
-// initialism matches a capitalised word of a Go name that Go spells in
-// capitals (Id → ID, Url → URL, Json → JSON) where the word ends.
-var initialism = regexp.MustCompile(`(Id|Url|Uri|Json|Http|Api)([A-Z0-9]|$)`)
-
-// GoField is GoName with Go's initialisms: "session_id" → "SessionID",
-// "toolCallId" → "ToolCallID", "base_url" → "BaseURL".
-func GoField(key string) string {
-	// Twice: adjacent initialisms share the boundary ("IdUrl").
-	s := GoName(key)
-	for i := 0; i < 2; i++ {
-		s = initialism.ReplaceAllStringFunc(s, func(m string) string {
-			w := strings.TrimRight(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-			return strings.ToUpper(w) + m[len(w):]
-		})
-	}
-	return s
-}
-
-// GoName turns a payload key into an exported Go identifier:
-// "session_id" → "SessionId", "sessionID" → "SessionID", "tool.execute" → "ToolExecute".
+// GoName turns a payload key into an exported Go identifier with Go's
+// initialisms: "session_id" → "SessionID", "toolUseId" → "ToolUseID",
+// "result_json" → "ResultJSON", "tool.execute" → "ToolExecute".
 func GoName(key string) string {
 	var b strings.Builder
-	up := true
-	for _, r := range key {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
+	for _, w := range Words(key) {
+		if up := strings.ToUpper(w); Initialisms[up] {
+			b.WriteString(up)
 			continue
 		}
-		if up {
-			b.WriteRune(unicode.ToUpper(r))
-			up = false
-		} else {
-			b.WriteRune(r)
-		}
+		r := []rune(w)
+		b.WriteRune(unicode.ToUpper(r[0]))
+		b.WriteString(string(r[1:]))
 	}
 	s := b.String()
 	if s == "" || unicode.IsDigit(rune(s[0])) {
@@ -79,3 +61,71 @@ func GoName(key string) string {
 	}
 	return s
 }
+
+// Pascal joins the words of a name, each capitalised, with no initialisms:
+// "my-plugin" → "MyPlugin" (the {namePascal} slot of TypeScript bridges).
+func Pascal(name string) string {
+	var b strings.Builder
+	for _, w := range Words(name) {
+		r := []rune(w)
+		b.WriteRune(unicode.ToUpper(r[0]))
+		b.WriteString(string(r[1:]))
+	}
+	s := b.String()
+	if s == "" || unicode.IsDigit(rune(s[0])) {
+		s = "X" + s
+	}
+	return s
+}
+
+// Words splits a key at every character that is no letter or digit and
+// where a lower-case letter or digit meets an upper-case one:
+// "toolUseID" → tool, Use, ID.
+func Words(key string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, string(cur))
+			cur = nil
+		}
+	}
+	for _, r := range key {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			continue
+		case unicode.IsUpper(r) && len(cur) > 0 && !unicode.IsUpper(cur[len(cur)-1]):
+			flush()
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// Initialisms are the words Go writes in one case (staticcheck's ST1003 list).
+var Initialisms = map[string]bool{
+	"ACL": true, "AMQP": true, "API": true, "ASCII": true, "CPU": true, "CSS": true, "DB": true, "DNS": true,
+	"EOF": true, "GID": true, "GUID": true, "HTML": true, "HTTP": true, "HTTPS": true, "ID": true, "IP": true,
+	"JSON": true, "QPS": true, "RAM": true, "RPC": true, "RTP": true, "SIP": true, "SLA": true, "SMTP": true,
+	"SQL": true, "SSH": true, "TCP": true, "TLS": true, "TS": true, "TTL": true, "UDP": true, "UI": true,
+	"UID": true, "UUID": true, "URI": true, "URL": true, "UTF8": true, "VM": true, "XML": true, "XMPP": true,
+	"XSRF": true, "XSS": true,
+}
+
+// keyed drops the keyed fields of a struct literal whose value is a zero
+// literal ("", false, 0, nil): generated code leaves zero values out. Map
+// literals (keys that are no identifier) are left whole.
+func keyed(d jen.Dict) jen.Dict {
+	out := jen.Dict{}
+	for k, v := range d {
+		if token.IsIdentifier(fmt.Sprintf("%#v", k)) && zeroLits[fmt.Sprintf("%#v", v)] {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+var zeroLits = map[string]bool{`""`: true, "false": true, "0": true, "nil": true}

@@ -73,7 +73,7 @@ func payloadTree(h *model.Harness) *node {
 		sort.Slice(n.kids, func(i, j int) bool { return n.kids[i].key < n.kids[j].key })
 		used := map[string]int{}
 		for _, k := range n.kids {
-			g := GoField(k.key)
+			g := GoName(k.key)
 			used[g]++
 			if used[g] > 1 {
 				g = fmt.Sprintf("%s%d", g, used[g])
@@ -220,11 +220,11 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 		),
 		jen.If(jen.Id("toolName").Op("!=").Lit("").Op("||").Id("toolCallID").Op("!=").Lit("").
 			Op("||").Len(jen.Id("toolInput")).Op(">").Lit(0).Op("||").Len(jen.Id("toolResponse")).Op(">").Lit(0)).Block(
-			jen.Id("ev").Dot("Tool").Op("=").Op("&").Qual(hookPkg, "Tool").Values(jen.Dict{
+			jen.Id("ev").Dot("Tool").Op("=").Op("&").Qual(hookPkg, "Tool").Values(keyed(jen.Dict{
 				jen.Id("Name"): jen.Id("toolName"), jen.Id("Kind"): jen.Id("toolKind"),
 				jen.Id("Input"): jen.Id("toolInput"), jen.Id("Response"): jen.Id("toolResponse"),
 				jen.Id("CallID"): jen.Id("toolCallID"),
-			}),
+			})),
 		),
 	}
 	nameExpr := []jen.Code{}
@@ -248,12 +248,12 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 			jen.Return(jen.Qual(hookPkg, "Event").Values(), jen.Err()),
 		),
 		fallback,
-		jen.Id("ev").Op(":=").Qual(hookPkg, "Event").Values(jen.Dict{
+		jen.Id("ev").Op(":=").Qual(hookPkg, "Event").Values(keyed(jen.Dict{
 			jen.Id("Version"):     jen.Qual(hookPkg, "Version"),
 			jen.Id("Harness"):     jen.Lit(h.ID),
 			jen.Id("NativeEvent"): jen.Id("nativeEvent"),
 			jen.Id("Raw"):         jen.Id("raw"),
-		}),
+		})),
 	}
 	stmts = append(stmts, common...)
 	stmts = append(stmts, jen.Switch(jen.Id("nativeEvent")).Block(cases...))
@@ -403,9 +403,9 @@ func rulesLit(e *model.Event) jen.Code {
 		if r.Effect.Session.Name == model.HaltsSession {
 			rd[jen.Id("HaltsSession")] = jen.True()
 		}
-		d[jen.Id(fields[r.Aspect])] = jen.Op("&").Qual(hookPkg, "Rule").Values(rd)
+		d[jen.Id(fields[r.Aspect])] = jen.Op("&").Qual(hookPkg, "Rule").Values(keyed(rd))
 	}
-	return jen.Op("&").Qual(hookPkg, "Rules").Values(d)
+	return jen.Op("&").Qual(hookPkg, "Rules").Values(keyed(d))
 }
 
 func membersLit(ms []model.Member) jen.Code {
@@ -420,7 +420,7 @@ func membersLit(ms []model.Member) jen.Code {
 		default:
 			d[jen.Id("Const")] = jen.Lit(m.Const)
 		}
-		items = append(items, jen.Values(d))
+		items = append(items, jen.Values(keyed(d)))
 	}
 	return jen.Index().Qual(hookPkg, "Member").Values(items...)
 }

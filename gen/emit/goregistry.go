@@ -27,12 +27,12 @@ func RegistryGo(a *model.Atlas) []File {
 		for _, p := range fam.Profiles {
 			profiles = append(profiles, jen.Lit(p))
 		}
-		famDict[fam.ID] = jen.Qual(adapterPkg, "Family").Values(jen.Dict{
+		famDict[fam.ID] = jen.Qual(adapterPkg, "Family").Values(keyed(jen.Dict{
 			jen.Id("ID"):         jen.Lit(fam.ID),
 			jen.Id("Delivery"):   jen.Lit(fam.Delivery),
 			jen.Id("Transcript"): jen.Lit(fam.Transcript),
 			jen.Id("Profiles"):   jen.Index().String().Values(profiles...),
-		})
+		}))
 	}
 
 	var descs, lookup, hookLookup, ids []jen.Code
@@ -49,14 +49,14 @@ func RegistryGo(a *model.Atlas) []File {
 		}
 		var config []jen.Code
 		for _, c := range h.Config {
-			config = append(config, jen.Values(jen.Dict{
+			config = append(config, jen.Values(keyed(jen.Dict{
 				jen.Id("Key"): jen.Lit(c.Key), jen.Id("Type"): jen.Lit(c.Type),
 				jen.Id("Default"): jen.Lit(c.Default), jen.Id("Description"): jen.Lit(c.Description),
-			}))
+			})))
 		}
 		var checks []jen.Code
 		for _, c := range h.Readiness {
-			checks = append(checks, jen.Values(jen.Dict{jen.Id("Kind"): jen.Lit(c.Kind), jen.Id("Value"): jen.Lit(c.Value)}))
+			checks = append(checks, jen.Values(keyed(jen.Dict{jen.Id("Kind"): jen.Lit(c.Kind), jen.Id("Value"): jen.Lit(c.Value)})))
 		}
 		tools := jen.Dict{}
 		for _, t := range h.Tools {
@@ -91,7 +91,7 @@ func RegistryGo(a *model.Atlas) []File {
 			}
 			events = append(events, jen.Lit(e.Name))
 			eventCases = append(eventCases, jen.Case(jen.Lit(e.Name)).Block(
-				jen.Return(jen.Op("&").Qual(adapterPkg, "EventSpec").Values(spec), jen.True())))
+				jen.Return(jen.Op("&").Qual(adapterPkg, "EventSpec").Values(keyed(spec)), jen.True())))
 		}
 		fam, ok := famDict[h.Family.Name]
 		if !ok {
@@ -116,13 +116,13 @@ func RegistryGo(a *model.Atlas) []File {
 		)
 		f.Line()
 		f.Comment(hookCtor + " builds the part of the " + h.DisplayName + " descriptor a hook call uses.")
-		f.Func().Id(hookCtor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(jen.Dict{
+		f.Func().Id(hookCtor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(keyed(jen.Dict{
 			jen.Id("ID"):        jen.Lit(h.ID),
 			jen.Id("Profile"):   jen.Lit(h.Profile.Name),
 			jen.Id("Normalize"): jen.Qual(Module+"/generated/harness/"+PkgName(h.ID), "Normalize"),
 			jen.Id("Rules"):     jen.Qual(Module+"/generated/harness/"+PkgName(h.ID), "Rules"),
 			jen.Id("FindEvent"): jen.Id(eventFn),
-		})))
+		}))))
 		f.Line()
 		ids = append(ids, jen.Lit(h.ID))
 		descs = append(descs, jen.Id(ctor).Call())
@@ -133,24 +133,24 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Family"):      fam,
 			jen.Id("Profile"):     jen.Lit(h.Profile.Name),
 			jen.Id("Default"):     jen.Lit(h.Default),
-			jen.Id("Package"): jen.Qual(adapterPkg, "Package").Values(jen.Dict{
+			jen.Id("Package"): jen.Qual(adapterPkg, "Package").Values(keyed(jen.Dict{
 				jen.Id("Name"): jen.Lit(h.Package.Name), jen.Id("Source"): jen.Lit(h.Package.Source),
 				jen.Id("Trust"): jen.Lit(h.Package.Trust), jen.Id("Lifecycle"): jen.Lit(h.Package.Lifecycle),
-			}),
+			})),
 			jen.Id("Verified"):  jen.Index().String().Values(verified...),
 			jen.Id("Config"):    jen.Index().Qual(adapterPkg, "ConfigKey").Values(config...),
 			jen.Id("Readiness"): jen.Index().Qual(adapterPkg, "Check").Values(checks...),
-			jen.Id("Packaging"): jen.Qual(adapterPkg, "Packaging").Values(jen.Dict{
+			jen.Id("Packaging"): jen.Qual(adapterPkg, "Packaging").Values(keyed(jen.Dict{
 				jen.Id("Format"): jen.Lit(h.Packaging.Format.Name), jen.Id("RootVar"): jen.Lit(h.Packaging.RootVar),
 				jen.Id("TimeoutUnit"): jen.Lit(h.Packaging.TimeoutUnit), jen.Id("Install"): jen.Lit(h.Packaging.Install),
-				jen.Id("Target"): jen.Qual(adapterPkg, "Target").Values(jen.Dict{
+				jen.Id("Target"): jen.Qual(adapterPkg, "Target").Values(keyed(jen.Dict{
 					jen.Id("Kind"): jen.Lit(h.Packaging.Target.Kind), jen.Id("Project"): jen.Lit(h.Packaging.Target.Project),
 					jen.Id("User"): jen.Lit(h.Packaging.Target.User), jen.Id("Shape"): jen.Lit(h.Packaging.Target.Shape),
 					jen.Id("CommandKey"): jen.Lit(h.Packaging.Target.CommandKey), jen.Id("TimeoutKey"): jen.Lit(h.Packaging.Target.TimeoutKey),
 					jen.Id("Entry"): jen.Lit(h.Packaging.Target.Entry),
-				}),
+				})),
 				jen.Id("Bundle"): bundleLit(a.Layout(h.Packaging.Format.Name)),
-			}),
+			})),
 			jen.Id("Tools"):        jen.Map(jen.String()).String().Values(tools),
 			jen.Id("ToolPrefixes"): jen.Map(jen.String()).String().Values(prefixes),
 			jen.Id("Events"):       jen.Id("specs").Call(append([]jen.Code{jen.Id("event" + GoName(h.ID))}, events...)...),
@@ -167,13 +167,13 @@ func RegistryGo(a *model.Atlas) []File {
 			for _, e := range a.Events {
 				evs = append(evs, jen.Lit(e.Name))
 			}
-			desc[jen.Id("AgentEnv")] = jen.Op("&").Qual(adapterPkg, "AgentEnv").Values(jen.Dict{
+			desc[jen.Id("AgentEnv")] = jen.Op("&").Qual(adapterPkg, "AgentEnv").Values(keyed(jen.Dict{
 				jen.Id("Kind"): jen.Lit(a.Kind), jen.Id("Variable"): jen.Lit(a.Variable),
 				jen.Id("Events"): jen.Index().String().Values(evs...), jen.Id("Evidence"): evidenceLit(a.Evidence),
-			})
+			}))
 		}
 		f.Comment(ctor + " builds the " + h.DisplayName + " descriptor.")
-		f.Func().Id(ctor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(desc)))
+		f.Func().Id(ctor).Params().Op("*").Qual(adapterPkg, "Descriptor").Block(jen.Return(jen.Op("&").Qual(adapterPkg, "Descriptor").Values(keyed(desc))))
 		f.Line()
 	}
 
@@ -189,11 +189,11 @@ func RegistryGo(a *model.Atlas) []File {
 	f.Comment("Registry returns every harness descriptor in the atlas, sorted by id.")
 	f.Var().Id("Registry").Op("=").Qual("sync", "OnceValue").Call(
 		jen.Func().Params().Op("*").Qual(adapterPkg, "Registry").Block(
-			jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
+			jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(keyed(jen.Dict{
 				jen.Id("Descriptors"): jen.Index().Op("*").Qual(adapterPkg, "Descriptor").Values(descs...),
 				jen.Id("Find"):        jen.Id("Lookup"),
 				jen.Id("Known"):       jen.Id("IDs"),
-			})),
+			}))),
 		),
 	)
 	f.Line()
@@ -217,10 +217,10 @@ func RegistryGo(a *model.Atlas) []File {
 	f.Comment("the one descriptor it names (id, normalizer, render rules, the event's")
 	f.Comment("spec), not every descriptor with all its events and evidence.")
 	f.Func().Id("Hooks").Params().Op("*").Qual(adapterPkg, "Registry").Block(
-		jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(jen.Dict{
+		jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(keyed(jen.Dict{
 			jen.Id("Find"):  jen.Id("lookupHook"),
 			jen.Id("Known"): jen.Id("IDs"),
-		})),
+		}))),
 	)
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
@@ -244,7 +244,7 @@ func evidenceLit(es []model.Evidence) jen.Code {
 		if e.Note != "" {
 			d[jen.Id("Note")] = jen.Lit(e.Note)
 		}
-		items = append(items, jen.Values(d))
+		items = append(items, jen.Values(keyed(d)))
 	}
 	return jen.Index().Qual(adapterPkg, "Evidence").Values(items...)
 }
@@ -253,7 +253,7 @@ func evidenceLit(es []model.Evidence) jen.Code {
 func bundleLit(l *model.Layout) jen.Code {
 	d := jen.Dict{}
 	if l == nil {
-		return jen.Qual(adapterPkg, "Bundle").Values(d)
+		return jen.Qual(adapterPkg, "Bundle").Values(keyed(d))
 	}
 	lit := func(field, v string) {
 		if v != "" {
@@ -280,14 +280,14 @@ func bundleLit(l *model.Layout) jen.Code {
 			if p.Skills {
 				d[jen.Id("Skills")] = jen.True()
 			}
-			items = append(items, jen.Values(d))
+			items = append(items, jen.Values(keyed(d)))
 		}
 		d[jen.Id("Paths")] = jen.Index().Qual(adapterPkg, "BundlePath").Values(items...)
 	}
 	if len(l.Manifest.Requires) > 0 {
 		var items []jen.Code
 		for _, r := range l.Manifest.Requires {
-			items = append(items, jen.Values(jen.Dict{jen.Id("Key"): jen.Lit(r.Key), jen.Id("Value"): jen.Lit(r.Value), jen.Id("Why"): jen.Lit(r.Why)}))
+			items = append(items, jen.Values(keyed(jen.Dict{jen.Id("Key"): jen.Lit(r.Key), jen.Id("Value"): jen.Lit(r.Value), jen.Id("Why"): jen.Lit(r.Why)})))
 		}
 		d[jen.Id("Requires")] = jen.Index().Qual(adapterPkg, "BundleValue").Values(items...)
 	}
@@ -297,5 +297,5 @@ func bundleLit(l *model.Layout) jen.Code {
 		lit("Shape", hk.Shape)
 		lit("CommandKey", hk.CommandKey())
 	}
-	return jen.Qual(adapterPkg, "Bundle").Values(d)
+	return jen.Qual(adapterPkg, "Bundle").Values(keyed(d))
 }

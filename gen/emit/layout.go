@@ -37,7 +37,7 @@ func (b *bundle) pluginScope(regs []registration) map[string]any {
 		"name": p.Name, "version": p.Version, "description": p.Description,
 		"license": p.License, "homepage": p.Homepage, "keywords": p.Keywords,
 		"author.name": p.Author.Name, "author.email": p.Author.Email, "author.url": p.Author.URL,
-		"namePascal": GoName(p.Name), "harness": b.h.ID,
+		"namePascal": Pascal(p.Name), "harness": b.h.ID,
 		"generatedBy":    Marker(p.Dir + " and " + b.h.File),
 		"mcpServers":     b.mcpServers(),
 		model.SlotHooks:  b.hooksObject(regs),

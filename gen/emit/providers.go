@@ -57,7 +57,7 @@ func ProvidersGo(a *model.Atlas) []File {
 		for _, e := range p.Evidence {
 			ev = append(ev, jen.Lit(e.Ref))
 		}
-		rows = append(rows, jen.Values(jen.Dict{
+		rows = append(rows, jen.Values(keyed(jen.Dict{
 			jen.Id("ID"):              jen.Lit(p.ID),
 			jen.Id("DisplayName"):     jen.Lit(p.DisplayName),
 			jen.Id("Protocol"):        jen.Lit(p.Protocol.Name),
@@ -73,7 +73,7 @@ func ProvidersGo(a *model.Atlas) []File {
 			jen.Id("MaxToolName"):     jen.Lit(p.Limits.MaxToolName),
 			jen.Id("Evidence"):        jen.Index().String().Values(ev...),
 			jen.Id("Note"):            jen.Lit(p.Note),
-		}))
+		})))
 	}
 	f.Comment("All lists every provider, sorted by id.")
 	f.Var().Id("All").Op("=").Index().Id("Provider").Values(rows...)

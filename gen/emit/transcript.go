@@ -32,7 +32,7 @@ func TranscriptGo(a *model.Atlas) []File {
 	matches := func(ms []model.Match) jen.Code {
 		var v []jen.Code
 		for _, m := range ms {
-			v = append(v, jen.Values(jen.Dict{jen.Id("Path"): jen.Lit(m.Path), jen.Id("Value"): jen.Lit(m.Value)}))
+			v = append(v, jen.Values(keyed(jen.Dict{jen.Id("Path"): jen.Lit(m.Path), jen.Id("Value"): jen.Lit(m.Value)})))
 		}
 		return jen.Index().Qual(transcriptPkg, "Match").Values(v...)
 	}
@@ -64,12 +64,12 @@ func TranscriptGo(a *model.Atlas) []File {
 				d[jen.Id("WriteTools")] = strs(r.WriteTools)
 			}
 			if r.Usage != (model.UsagePaths{}) {
-				d[jen.Id("Usage")] = jen.Qual(transcriptPkg, "UsagePaths").Values(jen.Dict{
+				d[jen.Id("Usage")] = jen.Qual(transcriptPkg, "UsagePaths").Values(keyed(jen.Dict{
 					jen.Id("Input"): jen.Lit(r.Usage.Input), jen.Id("Output"): jen.Lit(r.Usage.Output),
 					jen.Id("CacheRead"): jen.Lit(r.Usage.CacheRead), jen.Id("CacheWrite"): jen.Lit(r.Usage.CacheWrite),
-				})
+				}))
 			}
-			v = append(v, jen.Values(d))
+			v = append(v, jen.Values(keyed(d)))
 		}
 		return jen.Index().Qual(transcriptPkg, "Record").Values(v...)
 	}
@@ -104,10 +104,10 @@ func TranscriptGo(a *model.Atlas) []File {
 			if t.Store != "" {
 				d[jen.Id("Store")] = jen.Lit(t.Store)
 			}
-			specs = append(specs, jen.Values(d))
+			specs = append(specs, jen.Values(keyed(d)))
 		}
 		if p := ht.Presence; p != nil {
-			presences = append(presences, jen.Values(jen.Dict{
+			presences = append(presences, jen.Values(keyed(jen.Dict{
 				jen.Id("Harness"):       jen.Lit(ht.Harness),
 				jen.Id("ProjectDirs"):   strs(p.ProjectDirs),
 				jen.Id("ProjectFiles"):  strs(p.ProjectFiles),
@@ -116,7 +116,7 @@ func TranscriptGo(a *model.Atlas) []File {
 				jen.Id("ProtectedDirs"): strs(p.ProtectedDirs),
 				jen.Id("HookConfigs"):   strs(p.HookConfigs),
 				jen.Id("Evidence"):      evidence(p.Evidence),
-			}))
+			})))
 		}
 	}
 	f.Comment("Specs lists the transcript spec of every harness that has one, sorted by harness id.")

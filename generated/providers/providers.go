@@ -39,7 +39,6 @@ type ModelAlias struct {
 
 // All lists every provider, sorted by id.
 var All = []Provider{{
-	APIVersion:      "",
 	Auth:            "x-api-key",
 	BaseURL:         "https://api.anthropic.com",
 	ContextTokens:   200000,
@@ -51,7 +50,6 @@ var All = []Provider{{
 	MaxOutputTokens: 8192,
 	MaxToolName:     128,
 	Models:          []ModelAlias{{"haiku", "claude-haiku-4-5"}, {"opus", "claude-opus-4-1"}, {"sonnet", "claude-sonnet-4-5"}},
-	Note:            "",
 	Params:          []Param{},
 	Protocol:        "anthropic",
 }, {
@@ -71,7 +69,6 @@ var All = []Provider{{
 	Params:          []Param{{"resource", "AZURE_OPENAI_RESOURCE"}},
 	Protocol:        "openai-chat",
 }, {
-	APIVersion:      "",
 	Auth:            "x-goog-api-key",
 	BaseURL:         "https://generativelanguage.googleapis.com",
 	ContextTokens:   1048576,
@@ -83,11 +80,9 @@ var All = []Provider{{
 	MaxOutputTokens: 65536,
 	MaxToolName:     64,
 	Models:          []ModelAlias{{"haiku", "gemini-2.5-flash"}, {"opus", "gemini-2.5-pro"}, {"sonnet", "gemini-2.5-pro"}},
-	Note:            "",
 	Params:          []Param{},
 	Protocol:        "gemini",
 }, {
-	APIVersion:      "",
 	Auth:            "bearer",
 	BaseURL:         "https://api.openai.com/v1",
 	ContextTokens:   1047576,
@@ -99,11 +94,9 @@ var All = []Provider{{
 	MaxOutputTokens: 16384,
 	MaxToolName:     64,
 	Models:          []ModelAlias{{"haiku", "gpt-4.1-mini"}, {"opus", "gpt-5"}, {"sonnet", "gpt-4.1"}},
-	Note:            "",
 	Params:          []Param{},
 	Protocol:        "openai-chat",
 }, {
-	APIVersion:      "",
 	Auth:            "bearer",
 	BaseURL:         "https://api.openai.com/v1",
 	ContextTokens:   400000,
@@ -115,11 +108,9 @@ var All = []Provider{{
 	MaxOutputTokens: 32768,
 	MaxToolName:     64,
 	Models:          []ModelAlias{{"haiku", "gpt-5-mini"}, {"opus", "gpt-5"}, {"sonnet", "gpt-5"}},
-	Note:            "",
 	Params:          []Param{},
 	Protocol:        "openai-responses",
 }, {
-	APIVersion:      "",
 	Auth:            "bearer",
 	BaseURL:         "https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/google",
 	ContextTokens:   1048576,
