@@ -16,7 +16,7 @@ DESTDIR ?=
 DIST    ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: all generate check cue-lint build install dist dist-check test fuzz bench vet clean e2e chaos
+.PHONY: all generate check cue-lint build install dist dist-check test fuzz bench vet clean e2e chaos golden
 
 all: generate build
 
@@ -76,6 +76,11 @@ test: vet cue-lint
 	$(GO) test -timeout 20m ./...
 	$(MAKE) dist-check
 	$(MAKE) fuzz
+
+## golden: rewrite every golden (txtar sections, golden files, testscript
+## scripts) from what the code produces now; review the diff before committing
+golden:
+	$(GO) test -short $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep sitter.dev/sitter/internal/golden | cut -d' ' -f1) -update
 
 ## fuzz: fuzz every generated Normalize for FUZZTIME
 fuzz:

@@ -2,7 +2,6 @@ package gen_test
 
 import (
 	"bytes"
-	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,9 +16,8 @@ import (
 	"sitter.dev/sitter/gen"
 	"sitter.dev/sitter/gen/emit"
 	"sitter.dev/sitter/gen/write"
+	"sitter.dev/sitter/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // repoRoot is the repository root, two levels up from gen/.
 func repoRoot(t *testing.T) string {
@@ -69,10 +67,8 @@ func TestErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			root := schemaOnly(t)
-			var want *txtar.File
-			for i, f := range ar.Files {
+			for _, f := range ar.Files {
 				if f.Name == "stderr" {
-					want = &ar.Files[i]
 					continue
 				}
 				p := filepath.Join(root, f.Name)
@@ -81,24 +77,11 @@ func TestErrors(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if want == nil {
-				t.Fatal("archive has no stderr section")
-			}
 			_, _, err = gen.Generate(root)
 			if err == nil {
 				t.Fatal("generator accepted a bad atlas")
 			}
-			got := err.Error() + "\n"
-			if *update {
-				want.Data = []byte(got)
-				if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if diff := cmp.Diff(string(want.Data), got); diff != "" {
-				t.Errorf("errors differ (-want +got; go test ./gen -update rewrites):\n%s", diff)
-			}
+			golden.Section(t, path, ar, "stderr", []byte(err.Error()+"\n"))
 		})
 	}
 }

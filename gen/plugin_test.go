@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
 
 	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/internal/golden"
 )
 
 // withAtlas copies the real atlas into a fresh root, with no plugins.
@@ -65,15 +65,7 @@ func TestPluginErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("generator accepted a bad plugin")
 			}
-			got := err.Error() + "\n"
-			if *update {
-				want.Data = []byte(got)
-				os.WriteFile(path, txtar.Format(ar), 0o644)
-				return
-			}
-			if diff := cmp.Diff(string(want.Data), got); diff != "" {
-				t.Errorf("errors differ (-want +got; go test ./gen -update rewrites):\n%s", diff)
-			}
+			golden.Section(t, path, ar, want.Name, []byte(err.Error()+"\n"))
 		})
 	}
 }
@@ -106,15 +98,7 @@ func TestBundles(t *testing.T) {
 				out = append(out, fmt.Sprintf("== %s %04o\n%s", f.Path, f.Mode, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
 			}
 			sort.Strings(out)
-			got := strings.Join(out, "\n") + "\n"
-			if *update {
-				want.Data = []byte(got)
-				os.WriteFile(path, txtar.Format(ar), 0o644)
-				return
-			}
-			if diff := cmp.Diff(string(want.Data), got); diff != "" {
-				t.Errorf("bundles differ (-want +got; go test ./gen -update rewrites):\n%s", diff)
-			}
+			golden.Section(t, path, ar, want.Name, []byte(strings.Join(out, "\n")+"\n"))
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -14,16 +13,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/tools/txtar"
 
 	"sitter.dev/sitter/generated/registry"
+	gold "sitter.dev/sitter/internal/golden"
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func compile(t *testing.T, path string, schema any) *jsonschema.Schema {
 	t.Helper()
@@ -103,15 +100,7 @@ func TestNormalize(t *testing.T) {
 			}
 			ev.Raw = nil
 			got, _ := json.MarshalIndent(ev, "", "  ")
-			got = append(got, '\n')
-			if *update {
-				want.Data = got
-				os.WriteFile(path, txtar.Format(ar), 0o644)
-				return
-			}
-			if diff := cmp.Diff(string(want.Data), string(got)); diff != "" {
-				t.Errorf("canonical event (-want +got):\n%s", diff)
-			}
+			gold.Section(t, path, ar, "event.json", append(got, '\n'))
 		})
 	}
 }
@@ -199,25 +188,12 @@ func TestRender(t *testing.T) {
 					got.Files = append(got.Files, txtar.File{Name: spec.Name + "/" + c.name, Data: []byte(b.String())})
 				}
 			}
-			data := txtar.Format(&got)
-			if *update {
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !gold.Update() {
 				// A new harness's answers are pinned once someone has
 				// checked them: its golden is optional until then.
 				t.Skipf("no %s yet: go test ./gen/golden -update writes it, to be checked against the harness", path)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), string(data)); diff != "" {
-				t.Errorf("native answers (-want +got):\n%s", diff)
-			}
+			gold.File(t, path, txtar.Format(&got))
 		})
 	}
 }

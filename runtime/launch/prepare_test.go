@@ -2,9 +2,7 @@ package launch_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,11 +10,10 @@ import (
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/internal/golden"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/launch"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestPrepareGolden: per harness, the arguments, environment and overlay
 // files of a headless, resumed (latest session), interactive,
@@ -61,17 +58,7 @@ func TestPrepareGolden(t *testing.T) {
 					}
 				}
 			}
-			path := filepath.Join("testdata", s.Harness+".golden")
-			if *update {
-				os.WriteFile(path, []byte(b.String()), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("%s differs (go test ./runtime/launch -update):\n%s", path, b.String())
-			}
+			golden.File(t, filepath.Join("testdata", s.Harness+".golden"), []byte(b.String()))
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/internal/golden"
 	"sitter.dev/sitter/runtime/host"
 )
 
@@ -26,8 +27,9 @@ func TestMain(m *testing.M) {
 // wait for the atlas to describe it; `[!registry]` is an empty registry.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:       "testdata/script",
-		Condition: condition,
+		Dir:           "testdata/script",
+		Condition:     condition,
+		UpdateScripts: golden.Update(), // cmp against a script's own file rewrites it under -update
 		Setup: func(env *testscript.Env) error {
 			// Stop-loop counters go to the script's own directory.
 			env.Setenv("SITTER_STATE_DIR", env.WorkDir+"/.state")
