@@ -162,9 +162,6 @@ func checkRules(h *model.Harness, e *model.Event) model.Errors {
 // harness's sessionOutputs.
 func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 	var errs model.Errors
-	add := func(p model.Pos, format string, args ...any) {
-		errs = append(errs, model.Error{Pos: p, Msg: fmt.Sprintf(format, args...)})
-	}
 	fx := r.Effect
 	if fx.Call.Name == "" || fx.Session.Name == "" {
 		return nil // CUE reports the missing effect
@@ -184,16 +181,16 @@ func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 	case model.ContinuesSession, model.HaltsSession:
 		if fx.Session.Name != want {
 			mismatch = fx.Session.Name
-			add(fx.Session.Pos, "event %s: render rule %q says session: %s, but %q %s (session: %s)", e.Name, r.Aspect, fx.Session.Name, r.Aspect, aspectMeans[r.Aspect], want)
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says session: %s, but %q %s (session: %s)", e.Name, r.Aspect, fx.Session.Name, r.Aspect, aspectMeans[r.Aspect], want)
 		}
 	default:
 		if fx.Call.Name != want {
 			mismatch = fx.Call.Name
-			add(fx.Call.Pos, "event %s: render rule %q says call: %s, but %q %s (call: %s)", e.Name, r.Aspect, fx.Call.Name, r.Aspect, aspectMeans[r.Aspect], want)
+			errs.Addf(fx.Call.Pos, "event %s: render rule %q says call: %s, but %q %s (call: %s)", e.Name, r.Aspect, fx.Call.Name, r.Aspect, aspectMeans[r.Aspect], want)
 		}
 	}
 	if stop && fx.Call.Name == model.DeniesCall {
-		add(fx.Call.Pos, "event %s: render rule %q says call: deniesCall, but phase %s has no call to deny: a stop is refused with a block, which continues the session (session: continuesSession)", e.Name, r.Aspect, e.Phase.Name)
+		errs.Addf(fx.Call.Pos, "event %s: render rule %q says call: deniesCall, but phase %s has no call to deny: a stop is refused with a block, which continues the session (session: continuesSession)", e.Name, r.Aspect, e.Phase.Name)
 	}
 	for _, x := range []model.Named{fx.Call, fx.Session} {
 		c := model.EffectCapability[x.Name]
@@ -201,7 +198,7 @@ func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 		if c == "" || e.Has(c) || x.Name == model.AspectEffect[r.Aspect] || x.Name == mismatch || (stop && x.Name == model.DeniesCall) {
 			continue
 		}
-		add(x.Pos, "event %s: render rule %q claims %s, but the event's can list has no %q", e.Name, r.Aspect, x.Name, c)
+		errs.Addf(x.Pos, "event %s: render rule %q claims %s, but the event's can list has no %q", e.Name, r.Aspect, x.Name, c)
 	}
 	halt := firstMatch(h.Halts, e.Phase.Name, r)
 	cont := firstMatch(h.Continues, e.Phase.Name, r)
@@ -209,15 +206,15 @@ func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 	switch fx.Session.Name {
 	case model.HaltsSession:
 		if cont != nil {
-			add(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes %s, which continues the session (%s)", e.Name, r.Aspect, cont, where(cont))
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes %s, which continues the session (%s)", e.Name, r.Aspect, cont, where(cont))
 		} else if halt == nil {
-			add(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes nothing that %s's sessionOutputs.halts lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says it halts the session, but writes nothing that %s's sessionOutputs.halts lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
 		}
 	case model.ContinuesSession:
 		if halt != nil {
-			add(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes %s, which halts the session (%s)", e.Name, r.Aspect, halt, where(halt))
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes %s, which halts the session (%s)", e.Name, r.Aspect, halt, where(halt))
 		} else if cont == nil {
-			add(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes nothing that %s's sessionOutputs.continues lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says it continues the session, but writes nothing that %s's sessionOutputs.continues lists for phase %s", e.Name, r.Aspect, h.ID, e.Phase.Name)
 		}
 	default:
 		for _, o := range []*model.OutputMatch{halt, cont} {
@@ -228,7 +225,7 @@ func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 			if o == cont {
 				what = "continues"
 			}
-			add(fx.Session.Pos, "event %s: render rule %q says session: none, but writes %s, which %s the session (%s)", e.Name, r.Aspect, o, what, where(o))
+			errs.Addf(fx.Session.Pos, "event %s: render rule %q says session: none, but writes %s, which %s the session (%s)", e.Name, r.Aspect, o, what, where(o))
 		}
 	}
 	return errs
@@ -257,7 +254,7 @@ func checkOutputs(h *model.Harness) model.Errors {
 	for _, os := range [][]model.OutputMatch{h.Halts, h.Continues} {
 		for _, o := range os {
 			if (o.Key == "") == (o.Exit == 0) {
-				errs = append(errs, model.Error{Pos: o.Pos, Msg: fmt.Sprintf("harness %s: a session output names a stdout key or an exit code, one of the two", h.ID)})
+				errs.Addf(o.Pos, "harness %s: a session output names a stdout key or an exit code, one of the two", h.ID)
 			}
 		}
 	}
@@ -268,7 +265,7 @@ func checkOutputs(h *model.Harness) model.Errors {
 			}
 			for _, p := range phaseSet(a, b) {
 				if a.Applies(p) && b.Applies(p) {
-					errs = append(errs, model.Error{Pos: b.Pos, Msg: fmt.Sprintf("harness %s: session output %s both continues and halts the session (halts at %s)", h.ID, b, a.Pos)})
+					errs.Addf(b.Pos, "harness %s: session output %s both continues and halts the session (halts at %s)", h.ID, b, a.Pos)
 					break
 				}
 			}
