@@ -3,6 +3,7 @@
 package emit
 
 import (
+	"bytes"
 	"fmt"
 	"go/token"
 	"strings"
@@ -16,6 +17,17 @@ type File struct {
 	Path  string
 	Bytes []byte
 	Mode  uint32
+}
+
+// renderGo writes a jennifer file as the generated Go file at path.
+// jennifer fails only on a generator bug (an invalid statement), never on
+// atlas input, which the checker has vetted: that is a panic, not an error.
+func renderGo(path string, f *jen.File) File {
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		panic(fmt.Sprintf("render %s: %v", path, err))
+	}
+	return File{Path: path, Bytes: buf.Bytes(), Mode: 0o644}
 }
 
 // Marker is the first line of every generated Go file.

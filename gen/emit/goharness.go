@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -120,6 +119,16 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	f.ImportName(hookPkg, "hook")
 
 	root := payloadTree(h)
+	genPayload(f, h, root)
+	genNormalize(f, h, root)
+	genToolKind(f, h)
+	genRules(f, h)
+	return []File{renderGo("generated/harness/"+pkg+"/"+pkg+".go", f)}
+}
+
+// genPayload declares Payload, the union of every payload field the atlas
+// reads, with a field method per struct that decodes only those keys.
+func genPayload(f *jen.File, h *model.Harness, root *node) {
 	var structs []jen.Code
 	var decl func(name string, n *node)
 	decl = func(name string, n *node) {
@@ -172,9 +181,12 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 		f.Add(s)
 		f.Line()
 	}
+}
 
-	// Normalize: the harness-wide sources are read once; each event's case
-	// sets its phase and support and only what it reads differently.
+// genNormalize writes Normalize: the harness-wide sources are read once;
+// each event's case sets its phase and support and only what it reads
+// differently.
+func genNormalize(f *jen.File, h *model.Harness, root *node) {
 	hasName := func(fss []model.FieldSources, tool string) bool {
 		if tool != "" {
 			return true
@@ -261,8 +273,11 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	stmts = append(stmts, jen.Return(jen.Id("ev"), jen.Nil()))
 	f.Func().Id("Normalize").Params(jen.Id("raw").Index().Byte(), jen.Id("nativeEvent").String()).Params(jen.Qual(hookPkg, "Event"), jen.Error()).Block(stmts...)
 	f.Line()
+}
 
-	// Tool kinds.
+// genToolKind writes ToolKind, the harness's table of native tool names
+// and name prefixes to canonical kinds.
+func genToolKind(f *jen.File, h *model.Harness) {
 	byKind := map[string][]string{}
 	for _, t := range h.Tools {
 		byKind[t.Kind] = append(byKind[t.Kind], t.Name)
@@ -293,8 +308,11 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 	body = append(body, jen.Return(jen.Lit("other")))
 	f.Func().Id("ToolKind").Params(jen.Id("name").String()).String().Block(body...)
 	f.Line()
+}
 
-	// Render tables.
+// genRules writes Rules, how each aspect of a result is written back for
+// each native event.
+func genRules(f *jen.File, h *model.Harness) {
 	var rcases []jen.Code
 	for _, e := range h.Events {
 		rcases = append(rcases, jen.Case(jen.Lit(e.Name)).Block(jen.Return(rulesLit(e))))
@@ -305,12 +323,6 @@ func HarnessGo(a *model.Atlas, h *model.Harness) []File {
 		jen.Switch(jen.Id("nativeEvent")).Block(rcases...),
 		jen.Return(jen.Nil()),
 	)
-
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		panic(fmt.Sprintf("render %s: %v", h.ID, err)) // jennifer only fails on generator bugs
-	}
-	return []File{{Path: "generated/harness/" + pkg + "/" + pkg + ".go", Bytes: buf.Bytes(), Mode: 0o644}}
 }
 
 // fieldTarget is where a canonical field goes in Normalize: the event, or a

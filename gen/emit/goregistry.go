@@ -1,9 +1,6 @@
 package emit
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/dave/jennifer/jen"
 
 	"sitter.dev/sitter/gen/model"
@@ -222,11 +219,7 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Known"): jen.Id("IDs"),
 		}))),
 	)
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		panic(fmt.Sprintf("render registry: %v", err))
-	}
-	return []File{{Path: "generated/registry/registry.go", Bytes: buf.Bytes(), Mode: 0o644}}
+	return []File{renderGo("generated/registry/registry.go", f)}
 }
 
 func aliasNames(h *model.Harness) []string {

@@ -1,9 +1,6 @@
 package emit
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/dave/jennifer/jen"
 
 	"sitter.dev/sitter/gen/model"
@@ -101,9 +98,5 @@ func LaunchGo(a *model.Atlas) []File {
 	}
 	f.Comment("Specs lists the launch settings of every harness that has them, sorted by id.")
 	f.Var().Id("Specs").Op("=").Index().Qual(rt, "Spec").Values(rows...)
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		panic(fmt.Sprintf("render launch: %v", err))
-	}
-	return []File{{Path: "generated/launch/launch.go", Bytes: buf.Bytes(), Mode: 0o644}}
+	return []File{renderGo("generated/launch/launch.go", f)}
 }

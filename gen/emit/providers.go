@@ -1,9 +1,6 @@
 package emit
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/dave/jennifer/jen"
 
 	"sitter.dev/sitter/gen/model"
@@ -127,9 +124,5 @@ func ProvidersGo(a *model.Atlas) []File {
 		),
 		jen.Return(jen.True(), jen.Nil()),
 	)
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		panic(fmt.Sprintf("render providers: %v", err))
-	}
-	return []File{{Path: "generated/providers/providers.go", Bytes: buf.Bytes(), Mode: 0o644}}
+	return []File{renderGo("generated/providers/providers.go", f)}
 }

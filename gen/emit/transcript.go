@@ -1,9 +1,6 @@
 package emit
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/dave/jennifer/jen"
 
 	"sitter.dev/sitter/gen/model"
@@ -123,9 +120,5 @@ func TranscriptGo(a *model.Atlas) []File {
 	f.Var().Id("Specs").Op("=").Index().Qual(transcriptPkg, "Spec").Values(specs...)
 	f.Comment("Presences lists how to detect each harness, sorted by harness id.")
 	f.Var().Id("Presences").Op("=").Index().Qual(transcriptPkg, "Presence").Values(presences...)
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		panic(fmt.Sprintf("render transcript: %v", err))
-	}
-	return []File{{Path: "generated/transcript/transcript.go", Bytes: buf.Bytes(), Mode: 0o644}}
+	return []File{renderGo("generated/transcript/transcript.go", f)}
 }
