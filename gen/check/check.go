@@ -12,10 +12,6 @@ import (
 	"sitter.dev/sitter/gen/model"
 )
 
-// stopPhases are the phases where "block" means keep going; everywhere else
-// the refusing decision is "deny". Mirrors hook.IsStopPhase.
-var stopPhases = map[string]bool{"stop": true, "subagentStop": true}
-
 // Atlas runs every rule and returns all violations, sorted.
 func Atlas(a *model.Atlas) model.Errors {
 	var errs model.Errors
@@ -106,7 +102,7 @@ func Atlas(a *model.Atlas) model.Errors {
 
 func checkRules(h *model.Harness, e *model.Event) model.Errors {
 	var errs model.Errors
-	stop := stopPhases[e.Phase.Name]
+	stop := model.Stops(e.Phase.Name)
 	seen := map[string]bool{}
 	for _, c := range e.Can {
 		if seen[c.Name] {
@@ -175,7 +171,7 @@ func checkEffect(h *model.Harness, e *model.Event, r *model.Rule) model.Errors {
 		return r.Pos
 	}
 	fx.Call.Pos, fx.Session.Pos = at(fx.Call), at(fx.Session)
-	stop := stopPhases[e.Phase.Name]
+	stop := model.Stops(e.Phase.Name)
 	mismatch := ""
 	switch want := model.AspectEffect[r.Aspect]; want {
 	case model.ContinuesSession, model.HaltsSession:

@@ -21,10 +21,6 @@ const BundleMarker = ".sitter-bundle.json"
 // Launcher is the bundle script every shell-hook registration calls.
 const Launcher = "bin/sitter-hook"
 
-// toolPhases are the phases whose events carry a tool, where a tool-kind
-// matcher applies.
-var toolPhases = map[string]bool{"preToolUse": true, "postToolUse": true, "postToolUseFailure": true, "permissionRequest": true, "permissionDenied": true}
-
 // bundle collects the files of one plugin × harness bundle.
 type bundle struct {
 	p     *model.Plugin
@@ -101,7 +97,7 @@ func (b *bundle) registrations() []registration {
 				kinds[k] = true
 			}
 		}
-		if toolPhases[e.Phase.Name] && !all {
+		if model.CarriesTool(e.Phase.Name) && !all {
 			if kind := eventKind(b.h, e); kind != "" {
 				// The event is about one kind of tool: register it
 				// only when a handler wants that kind.

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/tools/txtar"
 
+	"sitter.dev/sitter/gen/model"
 	"sitter.dev/sitter/generated/registry"
 	gold "sitter.dev/sitter/internal/golden"
 	"sitter.dev/sitter/runtime/adapter"
@@ -208,6 +209,23 @@ func TestToolKindShell(t *testing.T) {
 		}
 		if !slices.Contains(slices.Collect(maps.Values(d.Tools)), "shell") {
 			t.Errorf("%s: no tool of kind shell among %v", d.ID, d.Tools)
+		}
+	}
+}
+
+// TestPhaseFacts holds the runtime's stop phases to the generator's: the
+// checker's deny/block rules and the hook's stop cap must agree on every
+// phase a harness uses.
+func TestPhaseFacts(t *testing.T) {
+	phases := map[string]bool{"stop": true, "subagentStop": true, "preToolUse": true}
+	for _, d := range registry.Registry().Descriptors {
+		for _, e := range d.Events {
+			phases[e.Phase] = true
+		}
+	}
+	for p := range phases {
+		if hook.IsStopPhase(p) != model.Stops(p) {
+			t.Errorf("phase %s: runtime/hook.IsStopPhase = %v, gen/model.Stops = %v", p, hook.IsStopPhase(p), model.Stops(p))
 		}
 	}
 }
