@@ -271,6 +271,14 @@ func phases(evs []event) map[string]int {
 }
 
 // checkEvents asserts the canonical facts every recorded event must have.
+// derivedSession is, per harness, the prefix of the session id under
+// which it runs a side session of its own through the same hooks: Kilo
+// Code 7.7.7 writes the session's title with a model call whose
+// experimental.chat.system.transform carries "title-<session id>" (seen
+// in make e2e on a quiet machine; on a loaded one the title call may come
+// after the turn and not be recorded).
+var derivedSession = map[string]string{"kilo-code": "title-"}
+
 func checkEvents(t *testing.T, harness, cwd string, evs []event, wantPhases ...string) {
 	t.Helper()
 	if len(evs) == 0 {
@@ -282,12 +290,20 @@ func checkEvents(t *testing.T, harness, cwd string, evs []event, wantPhases ...s
 			t.Errorf("no %s event recorded; got %v", p, ph)
 		}
 	}
+	prefix := derivedSession[harness]
 	session := evs[0].Session.ID
+	for _, e := range evs {
+		if prefix == "" || !strings.HasPrefix(e.Session.ID, prefix) {
+			session = e.Session.ID
+			break
+		}
+	}
 	for _, e := range evs {
 		if e.Harness != harness {
 			t.Errorf("%s: harness %q", e.NativeEvent, e.Harness)
 		}
-		if e.Session.ID == "" || e.Session.ID != session {
+		side := prefix != "" && e.Session.ID == prefix+session // the harness's own side session
+		if e.Session.ID == "" || e.Session.ID != session && !side {
 			t.Errorf("%s: session id %q, want %q for every event", e.NativeEvent, e.Session.ID, session)
 		}
 		if cwd != "" && e.Session.Cwd != "" && e.Session.Cwd != cwd {

@@ -4199,7 +4199,7 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
 			}},
 			Name:    "experimental.chat.system.transform",
-			Note:    "Experimental. Runs before every model request (the session title request too, and some without a session), not once per prompt; the added system text is not stored.",
+			Note:    "Experimental. Runs before every model request (the session title request too, whose session id is title-<session id>, and some without a session), not once per prompt; the added system text is not stored.",
 			Phase:   "beforePromptBuild",
 			Support: "lossy",
 		}, true
