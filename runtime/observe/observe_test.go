@@ -377,7 +377,7 @@ func TestRunDetail(t *testing.T) {
 	b := body(t, f.get(t, "/run?path="+url.QueryEscape(dir)))
 	for _, want := range []string{
 		`aria-label="2 effects requested together"`, // a parallel group
-		"boom",                                      // the effect's error
+		"boom",                                                             // the effect's error
 		"codex · <code>sess-1</code>", "claude-code · <code>sess-2</code>", // both harnesses that drove it
 		"effects-pending", // the stop-hook decision
 		"STOP_HOOK_INVOKED", "EFFECT_RESOLVED",

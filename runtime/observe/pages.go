@@ -116,7 +116,7 @@ type stopRow struct {
 
 type cpRow struct {
 	Session, ID, Kind, Time string
-	Changes             []string
+	Changes                 []string
 }
 
 type runData struct {

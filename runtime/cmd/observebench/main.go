@@ -4,14 +4,18 @@
 // sweep every 200 ms), and reports
 //
 //   - the time to read every run once (before the server answers);
+//
 //   - the board's first response (target: under 300 ms), and its median
 //     over the next ones;
+//
 //   - the delay between a journal append to one run and the update pushed
 //     on an open event stream (target: under 1 s), over several appends;
+//
 //   - a sweep that finds nothing new (the watcher's cost every tick);
+//
 //   - memory: the Go heap in use after a GC, and the process's peak RSS.
 //
-//	go run ./runtime/cmd/observebench [-runs 1000] [-events 100] [-n 10] [-strict]
+//     go run ./runtime/cmd/observebench [-runs 1000] [-events 100] [-n 10] [-strict]
 //
 // A miss is informational unless -strict.
 package main
