@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -320,7 +321,7 @@ func eventList(l model.EventList, regs []registration) []string {
 	for _, r := range regs {
 		n := r.event.Name
 		if (len(l.Prefixes) == 0 || hasPrefix(n, l.Prefixes)) && !hasPrefix(n, l.ExceptPrefixes) &&
-			(len(l.Phases) == 0 || contains(l.Phases, r.event.Phase.Name)) {
+			(len(l.Phases) == 0 || slices.Contains(l.Phases, r.event.Phase.Name)) {
 			out = append(out, n)
 		}
 	}
@@ -362,15 +363,6 @@ func empty(v any) bool {
 func hasPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
 			return true
 		}
 	}

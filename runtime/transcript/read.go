@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -385,7 +386,7 @@ func (a *acc) toolCall(r Record, item any) {
 		return
 	}
 	tc := ToolCall{Name: name}
-	if len(r.WriteTools) == 0 || contains(r.WriteTools, name) {
+	if len(r.WriteTools) == 0 || slices.Contains(r.WriteTools, name) {
 		in := lookup(item, r.Input)
 		switch r.InputAs {
 		case "json-string":
@@ -509,15 +510,6 @@ func hasPrefix(s string, ps []string) bool {
 	s = strings.TrimSpace(s)
 	for _, p := range ps {
 		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
 			return true
 		}
 	}
