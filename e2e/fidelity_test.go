@@ -95,6 +95,20 @@ func TestMain(m *testing.M) {
 	if sitterBin != "" {
 		os.RemoveAll(filepath.Dir(sitterBin))
 	}
+	verifiedMu.Lock()
+	stale := staleReasons(registry.Registry(), verifiedBy)
+	sum := summarize(registry.Registry(), verifiedBy)
+	verifiedMu.Unlock()
+	// A reason the atlas gives for a cell that a passing case proved is
+	// stale: the run fails until it is deleted, or docs/fidelity.md and
+	// the atlas would keep telling users a cell cannot be proved.
+	for _, s := range stale {
+		fmt.Fprintln(os.Stderr, "e2e: stale unverifiable reason:", s)
+	}
+	if len(stale) > 0 && code == 0 {
+		code = 1
+	}
+	fmt.Fprintln(os.Stderr, "e2e: fidelity of this run:", sum.line())
 	if os.Getenv("SITTER_E2E_FIDELITY") == "1" {
 		if code != 0 {
 			fmt.Fprintln(os.Stderr, "e2e: some cases failed; docs/fidelity.md left as it was")
@@ -124,6 +138,7 @@ func fidelity(reg *adapter.Registry, claims map[cell][]string) string {
 	b.WriteString("What sitter's generated hooks were proved to do on the real harness CLIs, run headless and offline against a fake LLM on 127.0.0.1 (e2e/, docs/harnesses.md).\n\n")
 	b.WriteString("- **verified (Test…)**: a case of this run that passed proved it on the pinned CLI. For observe: the harness called the generated hook and sitter normalized the payload with the turn's session id, the project as cwd and, on tool phases, the shell kind. For the other columns: the case fails if the harness ignores sitter's answer (the tool still runs, the context or reason never reaches the model, the original command runs).\n")
 	b.WriteString("- **not supported**: the atlas says the native event cannot do this (its `can` list, or `support: unsupported`).\n")
+	b.WriteString("- **not verifiable: <reason>**: the atlas says it can, and says why no offline run of the real CLI can prove it (the event's `unverifiable` reasons).\n")
 	b.WriteString("- **not verifiable here**: the atlas says it can, but no case here proves it: the harness cannot run on this machine, or the suite does not exercise that event or capability.\n\n")
 	b.WriteString("Columns: observe (a handler sees the canonical event), deny (`deny`), add context (`addContext`), continue (`block` on a stop phase: the session goes on with the reason), rewrite input (`rewriteInput`).\n\n")
 
@@ -152,6 +167,16 @@ func fidelity(reg *adapter.Registry, claims map[cell][]string) string {
 		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s |\n", d.DisplayName, d.ID, version, run)
 	}
 	b.WriteString("\n")
+
+	sum := summarize(reg, claims)
+	b.WriteString("## Summary\n\n")
+	b.WriteString("Claimed cells (every cell that is not \"not supported\") of the harnesses run here:\n\n")
+	b.WriteString("| harness | claimed | verified | not verifiable: reason | not verifiable here |\n|---|---|---|---|---|\n")
+	for _, h := range sum.harnesses {
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %d | %d |\n", h.id, h.claimed, h.verified, h.reasoned, h.claimed-h.verified-h.reasoned)
+	}
+	fmt.Fprintf(&b, "| all | %d | %d | %d | %d |\n\n", sum.total.claimed, sum.total.verified, sum.total.reasoned, sum.total.claimed-sum.total.verified-sum.total.reasoned)
+	b.WriteString(sum.line() + "\n\n")
 
 	for _, d := range ds {
 		fmt.Fprintf(&b, "## %s (`%s`)\n\n", d.DisplayName, d.ID)
@@ -202,7 +227,101 @@ func fidelityCell(harness string, e adapter.EventSpec, column, capability string
 		sort.Strings(tests)
 		return "verified (" + strings.Join(tests, ", ") + ")"
 	}
+	if r := e.Unverifiable[reasonKey(capability)]; r != "" {
+		return "not verifiable: " + strings.ReplaceAll(r, "|", "\\|")
+	}
 	return "not verifiable here"
+}
+
+// reasonKey is the key of the atlas's unverifiable map for a column's
+// capability ("" is observe).
+func reasonKey(capability string) string {
+	if capability == "" {
+		return "observe"
+	}
+	return capability
+}
+
+// claimed reports whether the atlas says the event can do the column's
+// capability (the cell is not "not supported").
+func claimed(e adapter.EventSpec, capability string) bool {
+	return e.Support != "unsupported" && (capability == "" || slices.Contains(e.Can, capability))
+}
+
+// staleReasons lists the cells that a passing case verified although the
+// atlas still says why they cannot be verified, sorted.
+func staleReasons(reg *adapter.Registry, claims map[cell][]string) []string {
+	var out []string
+	for _, d := range reg.Descriptors {
+		for _, e := range d.Events {
+			for _, c := range capabilities {
+				r := e.Unverifiable[reasonKey(c.atlas)]
+				tests := claims[cell{d.ID, e.Name, c.column}]
+				if r == "" || len(tests) == 0 || !claimed(e, c.atlas) {
+					continue
+				}
+				tests = slices.Clone(tests)
+				sort.Strings(tests)
+				out = append(out, fmt.Sprintf("%s %s %s is verified by %s, but %s gives unverifiable.%s %q: delete the reason",
+					d.ID, e.Name, c.column, strings.Join(tests, ", "), d.Source, reasonKey(c.atlas), r))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type tally struct {
+	id                          string
+	claimed, verified, reasoned int
+}
+
+type summary struct {
+	harnesses []tally // the harnesses run here, by id
+	total     tally
+}
+
+// summarize counts the claimed cells of the harnesses the suite runs
+// (those in clis): verified by a passing case, not verifiable with the
+// atlas's reason, and the rest.
+func summarize(reg *adapter.Registry, claims map[cell][]string) summary {
+	var s summary
+	for _, d := range reg.Descriptors {
+		if _, ok := clis[d.ID]; !ok {
+			continue
+		}
+		t := tally{id: d.ID}
+		for _, e := range d.Events {
+			for _, c := range capabilities {
+				if !claimed(e, c.atlas) {
+					continue
+				}
+				t.claimed++
+				switch {
+				case len(claims[cell{d.ID, e.Name, c.column}]) > 0:
+					t.verified++
+				case e.Unverifiable[reasonKey(c.atlas)] != "":
+					t.reasoned++
+				}
+			}
+		}
+		s.harnesses = append(s.harnesses, t)
+		s.total.claimed += t.claimed
+		s.total.verified += t.verified
+		s.total.reasoned += t.reasoned
+	}
+	sort.Slice(s.harnesses, func(i, j int) bool { return s.harnesses[i].id < s.harnesses[j].id })
+	return s
+}
+
+// line is the summary in one sentence.
+func (s summary) line() string {
+	pct := 0.0
+	if s.total.claimed > 0 {
+		pct = 100 * float64(s.total.verified) / float64(s.total.claimed)
+	}
+	return fmt.Sprintf("verified %d of %d claimed cells of the harnesses run here (%.1f%%); %d carry the atlas's reason why they cannot be; %d are not verifiable here.",
+		s.total.verified, s.total.claimed, pct, s.total.reasoned, s.total.claimed-s.total.verified-s.total.reasoned)
 }
 
 // TestFidelityMatrix checks the generator itself: the same claims in any
@@ -233,5 +352,44 @@ func TestFidelityMatrix(t *testing.T) {
 		if !strings.Contains(da, want) {
 			t.Errorf("matrix lacks %s", want)
 		}
+	}
+}
+
+// TestFidelityReasons checks the atlas's unverifiable reasons: a cell with
+// a reason says it, a verified cell says verified whatever the atlas says
+// and is reported stale, a reason never shows on a cell the event does not
+// claim, and the summary counts the claimed cells of runnable harnesses.
+func TestFidelityReasons(t *testing.T) {
+	d := &adapter.Descriptor{ID: "codex", DisplayName: "Codex CLI", Source: "atlas/harnesses/codex.cue", Events: []adapter.EventSpec{
+		{Name: "Notify", Phase: "notification", Support: "native", Unverifiable: map[string]string{"observe": "fires only on a desktop | OS notification"}},
+		{Name: "Pre", Phase: "preToolUse", Support: "native", Can: []string{"deny"}, Unverifiable: map[string]string{"observe": "needs a TTY", "deny": "needs a prompt"}},
+		{Name: "Gone", Phase: "notification", Support: "unsupported", Unverifiable: map[string]string{"observe": "a reason the check rejects"}},
+	}}
+	off := &adapter.Descriptor{ID: "cursor", DisplayName: "Cursor", Events: []adapter.EventSpec{{Name: "Other", Phase: "stop", Support: "native"}}}
+	reg := &adapter.Registry{Descriptors: []*adapter.Descriptor{off, d}}
+	claims := map[cell][]string{{"codex", "Pre", "deny"}: {"TestDeny"}}
+	doc := fidelity(reg, claims)
+	for _, want := range []string{
+		"| `Notify` | notification | native | not verifiable: fires only on a desktop \\| OS notification | not supported | not supported | not supported | not supported |",
+		"| `Pre` | preToolUse | native | not verifiable: needs a TTY | verified (TestDeny) | not supported | not supported | not supported |",
+		"| `Gone` | notification | unsupported | not supported | not supported | not supported | not supported | not supported |",
+		// cursor is not run here: its cells are not counted.
+		"| `codex` | 3 | 1 | 2 | 0 |",
+		"verified 1 of 3 claimed cells of the harnesses run here (33.3%); 2 carry the atlas's reason why they cannot be; 0 are not verifiable here.",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("matrix lacks %s", want)
+		}
+	}
+	if strings.Contains(doc, "cursor` |") {
+		t.Errorf("the summary counts a harness the suite does not run:\n%s", doc)
+	}
+	stale := staleReasons(reg, claims)
+	want := []string{`codex Pre deny is verified by TestDeny, but atlas/harnesses/codex.cue gives unverifiable.deny "needs a prompt": delete the reason`}
+	if !slices.Equal(stale, want) {
+		t.Errorf("stale reasons = %q, want %q", stale, want)
+	}
+	if s := staleReasons(reg, map[cell][]string{{"codex", "Gone", "observe"}: {"TestX"}}); len(s) != 0 {
+		t.Errorf("a reason on a cell the event does not claim is reported stale: %q", s)
 	}
 }

@@ -84,6 +84,7 @@ func Atlas(a *model.Atlas) model.Errors {
 				errs.Addf(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
 			}
 			errs = append(errs, checkRules(h, e)...)
+			errs = append(errs, checkUnverifiable(e)...)
 		}
 		if ae := h.AgentEnv; ae != nil {
 			for _, n := range ae.Events {
@@ -98,6 +99,26 @@ func Atlas(a *model.Atlas) model.Errors {
 	errs = append(errs, Launches(a)...)
 	errs = append(errs, Layouts(a)...)
 	return errs.Sort()
+}
+
+// checkUnverifiable holds an event's unverifiable reasons against what it
+// claims: a reason for a cell the matrix shows as "not supported" explains
+// nothing and would hide a mistake in can or support.
+func checkUnverifiable(e *model.Event) model.Errors {
+	var errs model.Errors
+	for _, r := range e.Unverifiable {
+		switch {
+		case !contains(model.FidelityCells, r.Cell):
+			errs.Addf(r.Pos, "event %s: unverifiable names cell %q (cells: %s)", e.Name, r.Cell, strings.Join(model.FidelityCells, ", "))
+		case e.Support == "unsupported":
+			errs.Addf(r.Pos, "event %s: unverifiable.%s gives a reason for an event whose support is unsupported: the matrix says \"not supported\" there already", e.Name, r.Cell)
+		case r.Cell != "observe" && !e.Has(r.Cell):
+			errs.Addf(r.Pos, "event %s: unverifiable.%s gives a reason for a capability that can does not list", e.Name, r.Cell)
+		case strings.TrimSpace(r.Reason) == "" || strings.Contains(r.Reason, "\n"):
+			errs.Addf(r.Pos, "event %s: unverifiable.%s: the reason must be one non-empty line", e.Name, r.Cell)
+		}
+	}
+	return errs
 }
 
 func checkRules(h *model.Harness, e *model.Event) model.Errors {

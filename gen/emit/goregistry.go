@@ -79,6 +79,13 @@ func RegistryGo(a *model.Atlas) []File {
 			if e.Note != "" {
 				spec[jen.Id("Note")] = jen.Lit(e.Note)
 			}
+			if len(e.Unverifiable) > 0 {
+				reasons := jen.Dict{}
+				for _, r := range e.Unverifiable {
+					reasons[jen.Lit(r.Cell)] = jen.Lit(r.Reason)
+				}
+				spec[jen.Id("Unverifiable")] = jen.Map(jen.String()).String().Values(reasons)
+			}
 			if len(e.Rules) > 0 {
 				var fx []jen.Code
 				for _, r := range e.Rules {

@@ -579,6 +579,16 @@ func (l *loader) event(ev cue.Value) *model.Event {
 	})
 	e.Fields = l.fieldSources(ev.LookupPath(cue.ParsePath("fields")))
 	e.Evidence = l.evidence(ev.LookupPath(cue.ParsePath("evidence")))
+	if uv := ev.LookupPath(cue.ParsePath("unverifiable")); uv.Exists() {
+		l.fields(uv, func(cell string, rv cue.Value) {
+			s, err := rv.String()
+			if err != nil {
+				l.fail(rv, "unverifiable.%s: want a string: %v", cell, err)
+			}
+			e.Unverifiable = append(e.Unverifiable, model.Reason{Cell: cell, Reason: s, Pos: l.vpos(rv)})
+		})
+		sort.Slice(e.Unverifiable, func(i, j int) bool { return e.Unverifiable[i].Cell < e.Unverifiable[j].Cell })
+	}
 	rv := ev.LookupPath(cue.ParsePath("render"))
 	for _, aspect := range model.RuleOrder {
 		r := rv.LookupPath(cue.MakePath(cue.Str(aspect)))

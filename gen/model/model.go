@@ -234,7 +234,22 @@ type Event struct {
 	Rules    []*Rule        // sorted by aspect (RuleOrder)
 	Evidence []Evidence
 	Note     string
+	// Unverifiable says, per fidelity cell ("observe" or a capability),
+	// why no offline run can prove it; sorted by cell.
+	Unverifiable []Reason
 }
+
+// Reason is one fidelity cell of an event that cannot be proved offline,
+// and why.
+type Reason struct {
+	Cell   string
+	Reason string
+	Pos    Pos
+}
+
+// FidelityCells are the cells an unverifiable reason can name: observe and
+// the capabilities the fidelity matrix has a column for.
+var FidelityCells = []string{"observe", "deny", "addContext", "block", "rewriteInput"}
 
 // RuleOrder lists the render aspects in a fixed order.
 var RuleOrder = []string{"allow", "ask", "deny", "block", "rewrite", "context", "userMessage", "halt"}

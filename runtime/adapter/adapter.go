@@ -120,14 +120,18 @@ type Evidence struct {
 
 // EventSpec is one native event and what it can do.
 type EventSpec struct {
-	Name     string      `json:"name"`
-	Phase    string      `json:"phase"`
-	Support  string      `json:"support"`
-	Can      []string    `json:"can"`
-	Effects  []Effect    `json:"effects,omitempty"`
-	Note     string      `json:"note,omitempty"`
-	Evidence []Evidence  `json:"evidence"`
-	Rules    *hook.Rules `json:"-"`
+	Name     string     `json:"name"`
+	Phase    string     `json:"phase"`
+	Support  string     `json:"support"`
+	Can      []string   `json:"can"`
+	Effects  []Effect   `json:"effects,omitempty"`
+	Note     string     `json:"note,omitempty"`
+	Evidence []Evidence `json:"evidence"`
+	// Unverifiable says, per fidelity cell ("observe" or a capability),
+	// why no offline run of the real CLI can prove it (atlas
+	// unverifiable); docs/fidelity.md shows it.
+	Unverifiable map[string]string `json:"unverifiable,omitempty"`
+	Rules        *hook.Rules       `json:"-"`
 }
 
 // Effect is what the render rule of one aspect (allow, deny, block, halt,
