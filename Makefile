@@ -107,7 +107,7 @@ chaos:
 ## e2e: the real harness CLIs (pinned, installed on demand into ~/.cache/sitter-e2e)
 ## run headless against a fake LLM on 127.0.0.1; writes docs/fidelity.md
 e2e: generate
-	cd e2e && SITTER_E2E_FIDELITY=1 $(GO) test -tags e2e -count=1 -v -timeout 30m .
+	cd e2e && SITTER_E2E_FIDELITY=1 $(GO) test -tags e2e -count=1 -v -timeout 60m .
 
 clean:
 	rm -rf $(BIN) $(DIST)

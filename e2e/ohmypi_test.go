@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,11 +22,22 @@ import (
 // suite installs next to it goes first on PATH.
 func ompRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := ompSetup(t, llm, home, more, nil)
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		"--model", "fake/fake-model", "--no-title", "-p", prompt)
+}
+
+// ompSetup writes the fake LLM as the provider "fake" (fake-model, and
+// models: more entries of its model list as YAML flow mappings) into the
+// fresh home's ~/.omp/agent/models.yml and returns the binary and
+// environment.
+func ompSetup(t *testing.T, llm *llmscript.Server, home string, more, models []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["oh-my-pi"])
 	root := filepath.Join(cacheDir(), "oh-my-pi@"+clis["oh-my-pi"].version)
 	dir := filepath.Join(home, ".omp", "agent")
 	os.MkdirAll(dir, 0o755)
-	models := fmt.Sprintf(`providers:
+	config := fmt.Sprintf(`providers:
   fake:
     baseUrl: %q
     api: openai-completions
@@ -37,7 +49,10 @@ func ompRun(t *testing.T, llm *llmscript.Server, project, home string, more []st
           supportsDeveloperRole: false
           supportsReasoningEffort: false
 `, llm.URL+"/v1")
-	if err := os.WriteFile(filepath.Join(dir, "models.yml"), []byte(models), 0o644); err != nil {
+	for _, m := range models {
+		config += "      - " + m + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "models.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := baseEnv(t, home)
@@ -46,9 +61,7 @@ func ompRun(t *testing.T, llm *llmscript.Server, project, home string, more []st
 			env[i] = "PATH=" + filepath.Join(root, "node_modules", "@oven", "bun-linux-x64", "bin") + ":" + kv[5:]
 		}
 	}
-	env = append(append(env, more...), "PI_NO_TITLE=1")
-	return runCLI(t, project, env, 2*time.Minute, bin,
-		"--model", "fake/fake-model", "--no-title", "-p", prompt)
+	return bin, append(append(env, more...), "PI_NO_TITLE=1")
 }
 
 func TestOhMyPiGuard(t *testing.T) { guardCase(t, "oh-my-pi", "tool_call", ompRun) }
@@ -165,8 +178,46 @@ func TestOhMyPiProbe(t *testing.T) {
 			t.Errorf("model requests = %d, want 2", n)
 		}
 	})
+	t.Run("no-resources-discover", func(t *testing.T) {
+		// oh-my-pi 18.2.3 declares resources_discover but never fires it
+		// (the atlas says unsupported): an extension subscribed to it
+		// directly, and to session_start as a control, sees only the
+		// latter. This fails once oh-my-pi fires the event.
+		project, home, rec := probeCase(t, "")
+		dir := filepath.Join(project, ".omp", "extensions")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "e2e-raw.ts"), []byte(rawEventsExtension("session_start", "resources_discover")), 0o644)
+		llm := startLLM(t, llmscript.Text("done"))
+		if r := ompRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "say done"); r.err != nil {
+			t.Fatalf("omp: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		b, _ := os.ReadFile(filepath.Join(rec, "raw-events.txt"))
+		if !strings.Contains(string(b), "session_start") {
+			t.Fatalf("the extension did not run: raw events %q", b)
+		}
+		if strings.Contains(string(b), "resources_discover") {
+			t.Errorf("oh-my-pi fired resources_discover: the atlas's unsupported is stale (raw events %q)", b)
+		}
+	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "oh-my-pi")
 		observeAll(t, "oh-my-pi", func(project, home string) { pluginInstall(t, observer, "oh-my-pi", project, home) }, ompRun)
 	})
+}
+
+// rawEventsExtension is a Pi-family extension that appends the name of
+// each of events to $E2E_DIR/raw-events.txt when it fires, without sitter.
+func rawEventsExtension(events ...string) string {
+	names, _ := json.Marshal(events)
+	return `import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+
+export default function (pi: any) {
+  for (const name of ` + string(names) + `) {
+    pi.on(name, () => {
+      appendFileSync(join(process.env.E2E_DIR ?? ".", "raw-events.txt"), name + "\n");
+    });
+  }
+}
+`
 }

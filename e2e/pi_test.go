@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,14 +25,24 @@ func piRun(t *testing.T, llm *llmscript.Server, project, home string, more []str
 // default).
 func piRunWindow(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, window int) runResult {
 	t.Helper()
-	bin := install(t, clis["pi"])
 	model := `{"id": "fake-model", "reasoning": false}`
 	if window > 0 {
 		model = fmt.Sprintf(`{"id": "fake-model", "reasoning": false, "contextWindow": %d}`, window)
 	}
+	bin, env := piSetup(t, llm, home, more, []string{model})
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		"--offline", "--provider", "fake", "--model", "fake-model", "-p", prompt)
+}
+
+// piSetup writes the fake LLM as the provider "fake" with models (JSON
+// objects) into the fresh home's ~/.pi/agent/models.json and returns the
+// binary and environment.
+func piSetup(t *testing.T, llm *llmscript.Server, home string, more, models []string) (string, []string) {
+	t.Helper()
+	bin := install(t, clis["pi"])
 	dir := filepath.Join(home, ".pi", "agent")
 	os.MkdirAll(dir, 0o755)
-	models := fmt.Sprintf(`{
+	config := fmt.Sprintf(`{
   "providers": {
     "fake": {
       "baseUrl": %q,
@@ -42,13 +53,11 @@ func piRunWindow(t *testing.T, llm *llmscript.Server, project, home string, more
     }
   }
 }
-`, llm.URL+"/v1", model)
-	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte(models), 0o644); err != nil {
+`, llm.URL+"/v1", strings.Join(models, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(append(baseEnv(t, home), more...), "PI_OFFLINE=1")
-	return runCLI(t, project, env, 2*time.Minute, bin,
-		"--offline", "--provider", "fake", "--model", "fake-model", "-p", prompt)
+	return bin, append(append(baseEnv(t, home), more...), "PI_OFFLINE=1")
 }
 
 func TestPiGuard(t *testing.T) { guardCase(t, "pi", "tool_call", piRun) }

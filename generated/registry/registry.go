@@ -4331,6 +4331,9 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/kilo_test.go TestKiloSession: kilo serve (bash set to ask, a prompt no client answers) and kilo session delete",
 			}},
 			Name:    "session.deleted",
 			Note:    "Bus event; fires when a session is deleted, not when the process exits.",
@@ -4348,9 +4351,12 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/kilo_test.go TestKiloStop: kilo serve and kilo run --attach",
 			}},
 			Name:    "session.idle",
-			Note:    "Bus event after the run ended: there is no veto. The bridge re-prompts the session instead; under `kilo run` the process may exit on the first idle, so the re-prompt only reaches the model with `opencode serve` (or run --attach), as in OpenCode; not verified on Kilo.",
+			Note:    "Bus event after the run ended: there is no veto. The bridge re-prompts the session instead; under `kilo run` the process exits on the first idle, so the re-prompt only reaches the model with `kilo serve` (or run --attach), as in OpenCode.",
 			Phase:   "stop",
 			Support: "emulated",
 		}, true
@@ -4393,9 +4399,12 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/kilo_test.go TestKiloSession: kilo serve (bash set to ask, a prompt no client answers) and kilo session delete",
 			}},
 			Name:    "permission.asked",
-			Note:    "Bus event (OpenCode's v2 name, which the Kilo binary emits). The bridge answers through the server API, racing the user's own answer; a reject carries no reason. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
+			Note:    "Bus event (OpenCode's v2 name, which the Kilo binary emits). The bridge answers through the server API, racing the user's own answer (`kilo run` answers every ask itself); a reject carries no reason: the tool call fails and the turn ends. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
 			Phase:   "permissionRequest",
 			Support: "lossy",
 		}, true
@@ -4828,11 +4837,17 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/types.ts (ExtensionAPI.on, *Event, *EventResult, ExtensionContext)",
+			}, {
+				Kind: "package",
+				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/ohmypi_test.go:TestOhMyPiProbe/no-resources-discover",
 			}},
 			Name:    "resources_discover",
-			Note:    "Skill, prompt and theme paths are not canonical results: observation only.",
+			Note:    "Declared (ExtensionAPI.on, ResourcesDiscoverEvent) but never fired in 18.2.3: the runner's emitResourcesDiscover has no caller, so no handler runs (unlike Pi, which fires it at start-up and on /reload).",
 			Phase:   "resourcesDiscover",
-			Support: "native",
+			Support: "unsupported",
 		}, true
 	case "session_start":
 		return &adapter.EventSpec{
@@ -4871,6 +4886,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_before_switch",
 			Note:    "A deny cancels the switch; the reason is not shown.",
@@ -4886,6 +4904,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_switch",
 			Note:    "After the switch: observation only.",
@@ -4909,6 +4930,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_before_branch",
 			Note:    "A deny cancels the branch; the reason is not shown.",
@@ -4924,6 +4948,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_branch",
 			Note:    "After the branch: observation only.",
@@ -4947,6 +4974,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_before_tree",
 			Note:    "A deny cancels tree navigation; the reason is not shown.",
@@ -4962,6 +4992,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_tree",
 			Note:    "After tree navigation: observation only.",
@@ -4985,6 +5018,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_before_compact",
 			Note:    "A deny cancels the compaction; the reason is not shown.",
@@ -5003,6 +5039,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session.compacting",
 			Note:    "While the summary prompt is built; its result adds context lines (an array, which no render slot fills) or replaces the prompt: observation only.",
@@ -5018,6 +5057,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/shared-events.ts (SessionStopEvent, SessionStopEventResult, ToolCallEventResult)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "session_compact",
 			Phase:   "postCompact",
@@ -5058,6 +5100,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "test",
 				Ref:  "e2e/ohmypi_test.go",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/tui_test.go TestOhMyPiTUI: the TUI in a pseudo-terminal, a typed prompt",
 			}},
 			Name:    "input",
 			Note:    "Only for what the user types in the interactive TUI (the input controller emits it; omp -p, RPC and extension messages do not). A deny ({handled: true}) drops the prompt silently: the reason is not shown.",
@@ -5327,6 +5372,9 @@ func eventOhMyPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@oh-my-pi/pi-coding-agent@18.2.3: src/extensibility/extensions/runner.ts (emit, emitToolCall, handler timeouts)",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestOhMyPiRPC: omp --mode rpc (new_session, branch, a command's navigateTree, bash, compact)",
 			}},
 			Name:    "user_bash",
 			Note:    "The user's own ! command. A deny replaces its execution with a cancelled result whose output is the reason.",
@@ -5754,6 +5802,9 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "doc",
 				Ref:  "https://opencode.ai/docs/plugins",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/opencode_test.go TestOpenCodeSession/deleted: opencode session delete <id> after a run",
 			}},
 			Name:    "session.deleted",
 			Note:    "Bus event; fires when a session is deleted, not when the process exits.",
@@ -5840,9 +5891,12 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/opencode_test.go TestOpenCodeSession/permission-deny: opencode serve, bash set to ask, a prompt no client answers",
 			}},
 			Name:    "permission.asked",
-			Note:    "Bus event (v2 name; the v1 Event type says permission.updated, which 1.18.33 never emits). The bridge answers through the server API, racing the user's own answer; a reject carries no reason. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
+			Note:    "Bus event (v2 name; the v1 Event type says permission.updated, which 1.18.33 never emits). The bridge answers through the server API, racing the user's own answer (`opencode run` rejects every ask itself, or allows it with --auto); a reject carries no reason: the tool call fails with \"The user rejected permission…\" and the turn ends. properties.permission is the permission (bash, edit, read, …), not always the tool id.",
 			Phase:   "permissionRequest",
 			Support: "lossy",
 		}, true
@@ -6053,6 +6107,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "session_before_switch",
 			Note:    "A deny cancels /new or /resume; the reason is not shown.",
@@ -6073,6 +6130,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "session_before_fork",
 			Note:    "A deny cancels /fork or /clone; the reason is not shown.",
@@ -6093,6 +6153,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "session_before_tree",
 			Note:    "A deny cancels /tree navigation; the reason is not shown.",
@@ -6108,6 +6171,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "session_tree",
 			Note:    "Fires after /tree navigation, so it can only observe.",
@@ -6551,6 +6617,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/tui_test.go TestPiTUI: the TUI in a pseudo-terminal, a typed ! command",
 			}},
 			Name:    "user_bash",
 			Note:    "The user's own !/!! command (command is a top-level string, so no tool input is normalized). A deny replaces its execution with a cancelled result whose output is the reason.",
@@ -6566,6 +6635,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "model_select",
 			Phase:   "afterModelSwitch",
@@ -6580,6 +6652,9 @@ func eventPi(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@mariozechner/pi-coding-agent@0.73.1: docs/extensions.md",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/pirpc_test.go TestPiRPC: pi --mode rpc (new_session, fork, a command's navigateTree, set_model, set_thinking_level)",
 			}},
 			Name:    "thinking_level_select",
 			Note:    "Notification only: return values are ignored.",

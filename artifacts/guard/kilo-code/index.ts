@@ -103,6 +103,12 @@ export const SitterGuard = async ({ client, directory }: any) => {
       if (typeof reply.prompt === "string" && sessionID) {
         await client.session.prompt({ path: { id: sessionID }, body: { parts: [{ type: "text", text: reply.prompt }] } });
       }
+      // A permission request is answered through the server, as a user's
+      // answer is (OpenCode waits for the first answer).
+      const permissionID = event.properties?.id;
+      if (typeof reply.permission === "string" && sessionID && typeof permissionID === "string") {
+        await client.postSessionIdPermissionsPermissionId({ path: { id: sessionID, permissionID }, body: { response: reply.permission } });
+      }
     };
   }
   return hooks;

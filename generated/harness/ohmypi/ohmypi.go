@@ -128,7 +128,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	switch nativeEvent {
 	case "resources_discover":
 		ev.Phase = "resourcesDiscover"
-		ev.Support = "native"
+		ev.Support = "unsupported"
 		ev.Source = p.Reason
 	case "session_start":
 		ev.Phase = "sessionStart"
