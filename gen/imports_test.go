@@ -11,7 +11,7 @@ import (
 // jsonschema, yaml or jennifer (the generator's libraries), so the three
 // binaries start without their init-time work; runtime's library packages
 // never import generated/ (generated code imports them; only the mains
-// and runtime/host wire generated tables in). TestHookBinaryDeps
+// and runtime/verbs wire generated tables in). TestHookBinaryDeps
 // (runtime/cmd/sitter) holds the hook binary to a tighter list.
 func TestImportRules(t *testing.T) {
 	goBin, err := exec.LookPath("go")
@@ -24,7 +24,7 @@ func TestImportRules(t *testing.T) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
-		wires := strings.HasPrefix(f[0], "sitter.dev/sitter/runtime/cmd/") || f[0] == "sitter.dev/sitter/runtime/host"
+		wires := strings.HasPrefix(f[0], "sitter.dev/sitter/runtime/cmd/") || f[0] == "sitter.dev/sitter/runtime/verbs"
 		for _, imp := range f[1:] {
 			if strings.HasPrefix(imp, "cuelang.org/") && f[0] != "sitter.dev/sitter/gen/load" {
 				t.Errorf("%s imports %s: only gen/load may import cue", f[0], imp)

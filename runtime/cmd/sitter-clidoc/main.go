@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"sitter.dev/sitter/generated/registry"
-	"sitter.dev/sitter/runtime/host"
+	"sitter.dev/sitter/runtime/verbs"
 )
 
 func main() {
@@ -15,7 +15,7 @@ func main() {
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
-	if err := host.WriteReference(dir, registry.Registry); err != nil {
+	if err := verbs.WriteReference(dir, registry.Registry); err != nil {
 		fmt.Fprintf(os.Stderr, "sitter-clidoc: %v\n", err)
 		os.Exit(1)
 	}

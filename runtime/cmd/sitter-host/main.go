@@ -8,9 +8,9 @@ import (
 	"os"
 
 	"sitter.dev/sitter/generated/registry"
-	"sitter.dev/sitter/runtime/host"
+	"sitter.dev/sitter/runtime/verbs"
 )
 
 func main() {
-	os.Exit(host.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
+	os.Exit(verbs.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry))
 }

@@ -10,7 +10,7 @@ import (
 
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/internal/golden"
-	"sitter.dev/sitter/runtime/host"
+	"sitter.dev/sitter/runtime/verbs"
 )
 
 // TestMain puts both binaries on PATH: sitter (this package's main,
@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"sitter":      func() { os.Exit(sitterMain(os.Args[1:])) },
-		"sitter-host": func() { os.Exit(host.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry)) },
+		"sitter-host": func() { os.Exit(verbs.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, registry.Registry)) },
 	})
 }
 

@@ -18,8 +18,8 @@ import (
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
-	"sitter.dev/sitter/runtime/host"
 	"sitter.dev/sitter/runtime/plugin"
+	"sitter.dev/sitter/runtime/verbs"
 )
 
 // artifactsDir is the repository's generated bundles, seen from here.
@@ -217,7 +217,7 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 				t.Skipf("%s has no packaging in the atlas: no bundle to install", d.ID)
 			}
 			var out, errOut bytes.Buffer
-			if code := host.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
+			if code := verbs.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
 				t.Fatalf("install: exit %d: %s", code, errOut.String())
 			}
 			var rep plugin.Report

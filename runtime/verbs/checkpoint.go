@@ -1,4 +1,4 @@
-package host
+package verbs
 
 import (
 	"encoding/json"
