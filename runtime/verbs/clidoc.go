@@ -22,7 +22,9 @@ func Reference(reg func() *adapter.Registry) map[string]string {
 	var index strings.Builder
 	index.WriteString(generatedNote + "# sitter command reference\n\n")
 	index.WriteString("Every verb takes `-h`/`--help` (usage, examples, flags; exit 0); a usage error (an unknown flag, a\n")
-	index.WriteString("missing or unknown subcommand, a wrong number of arguments) exits 2 with the usage on stderr.\n")
+	index.WriteString("missing or unknown subcommand, a wrong number of arguments) exits 2 with the usage on stderr,\n")
+	index.WriteString("except in `sitter hook`, whose caller is a harness that reads exit 2 as \"block\": an unknown flag\n")
+	index.WriteString("there exits 1, a non-blocking hook error ([hook.md](hook.md)).\n")
 	index.WriteString("`sitter hook`, `sitter guard` and `sitter version` are answered by the `sitter` binary itself;\n")
 	index.WriteString("every other verb by `sitter-host`, which `sitter` runs for it.\n\n")
 	index.WriteString("| verb | what |\n|---|---|\n")

@@ -34,6 +34,13 @@ func ownVerb(e *env, name string) *cobra.Command {
 			Args:              nArgs(0, 2, "<harness>"),
 			ValidArgsFunction: harnessNames(e),
 		}
+		// A hook's exit 2 is "block" to Claude Code, Codex and Gemini
+		// CLI: an unknown flag is exit 1, as the sitter binary answers it
+		// (docs/contract.md, error policy).
+		c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+			fmt.Fprintf(e.stderr, "sitter: hook: %v\nusage: %s (sitter hook --help)\n", err, hookcli.HookSynopsis)
+			return exitCode(1)
+		})
 		for _, f := range hookcli.HookFlags {
 			switch {
 			case f.Value == "":

@@ -37,7 +37,7 @@ type hookArgs struct {
 	plugin         string
 	redact         bool // --handler handlers get the event with secrets masked
 	help           bool // -h or --help: print the usage, answer nothing
-	badFlag        bool // an unknown flag: a mistake in the registration, exit 2
+	badFlag        bool // an unknown flag: a mistake in the registration, exit 1
 }
 
 // parseHookArgs reads flags before or after the positional arguments. It
@@ -138,6 +138,7 @@ type hookCall struct {
 	onError        hook.Policy
 	desc           *adapter.Descriptor // set once harness and event resolved
 	ev             hook.Event          // phase etc., set with desc
+	refused        bool                // fail answered a fail-closed deny
 }
 
 // runHook answers one hook call. Whatever happens, the harness gets an
@@ -179,12 +180,18 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	}
 	switch {
 	case argErr != nil && a.badFlag:
-		// The answer the policy says, and exit 2 with the usage: an
-		// unknown flag is a mistake in the registration, and exit 2 is
-		// what every harness shows.
-		c.fail("hook: " + argErr.Error())
+		// An unknown flag is a mistake in the registration: it must show,
+		// but a hook never breaks its harness, and exit 2 is "block" to
+		// Claude Code, Codex and Gemini CLI. So: the answer the policy
+		// says, the usage line, and exit 1, a non-blocking hook error in
+		// every harness; a fail-closed deny keeps its own exit code (a
+		// harness ignores the stdout of a hook that exits 1).
+		code := c.fail("hook: " + argErr.Error())
 		fmt.Fprintf(stderr, "usage: %s (sitter hook --help)\n", hookcli.HookSynopsis)
-		return 2
+		if c.refused {
+			return code
+		}
+		return 1
 	case argErr != nil:
 		return c.fail("hook: " + argErr.Error())
 	case resErr != nil:
@@ -450,6 +457,7 @@ func (c *hookCall) fail(why string) (code int) {
 	if c.onError == hook.FailClosed && c.desc != nil {
 		out, ok := c.refuse(msg)
 		if ok {
+			c.refused = true
 			diags := c.audit(hook.Result{Decision: hook.Deny, Reason: msg}, nil, msg, out.Halted, nil)
 			return c.answer(out, append([]string{msg + " (refused: fail-closed)"}, diags...))
 		}

@@ -193,3 +193,74 @@ func TestExecHostMissing(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// An unknown flag on the hook command line is a registration mistake that
+// must show without breaking the harness (docs/contract.md, error
+// policy): never exit 2, which Claude Code, Codex and Gemini CLI read as
+// "block". The policy's answer, the error and the usage line on stderr,
+// exit 1; a fail-closed deny keeps its own exit code; --help exits 0.
+func TestHookUnknownFlag(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	payload := `{"session_id":"s","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr []string
+	}{
+		{
+			name:       "fail-open",
+			args:       []string{"claude-code", "PreToolUse", "--bogus", "--handler", "echo '{\"decision\":\"deny\"}'"},
+			wantCode:   1,
+			wantStderr: []string{"sitter: hook: unknown flag --bogus", "usage: sitter hook <harness> <native-event>"},
+		},
+		{
+			name:       "no harness either",
+			args:       []string{"--bogus"},
+			wantCode:   1,
+			wantStderr: []string{"sitter: hook: unknown flag --bogus", "usage: sitter hook"},
+		},
+		{
+			name:       "fail-closed",
+			args:       []string{"claude-code", "PreToolUse", "--bogus", "--on-error", "closed"},
+			wantCode:   0,
+			wantStdout: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"sitter: hook: unknown flag --bogus"}}` + "\n",
+			wantStderr: []string{"(refused: fail-closed)", "usage: sitter hook"},
+		},
+		{
+			name:       "fail-closed where the event cannot deny",
+			args:       []string{"claude-code", "SessionEnd", "--bogus", "--on-error", "closed"},
+			wantCode:   1,
+			wantStderr: []string{"sitter: hook: unknown flag --bogus", "not refused"},
+		},
+		{
+			name:       "help",
+			args:       []string{"claude-code", "PreToolUse", "--bogus", "--help"},
+			wantCode:   0,
+			wantStdout: "",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"hook"}, tt.args...), strings.NewReader(payload), &stdout, &stderr, registry.Registry)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
+			}
+			if tt.name == "help" {
+				if !strings.Contains(stdout.String(), "Usage:\n  sitter hook") {
+					t.Errorf("stdout %q, want the usage", stdout.String())
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.wantStdout, stdout.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			for _, w := range tt.wantStderr {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr %q lacks %q", stderr.String(), w)
+				}
+			}
+		})
+	}
+}

@@ -45,9 +45,14 @@ hook_event_name). Flags go before or after the arguments.
 A hook never breaks its harness: bad input, an unknown harness or event, a
 missing argument, a bad flag value or an internal error answer the harness's
 no-op (exit 0, empty stdout) with one "sitter: " line on stderr; with
---on-error closed, a deny or block where the event can say one. An unknown
-flag is a mistake in the registration itself: it exits 2 with the usage, as
-every sitter verb does.`
+--on-error closed, a deny or block where the event can say one.
+
+An unknown flag is a mistake in the registration itself: sitter writes the
+answer --on-error asks for, prints the error and the usage line on stderr and
+exits 1, a non-blocking hook error in every harness. This is the one verb whose
+usage error is not exit 2: Claude Code, Codex and Gemini CLI read a hook's exit
+2 as "block". With --on-error closed and an event that can deny, the deny is
+the answer, with its own exit code. -h/--help prints this usage and exits 0.`
 
 // HookFlags are the flags of `sitter hook`: name, value placeholder (""
 // for a boolean) and meaning. sitter's own parser and sitter-host's
