@@ -195,7 +195,7 @@ presence, readiness, agentEnv); the table prints the flat capability list,
 			return code(agentsDetect(e, dir, detectJSON))
 		},
 	}
-	detect.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	detect.Flags().StringVar(&dir, "dir", "", "the project folder `DIR` (default: the current directory)")
 	jsonFlag(detect, &detectJSON, "print every harness's detection as JSON")
 	return group(&cobra.Command{
 		Use:     "agents",

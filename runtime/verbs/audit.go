@@ -29,13 +29,13 @@ func newAuditCmd(e *env) *cobra.Command {
 				return code(runAudit(f, n, asJSON, e.stdout, e.stderr))
 			},
 		}
-		c.Flags().IntVarP(&n, "n", "n", n, "entries at most, the newest (0: all)")
+		c.Flags().IntVarP(&n, "n", "n", n, "at most `N` entries, the newest (0: all)")
 		if filters {
-			c.Flags().StringVar(&f.Session, "session", "", "only this session's calls")
-			c.Flags().StringVar(&f.Decision, "decision", "", "only calls with this merged decision (deny, block, ask, allow, noop)")
-			c.Flags().StringVar(&f.Verdict, "verdict", "", "only calls with this policy verdict (allow, deny, restricted, redacted)")
-			c.Flags().StringVar(&f.Harness, "harness", "", "only this harness's calls")
-			c.Flags().StringVar(&f.Phase, "phase", "", "only calls of this canonical phase")
+			c.Flags().StringVar(&f.Session, "session", "", "only the calls of session `ID`")
+			c.Flags().StringVar(&f.Decision, "decision", "", "only calls whose merged decision is `DECISION` (deny, block, ask, allow, noop)")
+			c.Flags().StringVar(&f.Verdict, "verdict", "", "only calls whose policy verdict is `VERDICT` (allow, deny, restricted, redacted)")
+			c.Flags().StringVar(&f.Harness, "harness", "", "only the calls of `HARNESS`")
+			c.Flags().StringVar(&f.Phase, "phase", "", "only calls of the canonical phase `PHASE`")
 			c.Flags().BoolVar(&f.Halted, "halted", false, "only calls whose answer halted the session")
 			completeHarnessFlag(e, c)
 		}

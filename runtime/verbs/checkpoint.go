@@ -34,15 +34,15 @@ func newCheckpointCmd(e *env) *cobra.Command {
 				}
 				return code(run(r, args))
 			}}
-		c.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree (default: the current directory)")
+		c.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree `DIR` (default: the current directory)")
 		return c
 	}
 	withPaths := func(c *cobra.Command) {
-		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only these paths (repeatable; more paths may follow <id> as arguments)")
+		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only `PATH` (repeatable; more paths may follow <id> as arguments)")
 	}
 	list := sub("list", "List the checkpoints of every session, or of one",
 		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", cobra.NoArgs, o.list)
-	list.Flags().StringVar(&o.session, "session", "", "only this session's checkpoints")
+	list.Flags().StringVar(&o.session, "session", "", "only the checkpoints of session `ID`")
 	list.Flags().BoolVar(&o.all, "all", false, "also the base snapshots taken at each turn's start")
 	jsonFlag(list, &o.asJSON, "print the checkpoints as JSON")
 	show := sub("show <id>", "Show a checkpoint: its turn, prompts, token usage and changed files",
@@ -69,7 +69,7 @@ fails its hook.`,
 			return code(o.record(e.stdin))
 		},
 	}
-	record.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree (default: the event's cwd)")
+	record.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree `DIR` (default: the event's cwd)")
 	return group(&cobra.Command{
 		Use:   "checkpoint",
 		Short: "Working-tree checkpoints per agent session",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"sitter.dev/sitter/generated/registry"
 )
@@ -70,6 +71,30 @@ func TestEveryCommandGrammar(t *testing.T) {
 		if out.Len() > 0 {
 			t.Errorf("%s --no-such-flag: stdout %q", name, out.String())
 		}
+	}
+}
+
+// TestFlagValueNames: every flag that takes a value names it in its
+// usage (a backticked word, which pflag shows as the value's name:
+// "--dir DIR"), so that no help text or docs/cli page shows a Go type
+// ("--dir string").
+func TestFlagValueNames(t *testing.T) {
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	n := 0
+	for _, p := range append(commandPaths(root, nil), []string{}) {
+		c, _, _ := root.Find(p)
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() == "bool" {
+				return
+			}
+			n++
+			if name, _ := pflag.UnquoteUsage(f); !strings.Contains(f.Usage, "`") || name == f.Value.Type() {
+				t.Errorf("sitter %s --%s: the usage %q does not name its value (put it in backticks: \"the project `DIR`\"); help shows --%s %s", strings.Join(p, " "), f.Name, f.Usage, f.Name, name)
+			}
+		})
+	}
+	if n < 50 {
+		t.Errorf("only %d flags with a value in the tree", n)
 	}
 }
 

@@ -33,8 +33,8 @@ requested harness is not ready.`,
 			return code(runDoctor(want, dir, asJSON, e.stdout, e.stderr, e.reg))
 		},
 	}
-	c.Flags().StringArrayVar(&want, "harness", nil, "the harness to check (repeatable; default: every harness)")
-	c.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	c.Flags().StringArrayVar(&want, "harness", nil, "check `HARNESS` (repeatable; default: every harness)")
+	c.Flags().StringVar(&dir, "dir", "", "the project folder `DIR` (default: the current directory)")
 	jsonFlag(c, &asJSON, "print the reports as JSON")
 	completeHarnessFlag(e, c)
 	return c

@@ -50,8 +50,8 @@ type activeRun struct {
 func newInstructionsCmd(e *env) *cobra.Command {
 	babysit := flagged("babysit", "Print the orchestration guide of the babysit skill for a harness",
 		"  sitter instructions babysit --harness claude-code\n  sitter instructions babysit --harness codex --no-interactive --json",
-		[]string{"harness=the harness (default: the one this command runs in)", "session-id=the session (default: the one this command runs in)",
-			"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "interactive?a user answers breakpoints (the default outside CI)",
+		[]string{"harness=the harness `HARNESS` (default: the one this command runs in)", "session-id=the session `ID` (default: the one this command runs in)",
+			runsDirFlag, "interactive?a user answers breakpoints (the default outside CI)",
 			"no-interactive?nobody answers breakpoints: the agent does (the default in CI)", "non-interactive?the same as --no-interactive", "json?print the guide and its context as JSON"},
 		func(_ *cobra.Command, f *cmdFlags) int { return runInstructions(f, e.stdout, e.stderr, e.reg) })
 	babysit.Args = nArgs(0, 0, "")

@@ -46,10 +46,10 @@ its token) once; serves until interrupted.`,
 			return code(runObserve(dirs, listen, open, stale, asJSON, e.stdout, e.stderr))
 		},
 	}
-	c.Flags().StringArrayVar(&dirs, "dir", nil, "a project or runs directory to watch (repeatable; default: the current directory)")
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
+	c.Flags().StringArrayVar(&dirs, "dir", nil, "watch `DIR`, a project or runs directory (repeatable; default: the current directory)")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address `HOST:PORT`")
 	c.Flags().BoolVar(&open, "open", false, "open the dashboard in a browser")
-	c.Flags().DurationVar(&stale, "stale", 30*time.Minute, "a run quiet this long is shown as stale")
+	c.Flags().DurationVar(&stale, "stale", 30*time.Minute, "a run quiet for `D` is shown as stale")
 	jsonFlag(c, &asJSON, "print the URL, run count and runs dirs as one JSON line")
 	return c
 }

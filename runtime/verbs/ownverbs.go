@@ -3,6 +3,7 @@ package verbs
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -42,13 +43,16 @@ func ownVerb(e *env, name string) *cobra.Command {
 			return exitCode(1)
 		})
 		for _, f := range hookcli.HookFlags {
+			// The usage names the value's placeholder; backticked, pflag
+			// shows it as the value's name (--timeout D).
+			usage := strings.Replace(f.Usage, f.Value, "`"+f.Value+"`", 1)
 			switch {
 			case f.Value == "":
 				c.Flags().Bool(f.Name, false, f.Usage)
 			case f.Name == "handler":
-				c.Flags().StringArray(f.Name, nil, f.Usage)
+				c.Flags().StringArray(f.Name, nil, usage)
 			default:
-				c.Flags().String(f.Name, "", f.Usage)
+				c.Flags().String(f.Name, "", usage)
 			}
 		}
 	}

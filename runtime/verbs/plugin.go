@@ -60,9 +60,9 @@ or a plugin name (found under ./artifacts).`
 		}
 		return code(pluginInstall(e, verb, args[0], harness, plugin.Options{Scope: scope, Dir: dir, Force: force}, asJSON))
 	}
-	c.Flags().StringVar(&harness, "harness", "", "the harness whose config to change (required)")
-	c.Flags().StringVar(&scope, "scope", "", "project (the default) or user")
-	c.Flags().StringVar(&dir, "dir", "", "the project folder (default: the current directory)")
+	c.Flags().StringVar(&harness, "harness", "", "the harness `HARNESS` whose config to change (required)")
+	c.Flags().StringVar(&scope, "scope", "", "the config's `SCOPE`: project (the default) or user")
+	c.Flags().StringVar(&dir, "dir", "", "the project folder `DIR` (default: the current directory)")
 	if install {
 		c.Flags().BoolVar(&force, "force", false, "replace sitter's own entries that are already there")
 	}

@@ -46,12 +46,12 @@ token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode
 		},
 	}
 	fs := c.Flags()
-	fs.String("provider", "", "atlas provider (anthropic, openai, openai-responses, gemini, azure-foundry, vertex)")
-	fs.String("model", "", "model for every request (default: the request's, via aliases)")
-	fs.String("upstream", "", "base URL overriding the provider's")
-	fs.String("listen", "127.0.0.1:0", "listen address (loopback unless you mean otherwise)")
-	fs.String("token", "", "client token (default: random)")
-	fs.String("token-file", "", "write the token here (0600) instead of printing it")
+	fs.String("provider", "", "atlas `PROVIDER` (anthropic, openai, openai-responses, gemini, azure-foundry, vertex)")
+	fs.String("model", "", "use `MODEL` for every request (default: the request's, via aliases)")
+	fs.String("upstream", "", "base `URL` overriding the provider's")
+	fs.String("listen", "127.0.0.1:0", "listen address `HOST:PORT` (loopback unless you mean otherwise)")
+	fs.String("token", "", "client `TOKEN` (default: random)")
+	fs.String("token-file", "", "write the token to `FILE` (0600) instead of printing it")
 	fs.Bool("json", false, "JSON logs on stderr")
 	c.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ids []string

@@ -123,7 +123,7 @@ func outCompact(stdout, stderr io.Writer, asJSON bool, v any, text string) int {
 // runFlags are the flags of each run subcommand ("name=usage" takes a
 // value, "name?usage" is a boolean).
 var (
-	runsDirFlag = "runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)"
+	runsDirFlag = "runs-dir=the runs folder `DIR` ($SITTER_RUNS_DIR, default .a5c/runs)"
 	jsonOut     = "json?print the answer as JSON"
 )
 
@@ -152,9 +152,9 @@ run:* verbs (same checks, words, JSON and exit codes).
 	},
 		flagged("create", "Create a run of a process",
 			"  sitter run create --process-id demo --entry ./process.mjs#main --inputs inputs.json --json\n  sitter run create --process-id demo --entry p.mjs --harness claude-code --session-id 5f0c --prompt \"ship it\"",
-			[]string{"process-id=the process id (required)", "entry=FILE#export: the process function (required)", "inputs=the inputs, a JSON file (- reads stdin)",
-				"run-id=the run's id (default: a new ULID)", runsDirFlag, "harness=bind the run to this harness's session", "session-id=bind the run to this session",
-				"prompt=the user's request, kept with the run", "max-iterations=stop-hook iterations of the session bound (default 256)",
+			[]string{"process-id=the process `ID` (required)", "entry=the process function, `FILE#export` (required)", "inputs=the inputs, a JSON `FILE` (- reads stdin)",
+				"run-id=the run's `ID` (default: a new ULID)", runsDirFlag, "harness=bind the run to a session of `HARNESS`", "session-id=bind the run to session `ID`",
+				"prompt=the user's request `TEXT`, kept with the run", "max-iterations=at most `N` stop-hook iterations of the session bound (default 256)",
 				"non-interactive?the run answers its own breakpoints", jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.stdout, e.stderr) }),
 		flagged("list", "List this project's runs: status, driving session, last activity",
@@ -163,7 +163,7 @@ run:* verbs (same checks, words, JSON and exit codes).
 			func(_ *cobra.Command, f *cmdFlags) int { return runList(f, e.stdout, e.stderr) }),
 		withDir(flagged("iterate <runDir>", "Replay the process and run it to its next pending effects",
 			"  sitter run iterate 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json\n  sitter run iterate .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --timeout 2m",
-			[]string{runsDirFlag, "timeout=how long the process may run (Go duration)", jsonOut},
+			[]string{runsDirFlag, "timeout=how long the process may run, a Go duration `D`", jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runIterate(ctx, f, e.stdout, e.stderr) })),
 		withDir(flagged("status <runDir>", "Show a run's status and pending effects",
 			"  sitter run status 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run status .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
@@ -171,7 +171,7 @@ run:* verbs (same checks, words, JSON and exit codes).
 			func(_ *cobra.Command, f *cmdFlags) int { return runStatus(f, e.stdout, e.stderr) })),
 		withDir(flagged("events <runDir>", "Print a run's journal events",
 			"  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --limit 20\n  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --type SESSION_BOUND --json",
-			[]string{runsDirFlag, "type=only events of this type", "limit=the last N events only", jsonOut},
+			[]string{runsDirFlag, "type=only events of type `TYPE`", "limit=the last `N` events only", jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runEvents(f, e.stdout, e.stderr) })),
 		withDir(flagged("rebuild-state <runDir>", "Rebuild a run's state cache from its journal",
 			"  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",

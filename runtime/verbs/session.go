@@ -35,8 +35,8 @@ saw start), so an agent can type these verbs in its own shell.`
 func newSessionCmd(e *env) *cobra.Command {
 	ctx := context.Background()
 	ev := func(use, short, example string, more []string, run func(ev hook.Event, f *cmdFlags, max int, via string) int) *cobra.Command {
-		flags := append([]string{"harness=the session's harness (overrides the event's)", "session-id=the session's id (overrides the event's)",
-			"transcript-path=the session's transcript (overrides the event's)"}, more...)
+		flags := append([]string{"harness=the session's `HARNESS` (overrides the event's)", "session-id=the session's `ID` (overrides the event's)",
+			"transcript-path=the session's transcript `FILE` (overrides the event's)"}, more...)
 		c := flagged(use, short, example, flags, func(c *cobra.Command, f *cmdFlags) int {
 			verb := "session " + c.Name()
 			ev, via, max, code := sessionEvent(e, f, verb)
@@ -49,8 +49,8 @@ func newSessionCmd(e *env) *cobra.Command {
 		c.Args = nArgs(0, 0, "")
 		return c
 	}
-	runFlags := []string{"run-id=the run to bind (an id in the runs dir, or a run directory)", "runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)",
-		"max-iterations=stop-hook iterations before the session may stop (default 256)"}
+	runFlags := []string{"run-id=the run to bind, `ID` (an id in the runs dir, or a run directory)", runsDirFlag,
+		"max-iterations=at most `N` stop-hook iterations before the session may stop (default 256)"}
 	list := flagged("list", "List the sessions of this project (--all: every project)",
 		"  sitter session list\n  sitter session list --all --json",
 		[]string{"all?every project's sessions", "json?print the sessions as JSON"},

@@ -37,20 +37,20 @@ verbs (same checks, words, JSON and exit codes).
 	},
 		long(flagged("post <runDir> <effectId>", "Post the result of an effect",
 			"  sitter task post 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA --status ok --value result.json --json\n  sitter task post R1 01JB80AAAAAAAAAAAAAAAAAAAA --status error --error err.json",
-			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "status=ok or error (required)", "value=the result value, a JSON file (- reads stdin)",
-				"value-inline=the result value, inline JSON", "error=the error, a JSON file (- reads stdin)", "stdout-file=the task's stdout, kept with the result",
-				"stderr-file=the task's stderr, kept with the result", "started-at=when the task started (RFC 3339)", "finished-at=when the task finished (RFC 3339)", "json?print the answer as JSON"},
+			[]string{runsDirFlag, "status=the effect's `STATUS`: ok or error (required)", "value=the result value, a JSON `FILE` (- reads stdin)",
+				"value-inline=the result value, inline `JSON`", "error=the error, a JSON `FILE` (- reads stdin)", "stdout-file=the task's stdout, a `FILE` kept with the result",
+				"stderr-file=the task's stderr, a `FILE` kept with the result", "started-at=when the task started, an RFC 3339 `TIME`", "finished-at=when the task finished, an RFC 3339 `TIME`", "json?print the answer as JSON"},
 			func(_ *cobra.Command, f *cmdFlags) int { return taskPost(f, e.stdout, e.stderr) }),
 			"\nPosting an error result exits 1, as the SDK's task:post does."),
 		long(flagged("list <runDir>", "List a run's effects",
 			"  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --pending --kind breakpoint --json",
-			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "pending?only the effects still waiting", "kind=only effects of this kind", "json?print the answer as JSON"},
+			[]string{runsDirFlag, "pending?only the effects still waiting", "kind=only effects of kind `KIND`", "json?print the answer as JSON"},
 			func(_ *cobra.Command, f *cmdFlags) int { return taskList(f, e.stdout, e.stderr) }), ""),
 		// --verbose is accepted for the SDK's command lines; sitter's task
 		// show always prints the task and result (see taskShow).
 		long(flagged("show <runDir> <effectId>", "Show an effect: its task and result",
 			"  sitter task show 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA\n  sitter task show R1 01JB80AAAAAAAAAAAAAAAAAAAA --json",
-			[]string{"runs-dir=where runs are ($SITTER_RUNS_DIR, default .a5c/runs)", "verbose?accepted for the SDK's command lines (the task and result are always shown)", "json?print the answer as JSON"},
+			[]string{runsDirFlag, "verbose?accepted for the SDK's command lines (the task and result are always shown)", "json?print the answer as JSON"},
 			func(_ *cobra.Command, f *cmdFlags) int { return taskShow(f, e.stdout, e.stderr) }), ""),
 	)
 }

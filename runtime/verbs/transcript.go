@@ -59,10 +59,10 @@ found where the atlas says the harness keeps it.`,
 			return code(runTranscript(args, o, e.stdout, e.stderr, e.reg))
 		},
 	}
-	c.Flags().Int64Var(&o.from, "from", 0, "the position to start from (a line offset, or a message index)")
-	c.Flags().IntVar(&o.maxLine, "max-line", 0, "longest line read, in bytes (longer ones are skipped and counted)")
-	c.Flags().StringVar(&o.session, "session", "", "find the transcript of this session id")
-	c.Flags().StringVar(&o.cwd, "cwd", "", "the session's working directory, with --session (default: the current directory)")
+	c.Flags().Int64Var(&o.from, "from", 0, "the position `POS` to start from (a line offset, or a message index)")
+	c.Flags().IntVar(&o.maxLine, "max-line", 0, "longest line read, `BYTES` (longer ones are skipped and counted)")
+	c.Flags().StringVar(&o.session, "session", "", "find the transcript of session `ID`")
+	c.Flags().StringVar(&o.cwd, "cwd", "", "the session's working directory `DIR`, with --session (default: the current directory)")
 	jsonFlag(c, &o.asJSON, "print the summary as JSON")
 	return c
 }

@@ -55,15 +55,15 @@ usage error is not exit 2: Claude Code, Codex and Gemini CLI read a hook's exit
 the answer, with its own exit code. -h/--help prints this usage and exits 0.`
 
 // HookFlags are the flags of `sitter hook`: name, value placeholder (""
-// for a boolean) and meaning. sitter's own parser and sitter-host's
-// command tree both read this table.
+// for a boolean) and meaning, which names the placeholder. sitter's own
+// parser and sitter-host's command tree both read this table.
 var HookFlags = []Flag{
 	{"handler", "CMD", "run CMD with /bin/sh -c, the canonical event on stdin; repeatable"},
 	{"plugin", "DIR", "also run the handlers of DIR/sitter-handlers.json for the event's phase"},
-	{"timeout", "D", "time a handler may take before it is killed (default 30s)"},
-	{"on-error", "POLICY", "what a failing handler, or a hook call sitter cannot answer, becomes: ignored (open, the default) or a deny/block (closed)"},
+	{"timeout", "D", "kill a handler still running after D (default 30s)"},
+	{"on-error", "POLICY", "what a failing handler, or a hook call sitter cannot answer, becomes, by POLICY: ignored (open, the default) or a deny/block (closed)"},
 	{"redact", "", "--handler handlers get the event with secrets (API keys, tokens, private keys, key=value credentials) masked"},
-	{"stop-cap", "N", "stop blocks in a row before sitter lets a session stop (default $SITTER_STOP_CAP, else 20; 0 = no cap)"},
+	{"stop-cap", "N", "let a session stop after N stop blocks in a row (default $SITTER_STOP_CAP, else 20; 0 = no cap)"},
 }
 
 // HookExample shows `sitter hook` at work.
