@@ -1,6 +1,7 @@
 package check
 
 import (
+	"path"
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
@@ -30,7 +31,13 @@ func Layouts(a *model.Atlas) model.Errors {
 			}
 			errs.Addf(p, "layout %s: no hook config location (hooks.path), but shell-hook harness %s registers its hooks there", lay.ID, h.ID)
 		}
-		if t := h.Packaging.Target; t.Kind == "hooks-config" && lay.Hooks != nil && (t.Shape != lay.Hooks.Shape || t.CommandKey != lay.Hooks.CommandKey()) {
+		t := h.Packaging.Target
+		switch {
+		case t.Kind == "hooks-folder" && !lay.Hooks.Scripts():
+			errs.Addf(h.Packaging.Pos, "harness %s: install target hooks-folder, but layout %s writes no script per event (hooks.shape %q): sitter plugin install copies the bundle's scripts into the folder", h.ID, lay.ID, shapeOf(lay))
+		case t.Kind != "hooks-folder" && lay.Hooks.Scripts():
+			errs.Addf(h.Packaging.Pos, "harness %s: install target %s, but layout %s writes one script per event: the target must be kind hooks-folder, the folder the harness runs them from", h.ID, t.Kind, lay.ID)
+		case t.Kind == "hooks-config" && lay.Hooks != nil && (t.Shape != lay.Hooks.Shape || t.CommandKey != lay.Hooks.CommandKey()):
 			errs.Addf(h.Packaging.Pos, "harness %s: install target (shape %q, commandKey %q) disagrees with layout %s's hook config (%q, %q): sitter plugin install merges one into the other", h.ID, t.Shape, t.CommandKey, lay.ID, lay.Hooks.Shape, lay.Hooks.CommandKey())
 		}
 	}
@@ -71,8 +78,14 @@ func (c layoutChecker) check() {
 		}
 		paths[path] = p
 	}
-	if hk := lay.Hooks; hk != nil {
+	if hk := lay.Hooks; hk.Scripts() {
+		claim(hk.Path.Name, hk.Path.Pos, "the hook scripts")
+		c.scripts(hk)
+	} else if hk != nil {
 		claim(hk.Path.Name, hk.Path.Pos, "the hook config")
+		if hk.Script.Name != "" {
+			c.errs.Addf(hk.Script.Pos, "layout %s: hooks.script is for shape %q; a %s layout registers its hooks in hooks.entry", lay.ID, model.ShapeScripts, hk.Shape)
+		}
 		c.template(hk.Document, model.PluginSlots, "hooks.document")
 		c.template(hk.Entry, model.EntrySlots, "hooks.entry")
 		if !hooksAtTop(hk.Document) {
@@ -82,7 +95,7 @@ func (c layoutChecker) check() {
 			c.errs.Addf(hk.Pos, "layout %s: hooks.entry has no key whose value is \"{%s}\": nothing runs the launcher", lay.ID, model.SlotCommand)
 		}
 	}
-	manifest := false
+	manifest := lay.Manifest.Path.Name == "" // a layout without one
 	for _, f := range lay.Files {
 		claim(f.Path.Name, f.Path.Pos, "a layout file")
 		manifest = manifest || f.Path.Name == lay.Manifest.Path.Name
@@ -101,6 +114,51 @@ func (c layoutChecker) check() {
 			c.file(f)
 		}
 	}
+}
+
+// scripts checks a script-per-event layout's hooks: a file name made from
+// the event, a script that starts with "#!" and runs {command} on a line
+// of its own (the line sitter plugin install rewrites), known slots.
+func (c layoutChecker) scripts(hk *model.LayoutHooks) {
+	id := c.lay.ID
+	if hk.Path.Name != "" {
+		c.slots(hk.Path.Name, hk.Path.Pos, []string{model.SlotEvent}, "hooks.path")
+		if !strings.Contains(path.Base(hk.Path.Name), "{"+model.SlotEvent+"}") {
+			c.errs.Addf(hk.Path.Pos, "layout %s: hooks.path %q: a script per event needs {%s} in its file name", id, hk.Path.Name, model.SlotEvent)
+		}
+	}
+	if hk.Entry != nil {
+		c.errs.Addf(hk.Entry.Pos, "layout %s: hooks.entry is for a hook config; a %s layout writes hooks.script", id, model.ShapeScripts)
+	}
+	s := hk.Script
+	if s.Name == "" {
+		c.errs.Addf(hk.Pos, "layout %s: shape %s needs hooks.script, the text of each event's script", id, model.ShapeScripts)
+		return
+	}
+	c.slots(s.Name, s.Pos, append(append([]string{}, model.PluginSlots...), model.ScriptSlots...), "hooks.script")
+	if !strings.HasPrefix(s.Name, "#!") {
+		c.errs.Addf(s.Pos, "layout %s: hooks.script does not start with \"#!\": the harness runs the script by its interpreter line", id)
+	}
+	lines := 0
+	for _, line := range strings.Split(s.Name, "\n") {
+		if strings.Contains(line, "{"+model.SlotCommand+"}") {
+			lines++
+			if rest := strings.TrimPrefix(strings.TrimSpace(line), "exec "); rest != "{"+model.SlotCommand+"}" {
+				c.errs.Addf(s.Pos, "layout %s: hooks.script: {%s} must stand alone on its line (optionally after \"exec \"), not in %q: sitter plugin install rewrites that line", id, model.SlotCommand, strings.TrimSpace(line))
+			}
+		}
+	}
+	if lines != 1 {
+		c.errs.Addf(s.Pos, "layout %s: hooks.script runs {%s} on %d lines, want one: it is the call of the launcher", id, model.SlotCommand, lines)
+	}
+}
+
+// shapeOf is a layout's hook shape, "" for one without hooks.
+func shapeOf(lay *model.Layout) string {
+	if lay.Hooks == nil {
+		return ""
+	}
+	return lay.Hooks.Shape
 }
 
 // file checks the slots of one file and its keyWhen paths.
@@ -158,7 +216,7 @@ func (c layoutChecker) slots(s string, p model.Pos, known []string, where string
 			continue
 		}
 		list, isEvents := model.IsEventsSlot(r.Name)
-		if where == "hooks.entry" {
+		if where == "hooks.entry" || where == "hooks.path" {
 			c.errs.Addf(p, "layout %s: %s: unknown slot {%s} (slots: {%s})", c.lay.ID, where, r.Name, strings.Join(known, "}, {"))
 			continue
 		}

@@ -15,9 +15,9 @@ import (
 // The one bundle interpreter: it writes any layout of the atlas
 // (#Layout, atlas/layouts.cue) for a plugin and a harness.
 
-// write is the table of contents of a bundle: the hook config, the copied
-// skills and commands, the layout's files, sitter's own files, then the
-// marketplace beside the bundle.
+// write is the table of contents of a bundle: the hook config (or hook
+// scripts), the copied skills and commands, the layout's files, sitter's
+// own files, then the marketplace beside the bundle.
 func (b *bundle) write() {
 	regs := b.registrations()
 	b.scope = b.pluginScope(regs)
@@ -95,15 +95,36 @@ func (b *bundle) items(each string) []map[string]any {
 	return out
 }
 
-// hookConfig writes the layout's hook config when the plugin registers hooks.
+// hookConfig writes the layout's hook config when the plugin registers
+// hooks, or one executable script per registered event.
 func (b *bundle) hookConfig(regs []registration) {
-	if hk := b.lay.Hooks; hk != nil && len(regs) > 0 {
+	hk := b.lay.Hooks
+	switch {
+	case hk == nil || len(regs) == 0:
+	case hk.Scripts():
+		for _, r := range regs {
+			sc := with(b.scope, b.entryScope(r))
+			b.add(fill(hk.Path.Name, sc), []byte(fill(hk.Script.Name, sc)), 0o755)
+		}
+	default:
 		doc, _ := render(hk.Document, b.scope)
 		b.json(hk.Path.Name, doc)
 	}
 }
 
-// hooksObject is the {event: [...]} value of the {hooks} slot.
+// entryScope holds the slots of one registration: its event, the launcher
+// call, the timeout in the harness's unit and the tool matcher.
+func (b *bundle) entryScope(r registration) map[string]any {
+	return map[string]any{
+		model.SlotEvent:   r.event.Name,
+		model.SlotCommand: b.command(r.event.Name),
+		model.SlotTimeout: r.timeoutIn(b.h.Packaging.TimeoutUnit),
+		model.SlotMatcher: r.matcher,
+	}
+}
+
+// hooksObject is the value of the {hooks} slot: {event: [...]} for a
+// hook config, {event: its script's path} for hook scripts.
 func (b *bundle) hooksObject(regs []registration) map[string]any {
 	hk := b.lay.Hooks
 	hooks := map[string]any{}
@@ -111,11 +132,11 @@ func (b *bundle) hooksObject(regs []registration) map[string]any {
 		return hooks
 	}
 	for _, r := range regs {
-		entry, _ := render(hk.Entry, with(nil, map[string]any{
-			model.SlotCommand: b.command(r.event.Name),
-			model.SlotTimeout: r.timeoutIn(b.h.Packaging.TimeoutUnit),
-			model.SlotMatcher: r.matcher,
-		}))
+		if hk.Scripts() {
+			hooks[r.event.Name] = fill(hk.Path.Name, map[string]any{model.SlotEvent: r.event.Name})
+			continue
+		}
+		entry, _ := render(hk.Entry, b.entryScope(r))
 		if hk.Shape == "versioned-list" {
 			hooks[r.event.Name] = []any{entry}
 			continue

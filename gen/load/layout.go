@@ -60,6 +60,7 @@ func (l *loader) layout(id string, lv cue.Value) *model.Layout {
 			Document:    l.tmpl(hv.LookupPath(cue.ParsePath("document"))),
 			Shape:       l.str(hv, "shape"),
 			Entry:       l.tmpl(hv.LookupPath(cue.ParsePath("entry"))),
+			Script:      l.named(hv, "script"),
 			RootVar:     l.str(hv, "rootVar"),
 			TimeoutUnit: l.str(hv, "timeoutUnit"),
 			Schema:      l.str(hv, "schema"),

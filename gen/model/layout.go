@@ -45,17 +45,27 @@ type ManifestValue struct {
 	Pos             Pos
 }
 
-// LayoutHooks is a shell-hook layout's hook config.
+// LayoutHooks is a shell-hook layout's hook registrations: one config
+// file, or one script per event (ShapeScripts).
 type LayoutHooks struct {
-	Path        Named // "" when not declared (a checker error)
+	Path        Named // "" when not declared (a checker error); with ShapeScripts, a path with {event}
 	Document    *Tmpl
-	Shape       string // "matcher-groups" | "versioned-list"
-	Entry       *Tmpl
+	Shape       string // "matcher-groups" | "versioned-list" | ShapeScripts
+	Entry       *Tmpl  // nil when not declared
+	Script      Named  // ShapeScripts: the text of each script
 	RootVar     string
 	TimeoutUnit string
 	Schema      string
 	Pos         Pos
 }
+
+// ShapeScripts is the hook shape of a harness that runs each file of a
+// hooks folder named after an event: one executable script per event.
+const ShapeScripts = "script-per-event"
+
+// Scripts reports whether the layout writes one script per event rather
+// than a config file.
+func (h *LayoutHooks) Scripts() bool { return h != nil && h.Shape == ShapeScripts }
 
 // CommandKey is the key of the hook entry holding the command, "" if none.
 func (h *LayoutHooks) CommandKey() string {
@@ -150,6 +160,7 @@ const (
 	SlotMatcher = "matcher"
 	SlotHooks   = "hooks"
 	SlotEvents  = "events"
+	SlotEvent   = "event" // the native event of one hook script
 )
 
 // LayoutConditions are what a file, a key or a text part can depend on.
@@ -170,6 +181,10 @@ var EachSlots = map[string][]string{
 
 // EntrySlots are the slots of a hook entry.
 var EntrySlots = []string{SlotCommand, SlotTimeout, SlotMatcher}
+
+// ScriptSlots are the slots of a hook script (ShapeScripts) besides the
+// plugin's; a script's path has the event only.
+var ScriptSlots = []string{SlotEvent, SlotCommand, SlotTimeout, SlotMatcher}
 
 // slotRE finds {slot} and {slot|default} in a template string.
 var slotRE = regexp.MustCompile(`\{([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9]+)*)(?:\|([^{}]*))?\}`)

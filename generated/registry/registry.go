@@ -1635,8 +1635,19 @@ func descriptorCline() *adapter.Descriptor {
 			Trust:     "vendor",
 		},
 		Packaging: adapter.Packaging{
-			Bundle: adapter.Bundle{},
-			Target: adapter.Target{},
+			Bundle: adapter.Bundle{
+				Hooks: "hooks/{event}",
+				Shape: "script-per-event",
+			},
+			Format:  "cline-hooks",
+			Install: "sitter plugin install {bundle} --harness cline (writes .clinerules/hooks/<Event>)",
+			RootVar: "${0%/*}/..",
+			Target: adapter.Target{
+				Kind:    "hooks-folder",
+				Project: ".clinerules/hooks",
+				User:    ".cline/hooks",
+			},
+			TimeoutUnit: "s",
 		},
 		Profile: "cline",
 		Readiness: []adapter.Check{{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -173,6 +174,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	t := d.Packaging.Target
 	// Check what will be merged before anything is written.
 	var hooks *object
+	var scripts []script
 	switch t.Kind {
 	case "hooks-config":
 		if f.hooksFile == "" {
@@ -192,6 +194,16 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			if err := rewriteCommands(hooks, f.shape, f.commandKey, p.launcher); err != nil {
 				return nil, fmt.Errorf("%s/%s: %v", b.Dir, f.hooksFile, err)
 			}
+		}
+	case "hooks-folder":
+		if f.shape != ShapeScripts || !strings.Contains(path.Base(f.hooksFile), eventSlot) {
+			return nil, fmt.Errorf("%s: the atlas's hooks-folder target needs a bundle of hook scripts (shape %s), not %s's", d.ID, ShapeScripts, b.Marker.Format)
+		}
+		if scripts, err = bundleScripts(b, d, f, p.launcher, p.scope); err != nil {
+			return nil, err
+		}
+		if err := checkScriptTargets(p.target, scripts, owner(p.launcher), o.Force, b.Marker.Plugin, d.DisplayName); err != nil {
+			return nil, err
 		}
 	case "module":
 		if t.Entry == "" {
@@ -254,6 +266,22 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			return fail(err)
 		}
 		r.Entries = append(r.Entries, entries...)
+	case "hooks-folder":
+		if len(scripts) == 0 {
+			r.Notes = append(r.Notes, "the bundle registers no hooks; "+p.target+" left alone")
+			break
+		}
+		files, entries, undo, err := installScripts(p.target, f.hooksFile, scripts, owner(p.launcher))
+		if err != nil {
+			if uerr := undo.run(); uerr != nil {
+				r.Files, r.Entries = files, entries
+				r.Notes = append(r.Notes, fmt.Sprintf("could not undo the scripts written: %v", uerr))
+				return r, err
+			}
+			return fail(err)
+		}
+		r.Files = append(r.Files, files...)
+		r.Entries = append(r.Entries, entries...)
 	case "module":
 		if fc, err = writeModule(p, d, b.Marker.Plugin, o.Force); err != nil {
 			return fail(err)
@@ -307,6 +335,13 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 		}
 		r.Files = append(r.Files, fc)
 		r.Entries = append(r.Entries, entries...)
+	case "hooks-folder":
+		files, entries, err := uninstallScripts(p.target, formatOf(d).hooksFile, owner(p.launcher))
+		r.Files = append(r.Files, files...)
+		r.Entries = append(r.Entries, entries...)
+		if err != nil {
+			return r, err
+		}
 	case "module":
 		fc, err := removeModule(p.target)
 		if err != nil {

@@ -242,6 +242,9 @@ func (v *verifier) checkManifest() {
 			v.add(req, "missing (required by the %s format)", v.marker.Format)
 		}
 	}
+	if v.f.manifest == "" {
+		return // the harness reads no manifest (a folder of hook scripts)
+	}
 	m, _ := v.validate(v.f.manifest, v.f.schema)
 	if m == nil {
 		return
@@ -300,6 +303,10 @@ func (v *verifier) checkHooks() {
 	if hf == "" {
 		return
 	}
+	if v.f.shape == ShapeScripts {
+		v.checkScripts()
+		return
+	}
 	if _, err := os.Stat(v.abs(hf)); errors.Is(err, fs.ErrNotExist) {
 		if len(v.marker.Hooks) > 0 {
 			v.add(hf, "missing, but %s lists hooks %v", MarkerFile, v.marker.Hooks)
@@ -341,6 +348,49 @@ func (v *verifier) checkHooks() {
 		if listed[e] {
 			v.add(hf, "hooks: %s lists %s, which is not registered here", MarkerFile, e)
 		}
+	}
+}
+
+// checkScripts checks a bundle of one hook script per event: each event
+// the marker lists has its script, executable with a "#!" line, whose one
+// launcher line runs the bundle's launcher for that event; every script
+// in the folder is for a listed native event.
+func (v *verifier) checkScripts() {
+	tmpl := v.f.hooksFile
+	listed := map[string]bool{}
+	for _, event := range v.marker.Hooks {
+		listed[event] = true
+		rel := scriptPath(tmpl, event)
+		data, err := os.ReadFile(v.abs(rel))
+		if err != nil {
+			v.add(rel, "missing, but %s lists hooks %v", MarkerFile, v.marker.Hooks)
+			continue
+		}
+		v.checkScript(rel)
+		want := fmt.Sprintf(`"%s/%s" %s %s`, v.d.Packaging.RootVar, Launcher, v.d.ID, event)
+		_, _, root, args, n := launcherLine(strings.Split(string(data), "\n"))
+		switch {
+		case n == 0:
+			v.add(rel, "no line runs the bundle's launcher; want %s", want)
+		case n > 1:
+			v.add(rel, "%d lines run the bundle's launcher; want one: %s", n, want)
+		case root != v.d.Packaging.RootVar || len(args) != 2 || args[0] != v.d.ID || args[1] != event:
+			v.add(rel, "the launcher line does not run %s's %s hook; want %s", v.d.ID, event, want)
+		}
+	}
+	dir := path.Dir(tmpl)
+	entries, _ := os.ReadDir(v.abs(dir))
+	for _, e := range entries {
+		event := eventOf(tmpl, e.Name())
+		if e.IsDir() || scriptPath(tmpl, event) != path.Join(dir, e.Name()) || listed[event] {
+			continue
+		}
+		rel := path.Join(dir, e.Name())
+		if _, ok := v.d.Event(event); !ok {
+			v.add(rel, "%q is not a native event of %s (see 'sitter atlas show %s')", event, v.d.ID, v.d.ID)
+			continue
+		}
+		v.add(rel, "a hook script for %s, which %s hooks does not list", event, MarkerFile)
 	}
 }
 

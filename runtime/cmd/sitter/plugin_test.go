@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -79,7 +80,9 @@ func shellSample(t *testing.T, path string) (string, bool) {
 	escaped := in.Command
 	for range 3 {
 		if strings.Contains(string(payload), escaped) {
-			return strings.Replace(string(payload), escaped, "rm -rf /", 1), true
+			// Every copy: a payload may carry the command twice
+			// (Cline: tool_call.input and preToolUse.parameters).
+			return strings.ReplaceAll(string(payload), escaped, "rm -rf /"), true
 		}
 		b, _ := json.Marshal(escaped)
 		escaped = string(b[1 : len(b)-1])
@@ -234,6 +237,17 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 						t.Errorf("%s command = %s, want %s", event, c, want)
 					}
 				}
+			case "hooks-folder":
+				// One script per event in the target folder, run as the
+				// harness runs it: sh <folder>/<file>.
+				for _, e := range rep.Entries {
+					want := plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + e.Event
+					if e.Command != want {
+						t.Errorf("%s command = %s, want %s", e.Event, e.Command, want)
+					}
+					name := strings.ReplaceAll(path.Base(d.Packaging.Bundle.Hooks), "{event}", e.Event)
+					commands[e.Event] = "sh " + plugin.ShellQuote(filepath.Join(rep.Target, name))
+				}
 			case "module":
 				// The module re-exports the installed entry by its exact
 				// path; the bridge in it spawns ROOT/bin/sitter-hook
@@ -268,7 +282,7 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 					t.Errorf("%s: exit %d, stdout %q (stderr %q), want %s's deny", event, got.exit, got.stdout, got.stderr, d.ID)
 				}
 				// Something harmless passes: the no-op.
-				if got := runShell(t, project, c, strings.Replace(payload, "rm -rf /", "ls -la", 1), env); got.stdout != "" || got.exit != 0 {
+				if got := runShell(t, project, c, strings.ReplaceAll(payload, "rm -rf /", "ls -la"), env); got.stdout != "" || got.exit != 0 {
 					t.Errorf("%s: ls -la answered exit %d, %q (stderr %q), want the no-op", event, got.exit, got.stdout, got.stderr)
 				}
 			}
