@@ -36,8 +36,8 @@ func clineRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 
 // clineHooks registers hook files in the project's .cline/hooks, one per
 // native event, each calling `sitter hook cline <event>` with handler: the
-// registration a Cline user writes by hand (sitter has no bundle format for
-// a folder of hook scripts).
+// registration a Cline user writes by hand (a bundle installed with
+// `sitter plugin install` writes such files in .clinerules/hooks).
 func clineHooks(t *testing.T, project, handler string, events ...string) {
 	t.Helper()
 	dir := filepath.Join(project, ".cline", "hooks")
@@ -57,18 +57,26 @@ const clineRecorder = `cat >> "$E2E_DIR/events.jsonl"; case $SITTER_PHASE in pre
 
 var clineEvents = []string{"TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskError", "TaskCancel", "SessionShutdown"}
 
-// TestClineGuard: sitter's guard on PreToolUse stops rm -rf of a folder
-// outside the project (Cline's only veto ends the run), and lets a
-// harmless command run.
+// TestClineGuard: the guard bundle installed with `sitter plugin install`
+// (its PreToolUse script in the project's .clinerules/hooks) stops rm -rf
+// of a folder outside the project, and lets a harmless command run.
+// Cline's only veto is a cancel, which ends the run (finishReason
+// aborted): there is no next model request to carry the reason, and
+// `cline --json` does not print it (the atlas's PreToolUse deny).
 func TestClineGuard(t *testing.T) {
+	fidelityNote("cline", "A deny (the guard's too) is Cline's cancel: the tool does not run and the run ends (`finishReason` `aborted`); the model is not told the reason and `cline --json` does not print it (3.0.65 has no per-call veto for hook files).")
 	tmp := t.TempDir()
 	project, outside := filepath.Join(tmp, "project"), filepath.Join(tmp, "outside")
 	for _, d := range []string{project, outside} {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(outside, "keep.txt"), []byte("keep"), 0o644)
-	clineHooks(t, project, `"$SITTER_BIN" guard`, "PreToolUse")
+	pluginInstall(t, filepath.Join(repo(t), "artifacts", "guard", "cline"), "cline", project, filepath.Join(tmp, "install-home"))
+	if !exists(filepath.Join(project, ".clinerules", "hooks", "PreToolUse")) {
+		t.Fatalf("sitter plugin install wrote no .clinerules/hooks/PreToolUse")
+	}
 	t.Run("deny", func(t *testing.T) {
+		verified(t, "cline", "observe", "PreToolUse")
 		verified(t, "cline", "deny", "PreToolUse")
 		llm := startLLM(t, llmscript.ShellThenText("rm -rf "+outside, "done"))
 		r := clineRun(t, llm, project, t.TempDir(), nil, "clean up")
@@ -80,6 +88,9 @@ func TestClineGuard(t *testing.T) {
 		}
 		if !strings.Contains(r.stdout, `"finishReason":"aborted"`) {
 			t.Errorf("the run was not ended by the deny\n%s", r.stdout)
+		}
+		if n := len(llm.Requests()); n != 1 {
+			t.Errorf("%d model requests, want 1: the cancel ends the run before the tool result is sent", n)
 		}
 	})
 	t.Run("allow", func(t *testing.T) {
@@ -99,7 +110,7 @@ func TestClineGuard(t *testing.T) {
 // rewritten command runs, the model's does not) and context before and
 // after the tool (both reach the model with the result).
 func TestClineProbe(t *testing.T) {
-	fidelityNote("cline", "No bundle: Cline reads hooks as one script per event in a hooks folder, which no packaging format of sitter writes, so the cases register hook files calling `sitter hook cline <event>` instead of `sitter plugin install`.")
+	fidelityNote("cline", "The probe cases register their own hook files in `.cline/hooks` calling `sitter hook cline <event>`; the guard case installs the guard bundle with `sitter plugin install` (its scripts in `.clinerules/hooks`).")
 	install := func(project, home string) { clineHooks(t, project, clineRecorder, clineEvents...) }
 	t.Run("events", func(t *testing.T) {
 		project, home, rec := probeCase(t, "")

@@ -18,10 +18,12 @@ import (
 const innerEnv = "SITTER_SUITE_IN_COPY"
 
 // TestAddedHarnessPassesTheSuite is the contributor's path: a copy of the
-// repository gets one more harness file (testdata/synth/synth.cue, with
-// a plugin format of its own, a deny and a stop that continues), `make
-// generate` runs, the bundles take the declared layout, and
-// the whole test suite passes with no edit anywhere else. Generation may
+// repository gets more harness files, each on its own
+// (testdata/synth/synth.cue, with a plugin format of its own, a deny and
+// a stop that continues; testdata/synth/synth-dir.cue, whose format is a
+// folder of one hook script per event), `make generate` runs, the bundles
+// take the declared layouts, and the whole test suite passes with no edit
+// anywhere else. Generation may
 // touch only atlas/, generated/, artifacts/ and docs/fidelity.md.
 func TestAddedHarnessPassesTheSuite(t *testing.T) {
 	if testing.Short() || os.Getenv(innerEnv) != "" {
@@ -47,12 +49,18 @@ func TestAddedHarnessPassesTheSuite(t *testing.T) {
 		}
 	}
 	before := digests(t, tmp)
-	synth, err := os.ReadFile("testdata/synth/synth.cue")
-	if err != nil {
-		t.Fatal(err)
+	synths, _ := filepath.Glob("testdata/synth/*.cue")
+	if len(synths) == 0 {
+		t.Fatal("no synthetic harness in testdata/synth")
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "atlas", "harnesses", "synth.cue"), synth, 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range synths {
+		synth, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "atlas", "harnesses", filepath.Base(f)), synth, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run(t, tmp, "go", "run", "./gen/cmd/sitter-gen")
 	for path, sum := range digests(t, tmp) {
@@ -62,6 +70,7 @@ func TestAddedHarnessPassesTheSuite(t *testing.T) {
 		t.Errorf("generating for a new harness changed %s, outside atlas/, generated/, artifacts/ and docs/fidelity.md", path)
 	}
 	checkSynthLayout(t, filepath.Join(tmp, "artifacts"))
+	checkSynthScripts(t, filepath.Join(tmp, "artifacts"))
 	checkSynthVerify(t, tmp)
 	run(t, tmp, "go", "vet", "./...")
 	run(t, tmp, "go", "test", "-count=1", "./...")
@@ -179,6 +188,29 @@ func checkSynthLayout(t *testing.T, artifacts string) {
 	}
 }
 
+// checkSynthScripts reads the bundle written in synth-dir's layout
+// (synth-dir-hooks, testdata/synth/synth-dir.cue): one executable script
+// per registered event, named from the event, running the launcher with
+// synth-dir's root variable.
+func checkSynthScripts(t *testing.T, artifacts string) {
+	t.Helper()
+	p := filepath.Join(artifacts, "guard", "synth-dir", "hooks", "BeforeTool.sh")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Errorf("synth-dir layout: %v", err)
+		return
+	}
+	if fi.Mode().Perm()&0o111 != 0o111 {
+		t.Errorf("synth-dir layout: %s mode %04o, want executable", p, fi.Mode().Perm())
+	}
+	b, _ := os.ReadFile(p)
+	for _, want := range []string{"#!/bin/sh\n", "# guard: BeforeTool (timeout 15s)\n", "\nexec \"${0%/*}/../bin/sitter-hook\" synth-dir BeforeTool\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("synth-dir layout: %s has no %q:\n%s", p, want, b)
+		}
+	}
+}
+
 // checkSynthVerify runs the copy's `sitter plugin verify` on synth bundles:
 // what synth-pack declares about its manifest (paths: abilities names a
 // folder of skills; requires: by is "sitter") is checked from the CUE
@@ -190,6 +222,18 @@ func checkSynthVerify(t *testing.T, repo string) {
 	bundle := filepath.Join(repo, "artifacts", "babysitter", "synth")
 	if out, err := verifyOut(host, bundle); err != nil {
 		t.Fatalf("plugin verify of the generated synth bundle: %v\n%s", err, out)
+	}
+	// synth-dir's scripts install into its hooks folder, calling the
+	// installed copy's launcher.
+	project := t.TempDir()
+	if out, err := exec.Command(host, "plugin", "install", filepath.Join(repo, "artifacts", "guard", "synth-dir"), "--harness", "synth-dir", "--dir", project).CombinedOutput(); err != nil {
+		t.Errorf("plugin install of the synth-dir guard bundle: %v\n%s", err, out)
+	} else {
+		b, err := os.ReadFile(filepath.Join(project, ".synth-dir", "hooks", "BeforeTool.sh"))
+		want := "\nexec '" + filepath.Join(project, ".sitter", "plugins", "guard", "synth-dir", "bin", "sitter-hook") + "' synth-dir BeforeTool\n"
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("installed synth-dir script (%v):\n%s\nwant the line %q", err, b, want)
+		}
 	}
 	for _, c := range []struct {
 		name    string
