@@ -34,29 +34,6 @@ func clineRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 	return runCLI(t, project, env, 2*time.Minute, bin, "--json", prompt)
 }
 
-// clineHooks registers hook files in the project's .cline/hooks, one per
-// native event, each calling `sitter hook cline <event>` with handler: the
-// registration a Cline user writes by hand (a bundle installed with
-// `sitter plugin install` writes such files in .clinerules/hooks).
-func clineHooks(t *testing.T, project, handler string, events ...string) {
-	t.Helper()
-	dir := filepath.Join(project, ".cline", "hooks")
-	os.MkdirAll(dir, 0o755)
-	for _, e := range events {
-		script := fmt.Sprintf("#!/bin/sh\nexec \"$SITTER_BIN\" hook cline %s --handler '%s'\n", e, handler)
-		if err := os.WriteFile(filepath.Join(dir, e), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// clineRecorder records the canonical event and answers what the reply
-// file of its phase holds: pre-tool-reply and post-tool-reply (the probe
-// plugin's names) or <phase>-reply (the replier's), nothing without one.
-const clineRecorder = `cat >> "$E2E_DIR/events.jsonl"; case $SITTER_PHASE in preToolUse) f=pre-tool-reply;; postToolUse) f=post-tool-reply;; *) f=none;; esac; cat "$E2E_DIR/$f" 2>/dev/null || cat "$E2E_DIR/$SITTER_PHASE-reply" 2>/dev/null; true`
-
-var clineEvents = []string{"TaskStart", "TaskResume", "UserPromptSubmit", "PreToolUse", "PostToolUse", "TaskComplete", "TaskError", "TaskCancel", "SessionShutdown"}
-
 // TestClineGuard: the guard bundle installed with `sitter plugin install`
 // (its PreToolUse script in the project's .clinerules/hooks) stops rm -rf
 // of a folder outside the project, and lets a harmless command run.
@@ -105,16 +82,18 @@ func TestClineGuard(t *testing.T) {
 	})
 }
 
-// TestClineProbe: hook files on every event see the run's events with its
-// session and workspace, and the tool hooks' answers work: rewrite (the
-// rewritten command runs, the model's does not) and context before and
-// after the tool (both reach the model with the result).
+// TestClineProbe: the probe, replier and observer bundles installed with
+// `sitter plugin install` (their scripts in .clinerules/hooks) see the
+// run's events with its session and workspace, and the tool hooks'
+// answers work: rewrite (the rewritten command runs, the model's does
+// not) and context before and after the tool (both reach the model with
+// the result).
 func TestClineProbe(t *testing.T) {
-	fidelityNote("cline", "The probe cases register their own hook files in `.cline/hooks` calling `sitter hook cline <event>`; the guard case installs the guard bundle with `sitter plugin install` (its scripts in `.clinerules/hooks`).")
-	install := func(project, home string) { clineHooks(t, project, clineRecorder, clineEvents...) }
+	bundle := probeBundle(t, "cline")
+	withProbe := func(project, home string) { pluginInstall(t, bundle, "cline", project, home) }
 	t.Run("events", func(t *testing.T) {
 		project, home, rec := probeCase(t, "")
-		install(project, home)
+		withProbe(project, home)
 		llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
 		r := clineRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "run the tests")
 		if r.err != nil {
@@ -126,12 +105,15 @@ func TestClineProbe(t *testing.T) {
 		capture(t, "cline", clis["cline"].version, evs, map[string]string{project: "/work/project", home: "/home/e2e"})
 	})
 	t.Run("observe-all", func(t *testing.T) {
-		observeAll(t, "cline", install, clineRun)
+		observer := observerBundle(t, "cline")
+		observeAll(t, "cline", func(project, home string) { pluginInstall(t, observer, "cline", project, home) }, clineRun)
 	})
 	t.Run("tool-phases", func(t *testing.T) {
-		rewriteAndToolContext(t, "cline", "PreToolUse", "PostToolUse", install, clineRun)
+		rewriteAndToolContext(t, "cline", "PreToolUse", "PostToolUse", withProbe, clineRun)
 	})
 	t.Run("pre-tool-context", func(t *testing.T) {
-		addContext(t, "cline", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), install, clineRun)
+		replier := replierBundle(t, "cline")
+		withReplier := func(project, home string) { pluginInstall(t, replier, "cline", project, home) }
+		addContext(t, "cline", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), withReplier, clineRun)
 	})
 }

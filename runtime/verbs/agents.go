@@ -57,7 +57,7 @@ type agentEvent struct {
 type agentPackaging struct {
 	Format  string `json:"format"`
 	Install string `json:"install"`
-	Target  string `json:"target"` // hooks-config or module
+	Target  string `json:"target"` // hooks-config, hooks-folder or module
 }
 
 type agentLaunch struct {
