@@ -161,26 +161,27 @@ func (f piFamily) userBash(t *testing.T) {
 
 // inputDeny: a prompt typed in the TUI is dropped while the
 // userPromptSubmit handler denies (it never reaches the model) and sent
-// when the handler answers nothing.
+// when the handler answers nothing. The deny is a reply-once file, which
+// the handler removes when it answers: then the second prompt is typed.
 func (f piFamily) inputDeny(t *testing.T) {
 	verified(t, f.harness, "deny", "input")
-	u, llm, project, rec := f.tuiCase(t, map[string]string{"userPromptSubmit-reply": denyReply})
+	u, llm, project, rec := f.tuiCase(t, map[string]string{"userPromptSubmit-reply-once": denyReply})
 	u.typeLine("TYPED-DENIED: say done")
-	deadline := time.Now().Add(time.Minute)
-	for nativeNames(events(t, rec))["input"] == 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second) // a prompt that got through would be at the model by now
-	if llm.Any(func(q *llmscript.Request) bool { return q.Contains("TYPED-DENIED") }) {
-		t.Errorf("the denied prompt reached the model")
-	}
-	os.Remove(filepath.Join(rec, "userPromptSubmit-reply"))
+	u.waitFor("the deny answered", func(string) bool { return !exists(filepath.Join(rec, "userPromptSubmit-reply-once")) })
 	u.typeLine("TYPED-ALLOWED: say done")
 	u.waitFor("the model's answer", func(s string) bool { return strings.Contains(s, "TUI-ANSWER-DONE") })
 	if !llm.Any(func(q *llmscript.Request) bool { return q.Contains("TYPED-ALLOWED") }) {
 		t.Errorf("the prompt never reached the model without the deny")
 	}
+	// The allowed prompt was answered after the denied one was handled:
+	// had the denied one got through, a request would carry it by now.
+	if llm.Any(func(q *llmscript.Request) bool { return q.Contains("TYPED-DENIED") }) {
+		t.Errorf("the denied prompt reached the model")
+	}
 	got := nativeEvents(t, f.harness, project, events(t, rec), "input", "userPromptSubmit")
+	if len(got) != 2 {
+		t.Errorf("%d input events, want 2", len(got))
+	}
 	observed(t, f.harness, got)
 }
 

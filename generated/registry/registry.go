@@ -4224,10 +4224,11 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
 			}},
-			Name:    "experimental.chat.messages.transform",
-			Note:    "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
-			Phase:   "beforeModel",
-			Support: "native",
+			Name:         "experimental.chat.messages.transform",
+			Note:         "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
+			Phase:        "beforeModel",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "Its input is empty and output.messages is the whole history: the payload names no session, so no case can tie the call to a turn (it does fire: make e2e notes it under the table)."},
 		}, true
 	case "chat.params":
 		return &adapter.EventSpec{
@@ -4269,10 +4270,11 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
 			}},
-			Name:    "tool.definition",
-			Note:    "Once per tool definition sent to the model; observation only.",
-			Phase:   "chatParams",
-			Support: "native",
+			Name:         "tool.definition",
+			Note:         "Once per tool definition sent to the model; observation only.",
+			Phase:        "chatParams",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "Its payload is {toolID} and the tool's description and parameters: it names no session, so no case can tie the call to a turn (it does fire, once per tool per request: make e2e notes it under the table)."},
 		}, true
 	case "shell.env":
 		return &adapter.EventSpec{
@@ -4426,10 +4428,11 @@ func eventKiloCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo",
 			}},
-			Name:    "file.edited",
-			Note:    "Bus event after a tool edited properties.file; observation only.",
-			Phase:   "fileChanged",
-			Support: "native",
+			Name:         "file.edited",
+			Note:         "Bus event after a tool edited properties.file; observation only.",
+			Phase:        "fileChanged",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "The bus event carries only properties.file (the file a tool edited), no session id, so no case can tie it to a turn."},
 		}, true
 	case "message.updated":
 		return &adapter.EventSpec{
@@ -5665,10 +5668,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
 			}},
-			Name:    "experimental.chat.messages.transform",
-			Note:    "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
-			Phase:   "beforeModel",
-			Support: "native",
+			Name:         "experimental.chat.messages.transform",
+			Note:         "Experimental; input is empty and output.messages is the whole history, so no session is normalized. Observation only.",
+			Phase:        "beforeModel",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "Its input is empty and output.messages is the whole history: the payload names no session, so no case can tie the call to a turn (it does fire: make e2e notes it under the table)."},
 		}, true
 	case "chat.params":
 		return &adapter.EventSpec{
@@ -5716,10 +5720,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
 			}},
-			Name:    "tool.definition",
-			Note:    "Once per tool definition sent to the model; observation only.",
-			Phase:   "chatParams",
-			Support: "native",
+			Name:         "tool.definition",
+			Note:         "Once per tool definition sent to the model; observation only.",
+			Phase:        "chatParams",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "Its payload is {toolID} and the tool's description and parameters: it names no session, so no case can tie the call to a turn (it does fire, once per tool per request: make e2e notes it under the table)."},
 		}, true
 	case "shell.env":
 		return &adapter.EventSpec{
@@ -5921,10 +5926,11 @@ func eventOpencode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "opencode-linux-x64@1.18.33: trigger(\"<hook>\", …) call sites and bus event names in bin/opencode",
 			}},
-			Name:    "file.edited",
-			Note:    "Bus event after a tool edited properties.file; observation only.",
-			Phase:   "fileChanged",
-			Support: "native",
+			Name:         "file.edited",
+			Note:         "Bus event after a tool edited properties.file; observation only.",
+			Phase:        "fileChanged",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "The bus event carries only properties.file (from the edit, write and patch tools), no session id, so no case can tie it to a turn."},
 		}, true
 	case "message.updated":
 		return &adapter.EventSpec{
