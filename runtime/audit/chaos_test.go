@@ -67,8 +67,23 @@ func TestChaosAuditRotation(t *testing.T) {
 	// A line is about 200 bytes: 5 a file, 40 or more rotations; Keep
 	// holds them all, so any line missing was lost, not rotated out.
 	fails := runAppenders(t, dir, n, "SITTER_AUDIT_MAX_BYTES=1000", "SITTER_AUDIT_KEEP=1000")
-	if len(fails) > 0 {
-		t.Fatalf("%d appends failed:\n%s", len(fails), strings.Join(fails, "\n"))
+	// On a machine loaded enough that a call waits out RotateLockWait,
+	// it appends without rotating and says so (its line must still be
+	// there, once: counted below); any other failure fails the test.
+	var hard []string
+	busy := 0
+	for _, f := range fails {
+		if strings.Contains(f, "appended without rotating") && strings.Contains(f, ErrLockBusy.Error()) {
+			busy++
+			continue
+		}
+		hard = append(hard, f)
+	}
+	if len(hard) > 0 {
+		t.Fatalf("%d appends failed:\n%s", len(hard), strings.Join(hard, "\n"))
+	}
+	if busy > 0 {
+		t.Logf("%d of %d calls found the rotation lock busy for %s and appended without rotating", busy, n, RotateLockWait)
 	}
 	c := Config{Dir: dir, MaxBytes: 1000, Keep: 1000}
 	seen := map[string]int{}
