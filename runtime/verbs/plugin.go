@@ -66,7 +66,7 @@ bundle folder or a plugin name (found under ./artifacts).`
 	c.Flags().StringVar(&scope, "scope", "", "the config's `SCOPE`: project (the default) or user")
 	c.Flags().StringVar(&dir, "dir", "", "the project folder `DIR` (default: the current directory)")
 	if install {
-		c.Flags().BoolVar(&force, "force", false, "replace sitter's own entries that are already there")
+		c.Flags().BoolVar(&force, "force", false, "replace sitter's own entries that are already there, and a file of yours where sitter writes its own (kept as <file>.sitter-backup, put back by uninstall)")
 	}
 	jsonFlag(c, &asJSON, "print the report as JSON")
 	completeHarnessFlag(e, c)
