@@ -293,7 +293,7 @@ func TestParseULIDAlphabet(t *testing.T) {
 		u, ok := ParseULID(s)
 		want := strings.IndexByte(crockford, byte(unicode.ToUpper(rune(c)))) >= 0 && c < 0x80
 		if ok != want {
-			t.Fatalf("ParseULID(...%q) ok = %v, want %v", c, ok, want)
+			t.Fatalf("ParseULID(...%q) ok = %v, want %v", string([]byte{byte(c)}), ok, want)
 		}
 		if ok && !strings.EqualFold(u.String(), s) {
 			t.Fatalf("ParseULID(%q).String() = %q", s, u)
