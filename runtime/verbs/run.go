@@ -27,6 +27,9 @@ type cmdFlags struct {
 	vals  map[string]string
 	bools map[string]bool
 	usage string // the command's usage, for usageFail
+	// storeDir is this machine's copy of a run of a shared store, which
+	// <runDir> names while a verb runs on it (withStore).
+	storeDir string
 }
 
 func (f *cmdFlags) has(name string) bool { _, ok := f.vals[name]; return ok }
@@ -63,6 +66,9 @@ func (f *cmdFlags) runsDir() string {
 func (f *cmdFlags) runDir() (string, error) {
 	if len(f.pos) == 0 {
 		return "", errors.New("a run directory (or run id) is required")
+	}
+	if f.storeDir != "" {
+		return f.storeDir, nil
 	}
 	if d, err := runs.ResolveDir(f.pos[0], f.runsDir()); err == nil {
 		return d, nil
@@ -138,6 +144,10 @@ func newRunCmd(e *env) *cobra.Command {
 		c.Long = c.Short + ".\n\n" + runArgNote
 		return c
 	}
+	stored := func(c *cobra.Command) *cobra.Command {
+		c.Long += storeNote
+		return c
+	}
 	return group(&cobra.Command{
 		Use:   "run",
 		Short: "Drive a babysitter run: create, iterate, inspect, repair",
@@ -155,24 +165,30 @@ run:* verbs (same checks, words, JSON and exit codes).
 			[]string{"process-id=the process `ID` (required)", "entry=the process function, `FILE#export` (required)", "inputs=the inputs, a JSON `FILE` (- reads stdin)",
 				"run-id=the run's `ID` (default: a new ULID)", runsDirFlag, "harness=bind the run to a session of `HARNESS`", "session-id=bind the run to session `ID`",
 				"prompt=the user's request `TEXT`, kept with the run", "max-iterations=at most `N` stop-hook iterations of the session bound (default 256)",
-				"non-interactive?the run answers its own breakpoints", jsonOut},
+				"non-interactive?the run answers its own breakpoints", storeFlag, jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.stdout, e.stderr) }),
 		flagged("list", "List this project's runs: status, driving session, last activity",
 			"  sitter run list\n  sitter run list --runs-dir .a5c/runs --json",
 			[]string{runsDirFlag, jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runList(f, e.stdout, e.stderr) }),
-		withDir(flagged("iterate <runDir>", "Replay the process and run it to its next pending effects",
+		stored(withDir(flagged("iterate <runDir>", "Replay the process and run it to its next pending effects",
 			"  sitter run iterate 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json\n  sitter run iterate .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --timeout 2m",
-			[]string{runsDirFlag, "timeout=how long the process may run, a Go duration `D`", jsonOut},
-			func(_ *cobra.Command, f *cmdFlags) int { return runIterate(ctx, f, e.stdout, e.stderr) })),
-		withDir(flagged("status <runDir>", "Show a run's status and pending effects",
+			[]string{runsDirFlag, "timeout=how long the process may run, a Go duration `D`", storeFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "run iterate", true, e.stdout, e.stderr, func(o, eo io.Writer) int { return runIterate(ctx, f, o, eo) })
+			}))),
+		stored(withDir(flagged("status <runDir>", "Show a run's status and pending effects",
 			"  sitter run status 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run status .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
-			[]string{runsDirFlag, jsonOut},
-			func(_ *cobra.Command, f *cmdFlags) int { return runStatus(f, e.stdout, e.stderr) })),
-		withDir(flagged("events <runDir>", "Print a run's journal events",
+			[]string{runsDirFlag, storeFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "run status", false, e.stdout, e.stderr, func(o, eo io.Writer) int { return runStatus(f, o, eo) })
+			}))),
+		stored(withDir(flagged("events <runDir>", "Print a run's journal events",
 			"  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --limit 20\n  sitter run events 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --type SESSION_BOUND --json",
-			[]string{runsDirFlag, "type=only events of type `TYPE`", "limit=the last `N` events only", jsonOut},
-			func(_ *cobra.Command, f *cmdFlags) int { return runEvents(f, e.stdout, e.stderr) })),
+			[]string{runsDirFlag, "type=only events of type `TYPE`", "limit=the last `N` events only", storeFlag, jsonOut},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "run events", false, e.stdout, e.stderr, func(o, eo io.Writer) int { return runEvents(f, o, eo) })
+			}))),
 		withDir(flagged("rebuild-state <runDir>", "Rebuild a run's state cache from its journal",
 			"  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run rebuild-state 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
 			[]string{runsDirFlag, jsonOut},
@@ -181,6 +197,8 @@ run:* verbs (same checks, words, JSON and exit codes).
 			"  sitter run repair 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter run repair 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --json",
 			[]string{runsDirFlag, jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runRepair(ctx, f, e.stdout, e.stderr) })),
+		newRunExportCmd(e),
+		newRunImportCmd(e),
 	)
 }
 
@@ -305,12 +323,21 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 		}
 		o.Inputs = b
 	}
-	dir, m, err := runs.Create(ctx, o)
+	url := f.storeURL()
+	create := runs.Create
+	if url != "" {
+		create = func(ctx context.Context, o runs.CreateOptions) (string, *runs.Metadata, error) { return storeCreate(ctx, url, o) }
+	}
+	dir, m, err := create(ctx, o)
 	if err != nil {
 		return fail(stderr, "run create", err)
 	}
 	res := map[string]any{"runId": m.RunID, "runDir": dir, "entry": m.Entrypoint.ImportPath + "#" + m.Entrypoint.ExportName}
 	text := fmt.Sprintf("[run:create] runId=%s runDir=%s entry=%s#%s\n", m.RunID, dir, m.Entrypoint.ImportPath, m.Entrypoint.ExportName)
+	if url != "" {
+		fmt.Fprintf(stderr, "[run:create] run %s is in the store; drive it with --store from any machine (it is not bound to a session)\n", m.RunID)
+		return out(stdout, stderr, f.bools["json"], res, text)
+	}
 	if sess, line := bindCreated(ctx, f, o, dir, m, stderr); sess != nil {
 		res["session"] = sess
 		text += line

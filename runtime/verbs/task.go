@@ -22,9 +22,10 @@ import (
 // task:* verbs.
 func newTaskCmd(e *env) *cobra.Command {
 	long := func(c *cobra.Command, more string) *cobra.Command {
-		c.Long = c.Short + ".\n\n" + runArgNote + more
+		c.Long = c.Short + ".\n\n" + runArgNote + more + storeNote
 		return c
 	}
+	ctx := context.Background()
 	return group(&cobra.Command{
 		Use:   "task",
 		Short: "The effects (tasks) of a run: list, show, post a result",
@@ -39,19 +40,25 @@ verbs (same checks, words, JSON and exit codes).
 			"  sitter task post 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA --status ok --value result.json --json\n  sitter task post R1 01JB80AAAAAAAAAAAAAAAAAAAA --status error --error err.json",
 			[]string{runsDirFlag, "status=the effect's `STATUS`: ok or error (required)", "value=the result value, a JSON `FILE` (- reads stdin)",
 				"value-inline=the result value, inline `JSON`", "error=the error, a JSON `FILE` (- reads stdin)", "stdout-file=the task's stdout, a `FILE` kept with the result",
-				"stderr-file=the task's stderr, a `FILE` kept with the result", "started-at=when the task started, an RFC 3339 `TIME`", "finished-at=when the task finished, an RFC 3339 `TIME`", "json?print the answer as JSON"},
-			func(_ *cobra.Command, f *cmdFlags) int { return taskPost(f, e.stdout, e.stderr) }),
+				"stderr-file=the task's stderr, a `FILE` kept with the result", "started-at=when the task started, an RFC 3339 `TIME`", "finished-at=when the task finished, an RFC 3339 `TIME`", storeFlag, "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "task post", true, e.stdout, e.stderr, func(o, eo io.Writer) int { return taskPost(f, o, eo) })
+			}),
 			"\nPosting an error result exits 1, as the SDK's task:post does."),
 		long(flagged("list <runDir>", "List a run's effects",
 			"  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0\n  sitter task list 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --pending --kind breakpoint --json",
-			[]string{runsDirFlag, "pending?only the effects still waiting", "kind=only effects of kind `KIND`", "json?print the answer as JSON"},
-			func(_ *cobra.Command, f *cmdFlags) int { return taskList(f, e.stdout, e.stderr) }), ""),
+			[]string{runsDirFlag, "pending?only the effects still waiting", "kind=only effects of kind `KIND`", storeFlag, "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "task list", false, e.stdout, e.stderr, func(o, eo io.Writer) int { return taskList(f, o, eo) })
+			}), ""),
 		// --verbose is accepted for the SDK's command lines; sitter's task
 		// show always prints the task and result (see taskShow).
 		long(flagged("show <runDir> <effectId>", "Show an effect: its task and result",
 			"  sitter task show 01JB7ZK3Q8X4M2N5P6R7S8T9V0 01JB80AAAAAAAAAAAAAAAAAAAA\n  sitter task show R1 01JB80AAAAAAAAAAAAAAAAAAAA --json",
-			[]string{runsDirFlag, "verbose?accepted for the SDK's command lines (the task and result are always shown)", "json?print the answer as JSON"},
-			func(_ *cobra.Command, f *cmdFlags) int { return taskShow(f, e.stdout, e.stderr) }), ""),
+			[]string{runsDirFlag, "verbose?accepted for the SDK's command lines (the task and result are always shown)", storeFlag, "json?print the answer as JSON"},
+			func(_ *cobra.Command, f *cmdFlags) int {
+				return withStore(ctx, f, "task show", false, e.stdout, e.stderr, func(o, eo io.Writer) int { return taskShow(f, o, eo) })
+			}), ""),
 	)
 }
 

@@ -1,0 +1,179 @@
+package verbs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/store"
+	"sitter.dev/sitter/runtime/store/natsstore"
+)
+
+// storeFlag is --store on the run and task verbs.
+const storeFlag = "store=the shared run store `URL`, nats://host:port ($SITTER_STORE; default: the local runs dir)"
+
+// storeNote says how a run is named with a shared store.
+const storeNote = `
+
+With --store URL (or $SITTER_STORE) the run lives in a shared store (NATS
+JetStream, see docs/store.md) and <runDir> is its run id, from any machine.`
+
+// storeURL is --store, else $SITTER_STORE; "" is the local runs dir.
+func (f *cmdFlags) storeURL() string {
+	if u, ok := f.vals["store"]; ok {
+		return u
+	}
+	return os.Getenv("SITTER_STORE")
+}
+
+// storeCacheDir is where this machine keeps its copies of a store's runs:
+// $SITTER_STORE_CACHE, else one directory per store URL in the cache dir.
+func storeCacheDir(url string) (string, error) {
+	if d := os.Getenv("SITTER_STORE_CACHE"); d != "" {
+		return d, nil
+	}
+	c, err := runs.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256([]byte(url))
+	return filepath.Join(c, "store", hex.EncodeToString(h[:8])), nil
+}
+
+// openStore connects to a shared store.
+func openStore(ctx context.Context, url string) (*natsstore.Store, error) {
+	switch store.Scheme(url) {
+	case "nats", "tls", "ws", "wss":
+	default:
+		return nil, fmt.Errorf("--store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", url)
+	}
+	cache, err := storeCacheDir(url)
+	if err != nil {
+		return nil, err
+	}
+	return natsstore.Open(ctx, url, natsstore.Options{CacheDir: cache})
+}
+
+// withStore runs a run or task verb on a run of the shared store when
+// there is one: the verb runs on this machine's copy (its <runDir> is the
+// copy), and a verb that writes commits what it wrote; when another
+// machine committed first, the verb runs again on the run as it is now,
+// so its output is kept until its commit counts. Without a store the verb
+// runs as it always has.
+func withStore(ctx context.Context, f *cmdFlags, verb string, write bool, stdout, stderr io.Writer, run func(stdout, stderr io.Writer) int) int {
+	url := f.storeURL()
+	if url == "" {
+		return run(stdout, stderr)
+	}
+	if len(f.pos) == 0 {
+		return usageFail(stderr, f.usage)
+	}
+	s, err := openStore(ctx, url)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	defer s.Close()
+	var code int
+	var out, errOut bytes.Buffer
+	err = store.Do(ctx, s, f.pos[0], write, func(dir string) error {
+		out.Reset()
+		errOut.Reset()
+		f.storeDir = dir
+		code = run(&out, &errOut)
+		return nil
+	})
+	if err != nil {
+		stderr.Write(errOut.Bytes())
+		return fail(stderr, verb, err)
+	}
+	stdout.Write(out.Bytes())
+	stderr.Write(errOut.Bytes())
+	return code
+}
+
+// storeCreate is `run create --store`: the run is made in the store, with
+// its process module and inputs. It is not bound to a session: sessions
+// drive local runs (docs/store.md).
+func storeCreate(ctx context.Context, url string, o runs.CreateOptions) (string, *runs.Metadata, error) {
+	s, err := openStore(ctx, url)
+	if err != nil {
+		return "", nil, err
+	}
+	defer s.Close()
+	return s.Create(ctx, o)
+}
+
+// newRunExportCmd is `run export`.
+func newRunExportCmd(e *env) *cobra.Command {
+	return flagged("export <runId>", "Copy a run of a shared store into a local runs dir (the SDK layout)",
+		"  sitter run export 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --store nats://127.0.0.1:4222 --to .a5c/runs",
+		[]string{storeFlag, "to=the runs directory `DIR` to write DIR/<runId> in (default: --runs-dir)", runsDirFlag, jsonOut},
+		func(_ *cobra.Command, f *cmdFlags) int {
+			const verb = "run export"
+			if len(f.pos) != 1 {
+				return usageFail(e.stderr, f.usage)
+			}
+			url := f.storeURL()
+			if url == "" {
+				return fail(e.stderr, verb, errors.New("--store (or $SITTER_STORE) names the store to export from"))
+			}
+			to := f.vals["to"]
+			if to == "" {
+				to = f.runsDir()
+			}
+			ctx := context.Background()
+			s, err := openStore(ctx, url)
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			defer s.Close()
+			dir, err := s.Export(ctx, f.pos[0], to)
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"runId": f.pos[0], "runDir": dir},
+				fmt.Sprintf("[run:export] runId=%s runDir=%s\n", f.pos[0], dir))
+		})
+}
+
+// newRunImportCmd is `run import`.
+func newRunImportCmd(e *env) *cobra.Command {
+	return flagged("import <runDir>", "Put a local run directory into a shared store, under its run id",
+		"  sitter run import .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --store nats://127.0.0.1:4222",
+		[]string{storeFlag, runsDirFlag, jsonOut},
+		func(_ *cobra.Command, f *cmdFlags) int {
+			const verb = "run import"
+			if len(f.pos) != 1 {
+				return usageFail(e.stderr, f.usage)
+			}
+			url := f.storeURL()
+			if url == "" {
+				return fail(e.stderr, verb, errors.New("--store (or $SITTER_STORE) names the store to import into"))
+			}
+			src, err := runs.ResolveDir(f.pos[0], f.runsDir())
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			ctx := context.Background()
+			s, err := openStore(ctx, url)
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			defer s.Close()
+			id, err := s.Import(ctx, src)
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"runId": id, "store": s.URL()},
+				fmt.Sprintf("[run:import] runId=%s store=%s\n", id, s.URL()))
+		})
+}
