@@ -88,7 +88,8 @@ fuzz:
 
 ## bench: median wall time of a hook call against a Go start-up floor; the babysitter stop
 ## check on a 1,000-event run against the same floor; run cycle vs the npm SDK; make generate's
-## growth per harness; the observe dashboard with 1,000 runs of 100 events
+## growth per harness; the observe dashboard with 1,000 runs of 100 events; journal appends
+## and a run cycle on the local store vs NATS JetStream at 1k and 10k events
 bench:
 	$(GO) run ./runtime/cmd/hookbench
 	$(GO) run ./runtime/cmd/stopbench
@@ -97,6 +98,7 @@ bench:
 	$(GO) run ./runtime/cmd/transcriptbench
 	$(GO) run ./runtime/cmd/genbench
 	$(GO) run ./runtime/cmd/observebench
+	$(GO) run ./runtime/cmd/storebench
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 ## chaos: the fault suite (every TestChaos* test: concurrency, floods, signals,
