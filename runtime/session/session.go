@@ -40,6 +40,19 @@ type State struct {
 	EndedBecause string `json:"endedBecause,omitempty"`
 	// Told: the agent was told its harness and session.
 	Told bool `json:"told,omitempty"`
+	// Store is the shared run store (a URL) the run lives in; RunDir is
+	// then this machine's copy of it, and the stop check is sitter-host's
+	// (the hook binary has no network client).
+	Store string `json:"store,omitempty"`
+}
+
+// RunRef is how a command line names the bound run: its directory, or
+// for a run of a shared store its id and the store.
+func (st *State) RunRef() string {
+	if st.Store == "" {
+		return st.RunDir
+	}
+	return st.RunID + " --store '" + strings.ReplaceAll(st.Store, "'", `'\''`) + "'"
 }
 
 // Path is the state file of (harness, session id) under the user's state
@@ -138,6 +151,12 @@ func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, er
 // also driven by the one that crashed; the sessions it took the run from
 // are returned.
 func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State, string, error) {
+	return RebindStore(harness, sessionID, runID, runDir, "", max)
+}
+
+// RebindStore is Rebind for a run of a shared store (store, its URL; ""
+// for a local run), runDir being this machine's copy of it.
+func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*State, []*State, string, error) {
 	st, _, err := Read(harness, sessionID)
 	if err != nil {
 		return nil, nil, "", err
@@ -154,7 +173,7 @@ func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State
 	if st.RunDir != runDir {
 		st.Iteration = 0
 	}
-	st.Active, st.RunID, st.RunDir, st.EndedBecause = true, runID, runDir, ""
+	st.Active, st.RunID, st.RunDir, st.EndedBecause, st.Store = true, runID, runDir, "", store
 	var took []*State
 	all, _ := List()
 	for _, o := range all {

@@ -150,7 +150,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		// proof that it saw the completion, taken from the run itself.
 		return Decision{Block: true, Row: RowCompleted, Reason: fmt.Sprintf(
 			"Babysitter run %s completed. To finish: run `sitter run status %s --json`, take `completionProof` from its output, summarize the result for the user and end your reply with <promise>COMPLETION_PROOF</promise> holding that proof.",
-			rs.Meta.RunID, st.RunDir)}
+			rs.Meta.RunID, st.RunRef())}
 	}
 	if rs.RuntimeError != "" && rs.Status != run.StatusCompleted && rs.Status != run.StatusFailed && rs.Status != run.StatusHalted {
 		// Iterating again gives the same error: do not trap the agent in
@@ -161,7 +161,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		}
 		return Decision{Row: RowProcessError, Reason: fmt.Sprintf(
 			"run %s cannot advance: its process fails to run (%s). Fix %s, then resume the run (`sitter run iterate %s --json`).",
-			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunDir)}
+			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunRef())}
 	}
 	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
 		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status}
@@ -179,14 +179,14 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	var b strings.Builder
 	fmt.Fprintf(&b, "Babysitter run %s is not finished (stop-hook iteration %d of %d). ", rs.Meta.RunID, st.Iteration+1, st.MaxIterations)
 	if len(pending) == 0 {
-		fmt.Fprintf(&b, "Call `sitter run iterate %s --json` and carry out the effects it lists.", st.RunDir)
+		fmt.Fprintf(&b, "Call `sitter run iterate %s --json` and carry out the effects it lists.", st.RunRef())
 		return Decision{Block: true, Row: RowIterate, Reason: b.String() + proofHint}
 	}
 	fmt.Fprintf(&b, "It waits for %d effect(s):\n", len(pending))
 	for _, e := range pending {
 		fmt.Fprintf(&b, "- %s [%s] %s\n", e.EffectID, e.Kind, e.Label)
 	}
-	fmt.Fprintf(&b, "Execute each (`sitter task show %s <effectId> --json` gives its definition), post its result with `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate %s --json`.", st.RunDir, st.RunDir, st.RunDir)
+	fmt.Fprintf(&b, "Execute each (`sitter task show %s <effectId> --json` gives its definition), post its result with `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate %s --json`.", st.RunRef(), st.RunRef(), st.RunRef())
 	return Decision{Block: true, Row: RowPending, Reason: b.String() + proofHint}
 }
 

@@ -326,7 +326,9 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	url := f.storeURL()
 	create := runs.Create
 	if url != "" {
-		create = func(ctx context.Context, o runs.CreateOptions) (string, *runs.Metadata, error) { return storeCreate(ctx, url, o) }
+		create = func(ctx context.Context, o runs.CreateOptions) (string, *runs.Metadata, error) {
+			return storeCreate(ctx, url, o)
+		}
 	}
 	dir, m, err := create(ctx, o)
 	if err != nil {
@@ -334,10 +336,6 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	}
 	res := map[string]any{"runId": m.RunID, "runDir": dir, "entry": m.Entrypoint.ImportPath + "#" + m.Entrypoint.ExportName}
 	text := fmt.Sprintf("[run:create] runId=%s runDir=%s entry=%s#%s\n", m.RunID, dir, m.Entrypoint.ImportPath, m.Entrypoint.ExportName)
-	if url != "" {
-		fmt.Fprintf(stderr, "[run:create] run %s is in the store; drive it with --store from any machine (it is not bound to a session)\n", m.RunID)
-		return out(stdout, stderr, f.bools["json"], res, text)
-	}
 	if sess, line := bindCreated(ctx, f, o, dir, m, stderr); sess != nil {
 		res["session"] = sess
 		text += line
@@ -370,7 +368,11 @@ func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir str
 		}
 		c = found
 	}
-	st, err := bindRun(ctx, c.Harness, c.SessionID, c.Cwd, dir, "", max, c.Via)
+	ref, url := dir, f.storeURL()
+	if url != "" {
+		ref = m.RunID // a run of the store: its copy is not in the project
+	}
+	st, err := bindRun(ctx, c.Harness, c.SessionID, c.Cwd, ref, "", url, max, c.Via)
 	if err != nil {
 		fmt.Fprintf(stderr, "[run:create] Session binding error: %v\n", err)
 		return map[string]any{"harness": c.Harness, "sessionId": c.SessionID, "error": err.Error()}, ""

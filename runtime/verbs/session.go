@@ -50,7 +50,7 @@ func newSessionCmd(e *env) *cobra.Command {
 		return c
 	}
 	runFlags := []string{"run-id=the run to bind, `ID` (an id in the runs dir, or a run directory)", runsDirFlag,
-		"max-iterations=at most `N` stop-hook iterations before the session may stop (default 256)"}
+		"max-iterations=at most `N` stop-hook iterations before the session may stop (default 256)", storeFlag}
 	list := flagged("list", "List the sessions of this project (--all: every project)",
 		"  sitter session list\n  sitter session list --all --json",
 		[]string{"all?every project's sessions", "json?print the sessions as JSON"},
@@ -74,12 +74,12 @@ func newSessionCmd(e *env) *cobra.Command {
 				if id == "" {
 					return fail(e.stderr, "session bind", fmt.Errorf("--run-id is required"))
 				}
-				return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, e.stdout, e.stderr, "session bind")
+				return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], f.storeURL(), max, via, e.stdout, e.stderr, "session bind")
 			}),
 		ev("stop-check", "Decide a stop: block with the next step, or nothing",
 			"  sitter session stop-check < stop-event.json\n  sitter session stop-check --harness claude-code --session-id s-1", nil,
 			func(ev hook.Event, _ *cmdFlags, _ int, _ string) int {
-				return session.StopCheckAnswer(ctx, ev, e.stdout, e.stderr)
+				return stopCheck(ctx, ev, e.stdout, e.stderr)
 			}),
 		ev("prompt", "Remind the agent of the bound run (prompt submit)",
 			"  sitter session prompt < prompt-event.json\n  sitter session prompt --harness claude-code --session-id s-1", nil,
@@ -183,12 +183,12 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 		}
 	}
 	if id := f.vals["run-id"]; id != "" {
-		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], max, via, stdout, stderr, verb)
+		return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], f.storeURL(), max, via, stdout, stderr, verb)
 	}
 	if dir := os.Getenv("SITTER_BABYSIT_RUN"); dir != "" {
 		// sitter launch --babysit: the run this harness was started on.
 		if st, _, _ := session.Read(ev.Harness, ev.Session.ID); st == nil || !st.Active || st.RunDir != dir {
-			return sessionBindResult(ctx, ev, dir, f.vals["runs-dir"], max, "launch", stdout, stderr, verb)
+			return sessionBindResult(ctx, ev, dir, f.vals["runs-dir"], "", max, "launch", stdout, stderr, verb)
 		}
 	}
 	st, _, _, err := session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd)
@@ -198,7 +198,11 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 	if resumable(st) {
 		// The same session again (a resumed conversation): it drives the
 		// run it let go of when it ended, unless another session took it.
-		return sessionBindResult(ctx, ev, st.RunDir, "", st.MaxIterations, "resume", stdout, stderr, verb)
+		ref := st.RunDir
+		if st.Store != "" {
+			ref = st.RunID
+		}
+		return sessionBindResult(ctx, ev, ref, "", st.Store, st.MaxIterations, "resume", stdout, stderr, verb)
 	}
 	if st.Active && st.RunDir != "" {
 		status := "unknown"
@@ -207,7 +211,7 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 		}
 		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
 			"Babysitter run %s (status %s) is bound to this session (%s session %s). Continue it: `sitter run iterate %s --json`, execute the effects it lists, post their results with `sitter task post`, and iterate again.",
-			st.RunID, status, ev.Harness, ev.Session.ID, st.RunDir)})
+			st.RunID, status, ev.Harness, ev.Session.ID, st.RunRef())})
 	}
 	if !canTell(reg, ev.Harness, "sessionStart") {
 		return 0 // the prompt handler tells instead
@@ -305,7 +309,7 @@ func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.
 	if st != nil && st.Active && st.RunDir != "" {
 		return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
 			"Babysitter run %s is bound to this session (stop-hook iteration %d of %d). If this prompt is about it, continue with `sitter run iterate %s --json`.",
-			st.RunID, st.Iteration, st.MaxIterations, st.RunDir)})
+			st.RunID, st.Iteration, st.MaxIterations, st.RunRef())})
 	}
 	if st != nil && st.Told || canTell(reg, ev.Harness, "sessionStart") {
 		return 0 // told already, or session start tells
@@ -323,21 +327,24 @@ func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.
 }
 
 // sessionBindResult binds and answers with a context line saying so.
-func sessionBindResult(ctx context.Context, ev hook.Event, runID, runsDir string, max int, via string, stdout, stderr io.Writer, verb string) int {
-	st, err := bindRun(ctx, ev.Harness, ev.Session.ID, ev.Session.Cwd, runID, runsDir, max, via)
+func sessionBindResult(ctx context.Context, ev hook.Event, runID, runsDir, storeURL string, max int, via string, stdout, stderr io.Writer, verb string) int {
+	st, err := bindRun(ctx, ev.Harness, ev.Session.ID, ev.Session.Cwd, runID, runsDir, storeURL, max, via)
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
 	return writeResult(stdout, stderr, hook.Result{AdditionalContext: fmt.Sprintf(
 		"Babysitter run %s is bound to this session (%s session %s; at most %d stop-hook iterations). Continue it: `sitter run iterate %s --json`, execute the effects it lists, post their results with `sitter task post`, and iterate again.",
-		st.RunID, st.Harness, st.SessionID, st.MaxIterations, st.RunDir)})
+		st.RunID, st.Harness, st.SessionID, st.MaxIterations, st.RunRef())})
 }
 
 // bindRun makes a session drive a run after checking that the run can be
 // driven: it exists, belongs to the session's project, reads cleanly and
 // is not finished. The binding is journaled in the run (SESSION_BOUND), so
 // the journal shows every session that drove it.
-func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir string, max int, via string) (*session.State, error) {
+func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir, storeURL string, max int, via string) (*session.State, error) {
+	if storeURL != "" {
+		return storeBind(ctx, harness, sessionID, runID, storeURL, max, via)
+	}
 	if runsDir == "" {
 		// The default runs dir is the session's project's, wherever the
 		// handler runs; an explicit one is relative to this command.

@@ -13,7 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/session"
 	"sitter.dev/sitter/runtime/store"
 	"sitter.dev/sitter/runtime/store/natsstore"
 )
@@ -176,4 +179,87 @@ func newRunImportCmd(e *env) *cobra.Command {
 			return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"runId": id, "store": s.URL()},
 				fmt.Sprintf("[run:import] runId=%s store=%s\n", id, s.URL()))
 		})
+}
+
+// storeBind makes a session drive a run of a shared store: the run is
+// checked as a local one is (readable, not finished), SESSION_BOUND is
+// journaled in the store, and the session records the store, so its stop
+// check goes through sitter-host and the agent is told to name the run
+// with --store.
+func storeBind(ctx context.Context, harness, sessionID, runID, url string, max int, via string) (*session.State, error) {
+	s, err := openStore(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var st *session.State
+	err = store.Do(ctx, s, runID, true, func(dir string) error {
+		rs, err := runs.Load(dir)
+		if err != nil {
+			return fmt.Errorf("run %s cannot be read: %w", runID, err)
+		}
+		if rs.Terminal() {
+			return fmt.Errorf("run %s is already %s: nothing to drive", rs.Meta.RunID, rs.Status)
+		}
+		var took []*session.State
+		st, took, _, err = session.RebindStore(harness, sessionID, rs.Meta.RunID, dir, url, max)
+		if err != nil {
+			return err
+		}
+		data := map[string]any{"harness": harness, "sessionId": sessionID, "via": via, "maxIterations": st.MaxIterations}
+		var prev []map[string]string
+		for _, o := range took {
+			prev = append(prev, map[string]string{"harness": o.Harness, "sessionId": o.SessionID})
+		}
+		if len(prev) > 0 {
+			data["takenFrom"] = prev
+		}
+		if _, err := runs.Append(ctx, dir, journal.SessionBound, data); err != nil {
+			return fmt.Errorf("journal the binding: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no run %q in the store: %w", runID, err)
+	}
+	return st, nil
+}
+
+// stopCheck is `session stop-check` in sitter-host. A session bound to a
+// run of a shared store is decided on this machine's copy of the run, as
+// one writer of the store (the decision is journaled there); any other
+// is decided as the hook binary decides it.
+func stopCheck(ctx context.Context, ev hook.Event, stdout, stderr io.Writer) int {
+	st, _, err := session.Read(ev.Harness, ev.Session.ID)
+	if err != nil || st == nil || !st.Active || st.Store == "" {
+		return session.StopCheckAnswer(ctx, ev, stdout, stderr)
+	}
+	const verb = "session stop-check"
+	s, err := openStore(ctx, st.Store)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	defer s.Close()
+	var code int
+	var out, errOut bytes.Buffer
+	err = store.Do(ctx, s, st.RunID, true, func(dir string) error {
+		out.Reset()
+		errOut.Reset()
+		if dir != st.RunDir {
+			// This machine keeps its copies elsewhere than the binder's.
+			st.RunDir = dir
+			if _, err := session.Write(st); err != nil {
+				return err
+			}
+		}
+		code = session.StopCheckAnswer(ctx, ev, &out, &errOut)
+		return nil
+	})
+	if err != nil {
+		stderr.Write(errOut.Bytes())
+		return fail(stderr, verb, err)
+	}
+	stdout.Write(out.Bytes())
+	stderr.Write(errOut.Bytes())
+	return code
 }

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,5 +105,47 @@ func TestStoreRunAcrossMachines(t *testing.T) {
 	st := sdk.run(t, wsB, "run:status", dir, "--json")
 	if state, _ := st.Stdout.(map[string]any)["state"].(string); state != "completed" {
 		t.Errorf("the npm SDK reads the exported run as %q, want completed", state)
+	}
+}
+
+// A session drives a run of the store: run create --store binds it, the
+// stop check (sitter-host's, since the session names a store) blocks with
+// the run's next step named by id and --store, and the binding and the
+// decision are journaled in the store, where another machine reads them.
+func TestStoreSessionStopCheck(t *testing.T) {
+	needSDK(t)
+	url := natsServer(t)
+	env := sideEnv(t)
+	a, b := storeMachine(t, env, url), storeMachine(t, env, url)
+	ws := workspace(t, sideCases[0].proc, sideCases[0].inputs())
+	created := a.run(t, ws, "run:create", "--process-id", "side", "--entry", "./proc.mjs#process", "--inputs", "inputs.json", "--harness", "claude-code", "--session-id", "s1", "--json")
+	res, _ := created.Stdout.(map[string]any)
+	id, _ := res["runId"].(string)
+	if created.Code != 0 || id == "" || res["session"] == nil {
+		t.Fatalf("run:create --store with a session: %+v", created)
+	}
+	if it := a.run(t, ws, "run:iterate", id, "--json"); it.Code != 0 {
+		t.Fatalf("run:iterate: %+v", it)
+	}
+	cmd := a.cmd("session:stop-check")
+	cmd.Dir, cmd.Stdin = ws, strings.NewReader(`{"version":"sitter.hook.v1","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":{"id":"s1"}}`)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("session stop-check: %v\n%s%s", err, outb, errb.String())
+	}
+	var dec struct{ Decision, Reason string }
+	json.Unmarshal(outb, &dec)
+	if dec.Decision != "block" || !strings.Contains(dec.Reason, "sitter run iterate "+id+" --store '"+url+"'") {
+		t.Errorf("stop check of the stored run: %s%s; want a block naming the run by id and --store (created: %+v)", outb, errb.String(), created)
+	}
+	evs := b.run(t, t.TempDir(), "run:events", id, "--json")
+	var types []string
+	for _, e := range evs.Stdout.(map[string]any)["events"].([]any) {
+		types = append(types, e.(map[string]any)["type"].(string))
+	}
+	if got := strings.Join(types, " "); !strings.Contains(got, "SESSION_BOUND") || !strings.HasSuffix(got, "STOP_HOOK_INVOKED") {
+		t.Errorf("the store's journal, read on another machine: %s; want the binding and the stop decision", got)
 	}
 }

@@ -30,7 +30,9 @@ func isStopCheck(args []string) bool {
 // the same code as sitter-host's (session.StopCheckAnswer); anything else
 // (no event, an event without its session, stdin that is no event) goes to
 // sitter-host with the same stdin, which finds the session or reports the
-// problem as it does for every verb.
+// problem as it does for every verb. A session bound to a run of a shared
+// store goes to sitter-host too: the run is in the store, and the hook
+// binary links no network client.
 func stopCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f, isFile := stdin.(*os.File)
 	if stdin == nil || isFile && isTerminal(f) {
@@ -43,6 +45,9 @@ func stopCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ev hook.Event
 	if json.Unmarshal(data, &ev) != nil || ev.Harness == "" || ev.Session.ID == "" {
+		return runHost(args, data, stdout, stderr)
+	}
+	if st, _, err := session.Read(ev.Harness, ev.Session.ID); err == nil && st != nil && st.Active && st.Store != "" {
 		return runHost(args, data, stdout, stderr)
 	}
 	// The stop check reads a transcript through the atlas's record shapes

@@ -66,4 +66,15 @@ func TestStopCheckInProcess(t *testing.T) {
 	if err != nil || st.Iteration != 1 {
 		t.Errorf("session after one in-process block: %+v, %v", st, err)
 	}
+	// A session that drives a run of a shared store: its stop check goes
+	// to sitter-host, which has the network client the hook binary lacks.
+	if _, _, _, err := session.RebindStore("claude-code", "s2", "R2", filepath.Join(ws, "copy"), "nats://127.0.0.1:4222", 0); err != nil {
+		t.Fatal(err)
+	}
+	ev2, _ := json.Marshal(hook.Event{Version: hook.Version, Harness: "claude-code", NativeEvent: "Stop", Phase: "stop", Session: hook.Session{ID: "s2"}})
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"session", "stop-check"}, bytes.NewReader(ev2), &stdout, &stderr, nil)
+	if want := "host: session stop-check\n" + string(ev2); code != 3 || !strings.HasPrefix(stdout.String(), want) {
+		t.Errorf("stop check of a stored run's session: exit %d, stdout %q; want it handed to sitter-host (exit 3, %q)", code, stdout.String(), want)
+	}
 }

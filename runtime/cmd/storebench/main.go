@@ -80,12 +80,18 @@ func main() {
 			fatalf("import: %v", err)
 		}
 
-		lrate := rate(*k, func() { _, err := run.Append(ctx, local, journal.StopHookInvoked, map[string]any{"bench": true}); must(err) })
+		lrate := rate(*k, func() {
+			_, err := run.Append(ctx, local, journal.StopHookInvoked, map[string]any{"bench": true})
+			must(err)
+		})
 		lcycle := cycle(ctx, func(fn func(string) error) error { return fn(local) })
 		fmt.Fprintf(tw, "%d\tlocal\t%.0f\t%s\t-\t\n", n, lrate, ms(lcycle))
 
 		jrate := rate(*k, func() {
-			must(store.Do(ctx, s, id, true, func(d string) error { _, err := run.Append(ctx, d, journal.StopHookInvoked, map[string]any{"bench": true}); return err }))
+			must(store.Do(ctx, s, id, true, func(d string) error {
+				_, err := run.Append(ctx, d, journal.StopHookInvoked, map[string]any{"bench": true})
+				return err
+			}))
 		})
 		jcycle := cycle(ctx, func(fn func(string) error) error { return store.Do(ctx, s, id, true, fn) })
 		b, err := natsstore.Open(ctx, url, natsstore.Options{CacheDir: filepath.Join(tmp, "machine-b")})
