@@ -115,7 +115,7 @@ Every verb takes -h/--help; a usage error exits 2.`,
 		newAtlasCmd(e), newAgentsCmd(e), newDoctorCmd(e),
 		newPluginCmd(e), newLaunchCmd(e), newProxyCmd(e),
 		newRunCmd(e), newTaskCmd(e), newSessionCmd(e), newInstructionsCmd(e),
-		newTranscriptCmd(e), newCheckpointCmd(e), newAuditCmd(e), newObserveCmd(e),
+		newTranscriptCmd(e), newCheckpointCmd(e), newAuditCmd(e), newObserveCmd(e), newWorkerCmd(e),
 	)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

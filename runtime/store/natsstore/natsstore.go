@@ -42,6 +42,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/store"
 )
 
@@ -606,7 +607,54 @@ func (c *checkout) Commit(ctx context.Context) error {
 		c.m.Files[p] = stamp{Sum: sum(b), Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
 	}
 	c.m.Dirty = false
-	return c.saveManifest()
+	if err := c.saveManifest(); err != nil {
+		return err
+	}
+	return c.enqueueNew(ctx, puts)
+}
+
+// enqueueNew puts the remote effects that the committed events requested
+// on the work queue. (A writer that dies between its commit and this
+// leaves them off the queue: docs/store.md.)
+func (c *checkout) enqueueNew(ctx context.Context, puts []string) error {
+	var ids []string
+	for _, p := range puts {
+		if !strings.HasPrefix(p, "journal/") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		var ev struct {
+			Type string
+			Data struct{ EffectID string }
+		}
+		if json.Unmarshal(b, &ev) == nil && ev.Type == journal.EffectRequested {
+			ids = append(ids, ev.Data.EffectID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	st, err := run.Load(c.dir)
+	if err != nil {
+		return err
+	}
+	var acts []run.Action
+	for _, id := range ids {
+		e := st.Effect(id)
+		if e == nil || e.Status != run.Requested {
+			continue
+		}
+		def, err := st.TaskDef(e)
+		if err != nil {
+			return err
+		}
+		acts = append(acts, run.Action{EffectID: id, Kind: e.Kind, TaskDef: def})
+	}
+	_, err = c.s.Enqueue(ctx, c.id, acts)
+	return err
 }
 
 // publish appends one message after the copy's last, and makes it the

@@ -1,0 +1,111 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sitter.dev/sitter/runtime/journal"
+	"sitter.dev/sitter/runtime/run"
+)
+
+const remoteProc = `import { defineTask } from '@a5c-ai/babysitter-sdk';
+const build = defineTask('build', () => ({ kind: 'shell', remote: true, shell: { command: 'make' } }));
+export async function process(inputs, ctx) {
+  return await ctx.task(build, {});
+}
+`
+
+// A worker killed in the middle of an effect leaves it on the queue: the
+// next worker gets it and its result is posted once; a duplicate queue
+// message of a resolved effect is dropped without running it again.
+func TestWorkerKilledMidEffect(t *testing.T) {
+	needNode(t)
+	srv := startServer(t)
+	ctx := context.Background()
+	a := machine(t, srv.ClientURL(), Options{})
+	ws := t.TempDir()
+	entry := filepath.Join(ws, "proc.mjs")
+	os.WriteFile(entry, []byte(remoteProc), 0o644)
+	_, m, err := a.Create(ctx, run.CreateOptions{ProcessID: "p", Entry: entry + "#process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := iterate(ctx, a, m.RunID) // requests the effect: the commit enqueues it
+	if err != nil || len(r.NextActions) != 1 {
+		t.Fatalf("iterate: %+v, %v", r, err)
+	}
+	eff := r.NextActions[0].EffectID
+
+	var runs atomic.Int32
+	started := make(chan struct{})
+	w1 := machine(t, srv.ClientURL(), Options{})
+	kctx, kill := context.WithCancel(ctx)
+	done1 := make(chan int)
+	go func() {
+		n, _ := w1.Work(kctx, WorkOptions{AckWait: 2 * time.Second, Do: func(ctx context.Context, _ json.RawMessage) run.PostOptions {
+			runs.Add(1)
+			close(started)
+			<-ctx.Done() // killed mid-effect
+			return run.PostOptions{}
+		}})
+		done1 <- n
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first worker got no effect from the queue")
+	}
+	kill()
+	if n := <-done1; n != 0 {
+		t.Fatalf("the killed worker reported %d effects done", n)
+	}
+
+	w2 := machine(t, srv.ClientURL(), Options{})
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	n, err := w2.Work(wctx, WorkOptions{Max: 1, AckWait: 2 * time.Second, Do: func(context.Context, json.RawMessage) run.PostOptions {
+		runs.Add(1)
+		return run.PostOptions{Status: "ok", Value: json.RawMessage(`"built"`)}
+	}})
+	if err != nil || n != 1 {
+		t.Fatalf("second worker: %d effects, %v", n, err)
+	}
+
+	// A duplicate of the item (a re-enqueue after the duplicate window).
+	b, _ := json.Marshal(WorkItem{m.RunID, eff, "shell"})
+	if _, err := a.workStream(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.js.Publish(ctx, WorkPrefix+"shell", b); err != nil {
+		t.Fatal(err)
+	}
+	n, err = w2.Work(wctx, WorkOptions{Max: 1, AckWait: 2 * time.Second, Do: func(context.Context, json.RawMessage) run.PostOptions {
+		runs.Add(1)
+		return run.PostOptions{Status: "ok", Value: json.RawMessage(`"again"`)}
+	}})
+	if err != nil || n != 1 {
+		t.Fatalf("worker on the duplicate: %d, %v", n, err)
+	}
+	if got := runs.Load(); got != 2 {
+		t.Errorf("the effect ran %d times, want 2 (the killed run and the redelivery)", got)
+	}
+	r, err = iterate(ctx, a, m.RunID)
+	if err != nil || r.Status != run.StatusCompleted || compact(string(r.Output)) != `"built"` {
+		t.Fatalf("after the workers: %+v, %v", r, err)
+	}
+	st := loadFresh(t, srv.ClientURL(), m.RunID)
+	resolved := 0
+	for _, ev := range st.Journal.Events {
+		if ev.Type == journal.EffectResolved {
+			resolved++
+		}
+	}
+	if resolved != 1 {
+		t.Errorf("%d EFFECT_RESOLVED in the journal, want 1", resolved)
+	}
+}
