@@ -22,6 +22,14 @@ import (
 // outlive the run.
 func clineRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := clineSetup(t, llm, home, more)
+	return runCLI(t, project, env, 2*time.Minute, bin, "--json", prompt)
+}
+
+// clineSetup writes the home's provider settings for the fake LLM and
+// returns the binary and the environment.
+func clineSetup(t *testing.T, llm *llmscript.Server, home string, more []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["cline"])
 	dir := filepath.Join(home, ".cline", "data", "settings")
 	os.MkdirAll(dir, 0o755)
@@ -31,7 +39,7 @@ func clineRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 		t.Fatal(err)
 	}
 	env := append(append(baseEnv(t, home), more...), "CLINE_SESSION_BACKEND_MODE=local")
-	return runCLI(t, project, env, 2*time.Minute, bin, "--json", prompt)
+	return bin, env
 }
 
 // TestClineGuard: the guard bundle installed with `sitter plugin install`
@@ -115,5 +123,17 @@ func TestClineProbe(t *testing.T) {
 		replier := replierBundle(t, "cline")
 		withReplier := func(project, home string) { pluginInstall(t, replier, "cline", project, home) }
 		addContext(t, "cline", "preToolUse", "PreToolUse", false, llmscript.ShellThenText("echo hi", "done"), withReplier, clineRun)
+	})
+}
+
+// TestClineLifecycle: the task events a plain turn does not raise. A model
+// that refuses every request (HTTP 400) fails the task: TaskError. (A
+// SIGINT to `cline --json` while a shell call runs ends the process
+// without TaskCancel or SessionShutdown.)
+func TestClineLifecycle(t *testing.T) {
+	replier := replierBundle(t, "cline")
+	withReplier := func(project, home string) { pluginInstall(t, replier, "cline", project, home) }
+	t.Run("task-error", func(t *testing.T) {
+		apiFailure(t, "cline", "TaskError", withReplier, clineRun)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,18 @@ func codexRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 // codexRunArgs is codexRun with the sandbox and approval arguments of exec
 // given (nil: -s danger-full-access, no approvals).
 func codexRunArgs(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, args []string) runResult {
+	t.Helper()
+	bin, env := codexSetup(t, llm, project, home, more)
+	if args == nil {
+		args = []string{"-s", "danger-full-access"}
+	}
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		append(append([]string{"exec", "--dangerously-bypass-hook-trust"}, args...), "--skip-git-repo-check", prompt)...)
+}
+
+// codexSetup writes CODEX_HOME's config (the fake LLM as a Responses
+// provider, the project trusted) and returns the binary and environment.
+func codexSetup(t *testing.T, llm *llmscript.Server, project, home string, more []string) (string, []string) {
 	t.Helper()
 	bin := install(t, clis["codex"])
 	codexHome := filepath.Join(home, ".codex")
@@ -46,11 +59,7 @@ trust_level = "trusted"
 		"CODEX_HOME="+codexHome,
 		"FAKE_LLM_KEY=sk-fake",
 	)
-	if args == nil {
-		args = []string{"-s", "danger-full-access"}
-	}
-	return runCLI(t, project, env, 2*time.Minute, bin,
-		append(append([]string{"exec", "--dangerously-bypass-hook-trust"}, args...), "--skip-git-repo-check", prompt)...)
+	return bin, env
 }
 
 func TestCodexGuard(t *testing.T) { guardCase(t, "codex", "PreToolUse", codexRun) }
@@ -178,5 +187,28 @@ func codexSubagentScript() llmscript.Script {
 			return llmscript.Turn{Tool: "wait_agent", Input: map[string]any{"targets": []string{spawned.AgentID}, "timeout_ms": 30000}}
 		}
 		return llmscript.Turn{Text: "done"}
+	}
+}
+
+// TestCodexTUI drives the Codex TUI: Esc while a shell call runs
+// interrupts the turn, which raises Interrupt.
+func TestCodexTUI(t *testing.T) {
+	bundle := replierBundle(t, "codex")
+	project, home, rec := probeCase(t, "")
+	pluginInstall(t, bundle, "codex", project, home)
+	llm := startLLM(t, llmscript.ShellThenText("sleep 60; echo SLEPT", "TURN-DONE"))
+	bin, env := codexSetup(t, llm, project, home, []string{"E2E_DIR=" + rec})
+	d := startTTY(t, project, env, bin, "--dangerously-bypass-hook-trust", "--ask-for-approval", "never", "--sandbox", "danger-full-access")
+	d.waitScreen(`context left|% left|Ask Codex|›`, 2*time.Minute)
+	time.Sleep(2 * time.Second)
+	d.typeLine("sleep a while")
+	waitEvent(t, d, rec, "PreToolUse", 2*time.Minute)
+	time.Sleep(3 * time.Second)
+	d.send("\x1b")
+	waitEvent(t, d, rec, "Interrupt", time.Minute)
+	got := nativeEvents(t, "codex", project, events(t, rec), "Interrupt", "interrupt")
+	observed(t, "codex", got)
+	if llm.Any(func(q *llmscript.Request) bool { return strings.Contains(q.LastToolResult(), "SLEPT") }) {
+		t.Errorf("the shell call ran to its end: the turn was not interrupted")
 	}
 }

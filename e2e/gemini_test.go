@@ -21,6 +21,16 @@ const geminiModel = "gemini-2.5-flash"
 // home.
 func geminiRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := geminiSetup(t, llm, home, more)
+	return runCLI(t, project, env, 2*time.Minute, bin,
+		"-m", geminiModel, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo")
+}
+
+// geminiSetup writes the home's settings (API-key auth, no updates or
+// telemetry) and returns the binary and the environment that points it at
+// the fake LLM.
+func geminiSetup(t *testing.T, llm *llmscript.Server, home string, more []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["gemini-cli"])
 	dir := filepath.Join(home, ".gemini")
 	os.MkdirAll(dir, 0o755)
@@ -39,8 +49,7 @@ func geminiRun(t *testing.T, llm *llmscript.Server, project, home string, more [
 		"GOOGLE_GEMINI_BASE_URL="+llm.URL,
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
 	)
-	return runCLI(t, project, env, 2*time.Minute, bin,
-		"-m", geminiModel, "-p", prompt, "--output-format", "json", "--approval-mode", "yolo")
+	return bin, env
 }
 
 func TestGeminiGuard(t *testing.T) { guardCase(t, "gemini-cli", "BeforeTool", geminiRun) }
@@ -178,5 +187,31 @@ func TestGeminiExtensionInstall(t *testing.T) {
 	}
 	if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
 		t.Errorf("the model never received the guard's reason")
+	}
+}
+
+// TestGeminiTUI drives the Gemini CLI's terminal UI: a shell call in the
+// default approval mode opens the permission dialog, which raises
+// Notification (ToolPermission); the dialog is then answered and the turn
+// ends.
+func TestGeminiTUI(t *testing.T) {
+	bundle := replierBundle(t, "gemini-cli")
+	project, home, rec := probeCase(t, "")
+	pluginInstall(t, bundle, "gemini-cli", project, home)
+	llm := startLLM(t, llmscript.ShellThenText("echo hi > hi.txt", "TURN-DONE"))
+	bin, env := geminiSetup(t, llm, home, []string{"E2E_DIR=" + rec})
+	d := startTTY(t, project, env, bin, "-m", geminiModel)
+	d.waitScreen(`Type your message`, 2*time.Minute)
+	time.Sleep(2 * time.Second)
+	d.typeLine("write hi.txt")
+	waitEvent(t, d, rec, "Notification", 2*time.Minute)
+	evs := events(t, rec)
+	got := nativeEvents(t, "gemini-cli", project, evs, "Notification", "notification")
+	observed(t, "gemini-cli", got)
+	if !strings.Contains(string(got[0].Raw), "ToolPermission") {
+		t.Errorf("Notification payload %s: want notification_type ToolPermission", got[0].Raw)
+	}
+	if exists(filepath.Join(project, "hi.txt")) {
+		t.Errorf("the shell call ran before the dialog was answered")
 	}
 }

@@ -19,6 +19,14 @@ import (
 // model is the one the provider's /v1/models lists (fake-model).
 func lettaRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := lettaSetup(t, llm, home, more)
+	return runCLI(t, project, env, 2*time.Minute, bin, "-p", prompt, "--backend", "local", "--output-format", "json")
+}
+
+// lettaSetup writes the home's local-backend settings and provider for the
+// fake LLM and returns the binary and the environment to run it with.
+func lettaSetup(t *testing.T, llm *llmscript.Server, home string, more []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["letta-code"])
 	providers := filepath.Join(home, ".letta", "lc-local-backend", "providers")
 	os.MkdirAll(providers, 0o755)
@@ -38,14 +46,14 @@ func lettaRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 		"LETTA_CODE_TELEM=0",
 		"DO_NOT_TRACK=1",
 	)
-	return runCLI(t, project, env, 2*time.Minute, bin, "-p", prompt, "--backend", "local", "--output-format", "json")
+	return bin, env
 }
 
 func TestLettaGuard(t *testing.T) { guardCase(t, "letta-code", "PreToolUse", lettaRun) }
 
 // Headless Letta runs the tool hooks only (UserPromptSubmit, Stop,
-// SessionStart and SessionEnd belong to its terminal UI), so the probe
-// cases are the tool phases'.
+// SessionStart and SessionEnd belong to its terminal UI: TestLettaTUI), so
+// the probe cases are the tool phases'.
 func TestLettaProbe(t *testing.T) {
 	bundle := probeBundle(t, "letta-code")
 	withProbe := func(project, home string) { pluginInstall(t, bundle, "letta-code", project, home) }
@@ -76,5 +84,5 @@ func TestLettaProbe(t *testing.T) {
 		observer := observerBundle(t, "letta-code")
 		observeAll(t, "letta-code", func(project, home string) { pluginInstall(t, observer, "letta-code", project, home) }, lettaRun)
 	})
-	fidelityNote("letta-code", "Headless `letta -p` calls only the tool hooks; `UserPromptSubmit`, `Stop`, `SessionStart` and `SessionEnd` are called by its terminal UI, which this suite does not drive, so their cells stay unverified.")
+	fidelityNote("letta-code", "Headless `letta -p` calls only the tool hooks; `UserPromptSubmit`, `Stop`, `SessionStart`, `Notification` and `SessionEnd` are called by its terminal UI, which TestLettaTUI drives in a pseudo-terminal.")
 }

@@ -529,12 +529,8 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "Notification":
 		return &adapter.EventSpec{
-			Can: []string{"addContext", "halt", "userMessage"},
+			Can: []string{"halt", "userMessage"},
 			Effects: []adapter.Effect{{
-				Aspect:  "context",
-				Call:    "addsContext",
-				Session: "none",
-			}, {
 				Aspect:  "userMessage",
 				Call:    "showsUser",
 				Session: "none",
@@ -549,8 +545,12 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/claude_tui_test.go TestClaudeTUI",
 			}},
 			Name:    "Notification",
+			Note:    "2.1.197 runs Notification hooks without reading their output: the additionalContext its schema accepts never reaches the model, so addContext is not claimed.",
 			Phase:   "notification",
 			Support: "native",
 		}, true
@@ -890,6 +890,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			Name:    "PreModelSwitch",
 			Phase:   "modelSwitch",
 			Support: "native",
+			Unverifiable: map[string]string{
+				"deny":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+				"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+			},
 		}, true
 	case "PostModelSwitch":
 		return &adapter.EventSpec{
@@ -917,6 +921,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			Name:    "PostModelSwitch",
 			Phase:   "afterModelSwitch",
 			Support: "native",
+			Unverifiable: map[string]string{
+				"addContext": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+				"observe":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+			},
 		}, true
 	case "Setup":
 		return &adapter.EventSpec{
@@ -1208,9 +1216,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "test",
 				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
 			}},
-			Name:    "DirectoryAdded",
-			Phase:   "directoryAdded",
-			Support: "native",
+			Name:         "DirectoryAdded",
+			Phase:        "directoryAdded",
+			Support:      "native",
+			Unverifiable: map[string]string{"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event"},
 		}, true
 	case "MessageDisplay":
 		return &adapter.EventSpec{
@@ -1270,6 +1279,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			Note:    "A shell command inside a skill or slash command; updatedInput is accepted but never applied.",
 			Phase:   "preToolUse",
 			Support: "lossy",
+			Unverifiable: map[string]string{
+				"deny":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+				"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
+			},
 		}, true
 	}
 	return nil, false

@@ -535,16 +535,6 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "Notification":
 		return &hook.Rules{
-			Context: &hook.Rule{Stdout: []hook.Member{{
-				Key: "hookSpecificOutput",
-				Kids: []hook.Member{{
-					Const: "\"Notification\"",
-					Key:   "hookEventName",
-				}, {
-					Key:  "additionalContext",
-					Slot: hook.SlotContext,
-				}},
-			}}},
 			Halt: &hook.Rule{
 				HaltsSession: true,
 				Stdout: []hook.Member{{
