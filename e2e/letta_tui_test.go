@@ -113,4 +113,15 @@ func TestLettaTUI(t *testing.T) {
 			t.Errorf("the model answered the denied prompt; screen:\n%s", d.raw())
 		}
 	})
+	// /compact raises PreCompact (with the agent as the session). The
+	// trailing space closes the command menu, which would otherwise pick
+	// another command starting with /compact.
+	t.Run("compact", func(t *testing.T) {
+		d, _, project, rec := lettaTTY(t, llmscript.Text("TURN-DONE"), nil)
+		d.typeLine("hello")
+		waitEvent(t, d, rec, "Stop", 2*time.Minute)
+		d.typeLine("/compact ")
+		waitEvent(t, d, rec, "PreCompact", 2*time.Minute)
+		observed(t, "letta-code", nativeEvents(t, "letta-code", project, events(t, rec), "PreCompact", "preCompact"))
+	})
 }
