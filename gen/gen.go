@@ -62,6 +62,8 @@ func GenerateProgress(root string, progress func(line string)) (*model.Atlas, []
 	files = append(files, emit.RegistryGo(a)...)
 	files = append(files, emit.Schemas(a)...)
 	files = append(files, emit.ProvidersGo(a)...)
+	files = append(files, emit.RoutingGo(a)...)
+	files = append(files, emit.RoutesSchema(a))
 	files = append(files, emit.TranscriptGo(a)...)
 	files = append(files, emit.LaunchGo(a)...)
 	pschema := emit.PluginSchema(a)

@@ -98,6 +98,7 @@ func Atlas(a *model.Atlas) model.Errors {
 	errs = append(errs, Transcripts(a)...)
 	errs = append(errs, Launches(a)...)
 	errs = append(errs, Layouts(a)...)
+	errs = append(errs, Routing(a)...)
 	return errs.Sort()
 }
 

@@ -109,6 +109,23 @@ func ProvidersGo(a *model.Atlas) []File {
 		),
 		jen.Return(jen.Nil(), jen.False()),
 	)
+	f.Comment("HarnessID returns the id of a harness named by id or alias.")
+	f.Func().Id("HarnessID").Params(jen.Id("name").String()).Params(jen.String(), jen.Bool()).Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("h")).Op(":=").Range().Id("speaks")).Block(
+			jen.For(jen.List(jen.Id("_"), jen.Id("n")).Op(":=").Range().Id("h").Dot("names")).Block(
+				jen.If(jen.Id("n").Op("==").Id("name")).Block(jen.Return(jen.Id("h").Dot("names").Index(jen.Lit(0)), jen.True())),
+			),
+		),
+		jen.Return(jen.Lit(""), jen.False()),
+	)
+	f.Comment("HarnessIDs lists every harness id, sorted.")
+	f.Func().Id("HarnessIDs").Params().Index().String().Block(
+		jen.Id("ids").Op(":=").Make(jen.Index().String(), jen.Lit(0), jen.Len(jen.Id("speaks"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("h")).Op(":=").Range().Id("speaks")).Block(
+			jen.Id("ids").Op("=").Append(jen.Id("ids"), jen.Id("h").Dot("names").Index(jen.Lit(0))),
+		),
+		jen.Return(jen.Id("ids")),
+	)
 	f.Comment("ProxyRequired reports whether a harness needs sitter proxy to use a")
 	f.Comment("provider: true when the provider's protocol is not one the harness speaks.")
 	f.Comment("A harness that speaks no configurable protocol (Cursor) cannot use any")

@@ -346,6 +346,7 @@ func (l *loader) atlas(v cue.Value) *model.Atlas {
 	l.transcripts(v, a)
 	l.launches(v, a)
 	l.layouts(v, a)
+	l.routing(v, a)
 	return a
 }
 

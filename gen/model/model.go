@@ -89,6 +89,7 @@ type Atlas struct {
 	Transcripts []*HarnessTranscript // sorted by harness ID (transcript.go)
 	Launches    []*Launch            // sorted by harness ID (launch.go)
 	Layouts     []*Layout            // plugin formats, sorted by ID (layout.go)
+	Routing     Routing              // request signals of sitter proxy --routes (routing.go)
 }
 
 // Phase is a canonical phase.

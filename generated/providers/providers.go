@@ -172,6 +172,27 @@ func Speaks(harness string) ([]string, bool) {
 	return nil, false
 }
 
+// HarnessID returns the id of a harness named by id or alias.
+func HarnessID(name string) (string, bool) {
+	for _, h := range speaks {
+		for _, n := range h.names {
+			if n == name {
+				return h.names[0], true
+			}
+		}
+	}
+	return "", false
+}
+
+// HarnessIDs lists every harness id, sorted.
+func HarnessIDs() []string {
+	ids := make([]string, 0, len(speaks))
+	for _, h := range speaks {
+		ids = append(ids, h.names[0])
+	}
+	return ids
+}
+
 // ProxyRequired reports whether a harness needs sitter proxy to use a
 // provider: true when the provider's protocol is not one the harness speaks.
 // A harness that speaks no configurable protocol (Cursor) cannot use any

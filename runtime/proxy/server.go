@@ -36,6 +36,8 @@ type Provider struct {
 	MaxToolName int
 
 	sigs *sigStore
+	// routeModels: the models a routes file lets its rules name.
+	routeModels []string
 }
 
 // Config configures a Server.
@@ -119,19 +121,42 @@ func New(cfg Config) (*Server, error) {
 		fmt.Fprintf(w, "{\"ok\":true,\"provider\":%q,\"protocol\":%q}\n", cfg.Provider.ID, cfg.Provider.Protocol)
 	})
 	mux.HandleFunc("HEAD /{$}", func(w http.ResponseWriter, r *http.Request) {})
-	mux.HandleFunc("POST /v1/messages", s.route(Anthropic, "messages"))
-	mux.HandleFunc("POST /v1/messages/count_tokens", s.route(Anthropic, "count"))
-	mux.HandleFunc("POST /v1/chat/completions", s.route(OpenAIChat, "chat"))
-	mux.HandleFunc("POST /chat/completions", s.route(OpenAIChat, "chat"))
-	mux.HandleFunc("POST /v1/responses", s.route(OpenAIResponses, "responses"))
-	mux.HandleFunc("POST /responses", s.route(OpenAIResponses, "responses"))
-	mux.HandleFunc("POST /v1beta/models/{call}", s.route(Gemini, "gemini"))
-	mux.HandleFunc("POST /v1/models/{call}", s.route(Gemini, "gemini"))
+	handleLLM(mux, s.route)
 	s.mux = mux
 	return s, nil
 }
 
+// handleLLM registers the LLM routes of every protocol.
+func handleLLM(mux *http.ServeMux, route func(proto, kind string) http.HandlerFunc) {
+	mux.HandleFunc("POST /v1/messages", route(Anthropic, "messages"))
+	mux.HandleFunc("POST /v1/messages/count_tokens", route(Anthropic, "count"))
+	mux.HandleFunc("POST /v1/chat/completions", route(OpenAIChat, "chat"))
+	mux.HandleFunc("POST /chat/completions", route(OpenAIChat, "chat"))
+	mux.HandleFunc("POST /v1/responses", route(OpenAIResponses, "responses"))
+	mux.HandleFunc("POST /responses", route(OpenAIResponses, "responses"))
+	mux.HandleFunc("POST /v1beta/models/{call}", route(Gemini, "gemini"))
+	mux.HandleFunc("POST /v1/models/{call}", route(Gemini, "gemini"))
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// routed is what a Router tells the provider's Server about one attempt,
+// and what the Server tells back.
+type routed struct {
+	model string // the model the rule chose
+	// Filled by the Server when the request ends.
+	status int
+	usage  Usage
+	err    string
+	stream bool
+}
+
+type routedKey struct{}
+
+func routedOf(r *http.Request) *routed {
+	rt, _ := r.Context().Value(routedKey{}).(*routed)
+	return rt
+}
 
 // authorized checks the token in the ingress protocol's own header.
 func (s *Server) authorized(proto string, r *http.Request) bool {
@@ -179,7 +204,17 @@ func (s *Server) log(l *logLine) {
 func (s *Server) route(proto, kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ll := &logLine{route: r.URL.Path, start: time.Now()}
-		defer s.log(ll)
+		fixed := s.cfg.Model
+		rt := routedOf(r)
+		if rt != nil {
+			fixed = rt.model
+		}
+		defer func() {
+			s.log(ll)
+			if rt != nil {
+				rt.status, rt.usage, rt.err, rt.stream = ll.status, ll.usage, ll.err, ll.stream
+			}
+		}()
 		fail := func(status int, msg string) {
 			ll.status, ll.err = status, msg
 			st, b := encodeError(proto, &APIError{Status: status, Message: msg})
@@ -226,11 +261,11 @@ func (s *Server) route(proto, kind string) http.HandlerFunc {
 		// Azure's deployment path is never the client's: always re-encode.
 		same := proto == s.cfg.Provider.Protocol && s.cfg.Provider.Auth != "api-key"
 		if kind == "count" {
-			s.countTokens(w, r, proto, body, pathModel, ll, fail)
+			s.countTokens(w, r, proto, body, fixed != "", ll, fail)
 			return
 		}
 		var req *Request
-		if !same || s.cfg.Model != "" || proto == Gemini {
+		if !same || fixed != "" || proto == Gemini {
 			req, err = in.decodeRequest(body)
 			if err != nil {
 				fail(400, err.Error())
@@ -239,10 +274,10 @@ func (s *Server) route(proto, kind string) http.HandlerFunc {
 			if proto == Gemini {
 				req.Model, req.Stream = pathModel, stream
 			}
-			req.Model = s.model(req.Model)
+			req.Model = s.model(req.Model, fixed)
 			ll.model, ll.stream = req.Model, req.Stream
 		}
-		if same && s.cfg.Model == "" {
+		if same && fixed == "" {
 			// Passthrough: bytes untouched, only the credentials change.
 			if req == nil {
 				var peek struct {
@@ -269,10 +304,10 @@ func (s *Server) route(proto, kind string) http.HandlerFunc {
 	}
 }
 
-// model resolves aliases and --model.
-func (s *Server) model(m string) string {
-	if s.cfg.Model != "" {
-		m = s.cfg.Model
+// model resolves aliases and --model (or the model a route chose: fixed).
+func (s *Server) model(m, fixed string) string {
+	if fixed != "" {
+		m = fixed
 	}
 	if id, ok := s.cfg.Provider.Models[strings.ToLower(m)]; ok {
 		return id
@@ -784,8 +819,10 @@ func drain[T any](ctx context.Context, ch <-chan T, d time.Duration) {
 // countTokens passes through to a same-protocol upstream; otherwise it
 // estimates locally (about four characters a token, system prompt and
 // tools included) rather than turn a count into an inference call.
-func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, proto string, body []byte, pathModel string, ll *logLine, fail func(int, string)) {
-	if proto == s.cfg.Provider.Protocol {
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request, proto string, body []byte, fixed bool, ll *logLine, fail func(int, string)) {
+	// A routed count names the client's model, which the upstream may not
+	// serve: estimate it.
+	if proto == s.cfg.Provider.Protocol && !fixed {
 		q := r.URL.Query()
 		q.Del("key")
 		s.passthrough(w, r, proto, r.URL.Path, q, body, ll)

@@ -23,11 +23,16 @@ import (
 // forwarded signal before it is killed.
 const proxyStopGrace = 10 * time.Second
 
+// runsItself marks a verb that holds subcommands and runs by itself too
+// (sitter proxy serves; sitter proxy stats reads what it recorded): not a
+// group, so alone it is no usage error.
+const runsItself = "runsItself"
+
 // newProxyCmd is `sitter proxy`. Its flags are sitter-proxy's, checked
 // here (help, completion, usage errors as every verb) and passed on.
 func newProxyCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "proxy --provider P",
+		Use:   "proxy --provider P | --routes FILE",
 		Short: "LLM gateway translating between wire protocols",
 		Long: `Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
 /v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
@@ -35,10 +40,16 @@ to the provider's protocol, so that a harness can use a provider that speaks
 another protocol. Prints SITTER_PROXY_URL=http://… on start. The upstream key
 comes from the provider's environment variable; clients authenticate with the
 token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode
-0600). The gateway is the sitter-proxy binary, next to sitter.`,
+0600). With --routes FILE the provider and model are chosen per request by the
+file's rules (background, think, long context, web search, image, custom; with
+fallbacks), and each routed request is recorded for sitter proxy stats
+(docs/routing.md). The gateway is the sitter-proxy binary, next to sitter.`,
 		Example: `  OPENAI_API_KEY=… sitter proxy --provider openai
-  sitter proxy --provider anthropic --listen 127.0.0.1:8787 --token-file ~/.sitter-proxy-token --json`,
-		Args: cobra.NoArgs,
+  sitter proxy --provider anthropic --listen 127.0.0.1:8787 --token-file ~/.sitter-proxy-token --json
+  sitter proxy --routes routes.json --harness claude-code
+  sitter proxy stats`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{runsItself: "serves; stats reads its record"},
 		RunE: func(c *cobra.Command, _ []string) error {
 			var args []string
 			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })
@@ -53,6 +64,10 @@ token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode
 	fs.String("token", "", "client `TOKEN` (default: random)")
 	fs.String("token-file", "", "write the token to `FILE` (0600) instead of printing it")
 	fs.Bool("json", false, "JSON logs on stderr")
+	fs.String("routes", "", "routes `FILE`: provider and model per request (docs/routing.md); replaces --provider, --model, --upstream")
+	fs.String("harness", "", "with --routes: the `HARNESS` the clients are (its background signals, custom harness rules)")
+	fs.String("record", "", "with --routes: the JSON-lines `FILE` recording routed requests (default: the state dir's proxy/routes.jsonl)")
+	c.AddCommand(newProxyStatsCmd(e))
 	c.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ids []string
 		for _, p := range providers.All {

@@ -28,10 +28,14 @@ import (
 
 const proxyUsage = `Usage: sitter proxy (sitter-proxy) --provider P [--model M] [--upstream URL] [--listen 127.0.0.1:0]
                     [--token T | --token-file F] [--json]
+       sitter proxy (sitter-proxy) --routes FILE [--harness H] [--record FILE] [--listen …] [--token …] [--json]
 
 Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
 /v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
-to the provider's protocol. Prints SITTER_PROXY_URL=http://… on start. The upstream
+to the provider's protocol; with --routes, to the provider and model the routes
+file's rules pick per request (docs/routing.md), each routed request recorded as a
+JSON line in --record (default $SITTER_STATE_DIR/proxy/routes.jsonl). Prints
+SITTER_PROXY_URL=http://… on start. The upstream
 key comes from the provider's environment variable; clients authenticate with the
 token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode 0600).
 `
@@ -54,7 +58,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	token := fs.String("token", "", "client token (default: random)")
 	tokenFile := fs.String("token-file", "", "write the token here (0600) instead of printing it")
 	jsonLogs := fs.Bool("json", false, "JSON logs on stderr")
+	routesFile := fs.String("routes", "", "routes file: pick provider and model per request (docs/routing.md)")
+	harness := fs.String("harness", "", "with --routes: the harness the clients are (its background signals, custom harness rules)")
+	record := fs.String("record", "", "with --routes: the JSON-lines file of routed requests (default: the state dir's proxy/routes.jsonl)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *routesFile != "" {
+		return serveRoutes(ctx, routesOptions{file: *routesFile, harness: *harness, record: *record, listen: *listen, token: *token,
+			tokenFile: *tokenFile, jsonLogs: *jsonLogs, provider: *provider, model: *model, upstream: *upstream}, getenv, stdout, stderr)
+	}
+	if *harness != "" || *record != "" {
+		fmt.Fprintln(stderr, "sitter proxy: --harness and --record go with --routes")
 		return 2
 	}
 	p, ok := providers.Lookup(*provider)
@@ -74,21 +89,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.Model = *model
 	cfg.Token = *token
 	if cfg.Token == "" {
-		b := make([]byte, 24)
-		rand.Read(b)
-		cfg.Token = "sitter-" + hex.EncodeToString(b)
+		cfg.Token = newToken()
 	}
-	var h slog.Handler = slog.NewTextHandler(stderr, nil)
-	if *jsonLogs {
-		h = slog.NewJSONHandler(stderr, nil)
-	}
-	cfg.Log = slog.New(h)
+	cfg.Log = logger(stderr, *jsonLogs)
 	srv, err := proxy.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", *listen)
+	return serve(ctx, srv, *listen, cfg.Token, *token != "", *tokenFile, stdout, stderr)
+}
+
+func newToken() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return "sitter-" + hex.EncodeToString(b)
+}
+
+func logger(stderr io.Writer, jsonLogs bool) *slog.Logger {
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if jsonLogs {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	return slog.New(h)
+}
+
+// serve listens, announces the URL (and the token, unless the caller
+// chose it or it goes to a file) and serves until ctx ends.
+func serve(ctx context.Context, h http.Handler, listen, token string, chosen bool, tokenFile string, stdout, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: listen: %v\n", err)
 		return 1
@@ -96,20 +125,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
 		fmt.Fprintf(stderr, "sitter proxy: warning: listening on %s, not loopback\n", ln.Addr())
 	}
-	if *tokenFile != "" {
-		if err := writeTokenFile(*tokenFile, cfg.Token); err != nil {
+	if tokenFile != "" {
+		if err := writeTokenFile(tokenFile, token); err != nil {
 			fmt.Fprintf(stderr, "sitter proxy: token file: %v\n", err)
 			ln.Close()
 			return 1
 		}
-	} else if *token == "" {
-		fmt.Fprintf(stdout, "SITTER_PROXY_TOKEN=%s\n", cfg.Token)
+	} else if !chosen {
+		fmt.Fprintf(stdout, "SITTER_PROXY_TOKEN=%s\n", token)
 	}
 	fmt.Fprintf(stdout, "SITTER_PROXY_URL=http://%s\n", ln.Addr())
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

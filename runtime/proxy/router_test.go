@@ -1,0 +1,304 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"sitter.dev/sitter/runtime/internal/fakellm"
+)
+
+// testAtlas mirrors three providers of the atlas (atlas/providers.cue).
+var testAtlas = RoutesAtlas{
+	Providers: map[string]ProviderSpec{
+		"anthropic": {Provider: Provider{Protocol: Anthropic, BaseURL: "https://api.anthropic.test", Auth: "x-api-key", DefaultModel: "claude-x", MaxOutputTokens: 1000}, KeyEnv: "ANTHROPIC_API_KEY"},
+		"openai":    {Provider: Provider{Protocol: OpenAIChat, BaseURL: "https://api.openai.test/v1", Auth: "bearer", DefaultModel: "gpt-x"}, KeyEnv: "OPENAI_API_KEY"},
+		"gemini":    {Provider: Provider{Protocol: Gemini, BaseURL: "https://gemini.test", Auth: "x-goog-api-key", DefaultModel: "gemini-x"}, KeyEnv: "GEMINI_API_KEY"},
+		"azure":     {Provider: Provider{Protocol: OpenAIChat, BaseURL: "https://{resource}.azure.test/openai", Auth: "api-key", APIVersion: "1"}, KeyEnv: "AZURE_KEY", Params: [][2]string{{"resource", "AZURE_RESOURCE"}}},
+	},
+	Harnesses: []string{"claude-code", "codex", "gemini-cli"},
+}
+
+// testSignals are the atlas's signals for Anthropic clients
+// (atlas/routing.cue), as generated/providers holds them.
+var testSignals = Signals{
+	Think:     map[string][]SignalMatch{Anthropic: {{Path: "thinking.type", Values: []string{`"enabled"`}}}},
+	WebSearch: map[string][]SignalMatch{Anthropic: {{Path: "tools[].type", Prefix: "web_search"}}},
+	Image:     map[string][]SignalMatch{Anthropic: {{Path: "messages[].content[].type", Values: []string{`"image"`}}}},
+	Background: map[string][][]SignalMatch{"claude-code": {
+		{{Path: "tools", Present: "false"}},
+		{{Path: "model", Pattern: "(?i)haiku"}},
+	}},
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+var testKeys = env(map[string]string{"ANTHROPIC_API_KEY": "ka", "OPENAI_API_KEY": "ko", "GEMINI_API_KEY": "kg"})
+
+// TestLoadRoutesErrors: every problem of a routes file is named with
+// file:line:col, at start.
+func TestLoadRoutesErrors(t *testing.T) {
+	cases := []struct{ name, file, want string }{
+		{"unknown atlas provider", `{"providers": {"a": {"provider": "nope"}}, "rules": {"default": "a,m"}}`,
+			`r.json:1:34: providers.a: unknown provider "nope" (the atlas has: anthropic, azure, gemini, openai)`},
+		{"rule names an unknown provider", "{\"providers\": {\"openai\": {}},\n \"rules\": {\"default\": \"openai,m\", \"think\": \"b,m\"}}",
+			`r.json:2:44: rules.think: unknown provider "b" (the routes file names: openai)`},
+		{"missing key", `{"providers": {"openai": {"keyEnv": "NO_SUCH_KEY"}}, "rules": {"default": "openai,m"}}`,
+			`r.json:1:37: providers.openai: the key variable NO_SUCH_KEY is not set`},
+		{"missing placeholder", `{"providers": {"azure": {}}, "rules": {"default": "azure,m"}}`,
+			`set AZURE_RESOURCE (fills {resource}`},
+		{"cyclic fallback", "{\"providers\": {\"openai\": {}},\n\"rules\": {\n  \"default\": {\"use\": \"openai,a\", \"fallbacks\": [\"think\"]},\n  \"think\": {\"use\": \"openai,b\", \"fallbacks\": [\"default\"]}}}",
+			`r.json:4:46: rules.think.fallbacks: cyclic fallback default → think → default`},
+		{"unknown fallback rule", `{"providers": {"openai": {}}, "rules": {"default": {"use": "openai,a", "fallbacks": ["nope"]}}}`,
+			`rules.default.fallbacks: no rule "nope"`},
+		{"model not listed", `{"providers": {"openai": {"models": ["x"]}}, "rules": {"default": "openai,y"}}`,
+			`rules.default: provider openai has no model "y" (its models: x)`},
+		{"no default", `{"providers": {"openai": {}}, "rules": {"think": "openai,y"}}`, `rules: no default rule`},
+		{"unknown member", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "fast": "openai,y"}}`, `r.json:1:64: rules: unknown rule "fast"`},
+		{"longContext without threshold", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "longContext": {"use": "openai,y"}}}`, `rules.longContext: no threshold`},
+		{"custom without condition", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"use": "openai,y"}]}}`, `rules.custom-1: a custom rule needs model, harness or header`},
+		{"unknown harness", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"harness": "vim", "use": "openai,y"}]}}`, `unknown harness "vim"`},
+		{"bad regexp", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"model": "(", "use": "openai,y"}]}}`, `rules.custom-1.model: want a regular expression`},
+		{"syntax", "{\"providers\": {\"openai\": {}},\n \"rules\": {\"default\": \"openai,y\",}}", `r.json:2:`},
+	}
+	for _, c := range cases {
+		_, err := LoadRoutes("r.json", []byte(c.file), testAtlas, testKeys)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// threeUpstreams is a routes rig: A speaks OpenAI Chat, B Anthropic, C
+// Gemini; the client speaks Anthropic (Claude Code).
+type routesRig struct {
+	a, b, c *fakellm.Server
+	proxy   *httptest.Server
+	router  *Router
+	mu      sync.Mutex
+	records []RouteRecord
+}
+
+const chatOK = `{"id":"c1","model":"gpt-a","choices":[{"index":0,"message":{"role":"assistant","content":"from A"},"finish_reason":"stop"}],"usage":{"prompt_tokens":11,"completion_tokens":2}}`
+const antOK = `{"id":"m1","type":"message","role":"assistant","model":"claude-b","content":[{"type":"text","text":"from B"}],"stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":3}}`
+const gemOK = `{"candidates":[{"content":{"role":"model","parts":[{"text":"from C"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":13,"candidatesTokenCount":4}}`
+
+func newRoutesRig(t *testing.T, routes string, mod func(*RouterConfig)) *routesRig {
+	t.Helper()
+	g := &routesRig{}
+	for _, s := range []**fakellm.Server{&g.a, &g.b, &g.c} {
+		up, err := fakellm.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { up.Close() })
+		*s = up
+	}
+	g.a.Always(fakellm.Reply{Body: chatOK})
+	g.b.Always(fakellm.Reply{Body: antOK})
+	g.c.Always(fakellm.Reply{Body: gemOK})
+	routes = strings.NewReplacer("{A}", g.a.URL+"/v1", "{B}", g.b.URL, "{C}", g.c.URL).Replace(routes)
+	rt, err := LoadRoutes("routes.json", []byte(routes), testAtlas, testKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := RouterConfig{Routes: rt, Signals: testSignals, Harness: "claude-code", Base: Config{Token: token},
+		Record: func(r RouteRecord) { g.mu.Lock(); g.records = append(g.records, r); g.mu.Unlock() }}
+	if mod != nil {
+		mod(&rc)
+	}
+	g.router, err = NewRouter(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.proxy = httptest.NewServer(g.router)
+	t.Cleanup(g.proxy.Close)
+	return g
+}
+
+const threeRoutes = `{
+  "providers": {
+    "a": {"provider": "openai", "baseURL": "{A}"},
+    "b": {"provider": "anthropic", "baseURL": "{B}"},
+    "c": {"provider": "gemini", "baseURL": "{C}"}
+  },
+  "rules": {
+    "default": "b,claude-b",
+    "background": {"use": "a,gpt-a", "fallbacks": ["default"]},
+    "longContext": {"use": "c,gemini-c", "threshold": 2000},
+    "think": "c,gemini-think",
+    "webSearch": "a,gpt-search",
+    "image": "c,gemini-vision",
+    "custom": [
+      {"name": "opus", "model": "opus", "use": "a,gpt-big"},
+      {"name": "tagged", "header": "X-Route", "value": "^fast$", "use": "c,gemini-fast"}
+    ]
+  }
+}`
+
+func (g *routesRig) send(t *testing.T, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	h := map[string]string{"X-Api-Key": token}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return post(t, g.proxy.URL+"/v1/messages", body, h)
+}
+
+func lastBody(s *fakellm.Server) string {
+	rs := s.Requests()
+	if len(rs) == 0 {
+		return ""
+	}
+	return string(rs[len(rs)-1].Body)
+}
+
+// TestRouterRules: each rule sends the request to its provider and model,
+// in that provider's protocol, and the answer comes back in the client's.
+func TestRouterRules(t *testing.T) {
+	g := newRoutesRig(t, threeRoutes, nil)
+	tools := `,"tools":[{"name":"Bash","input_schema":{"type":"object"}}]`
+	cases := []struct {
+		name, body string
+		hdr        map[string]string
+		up         *fakellm.Server
+		rule       string
+		model      string // in the upstream body (or path, for Gemini)
+		answer     string
+	}{
+		{"main turn", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"hi"}]` + tools + `}`, nil, g.b, "default", `"model":"claude-b"`, "from B"},
+		{"background (no tools)", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"title this"}]}`, nil, g.a, "background", `"model":"gpt-a"`, "from A"},
+		{"background (haiku)", `{"model":"claude-haiku-4-5","max_tokens":10,"messages":[{"role":"user","content":"x"}]` + tools + `}`, nil, g.a, "background", `"model":"gpt-a"`, "from A"},
+		{"long context", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"` + strings.Repeat("long ", 2000) + `"}]` + tools + `}`, nil, g.c, "longContext", "gemini-c", "from C"},
+		{"think", `{"model":"claude-sonnet","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]` + tools + `}`, nil, g.c, "think", "gemini-think", "from C"},
+		{"adaptive is not think", `{"model":"claude-sonnet","max_tokens":2000,"thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"hi"}]` + tools + `}`, nil, g.b, "default", `"model":"claude-b"`, "from B"},
+		{"web search", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"news"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search","max_uses":5}]}`, nil, g.a, "webSearch", `"model":"gpt-search"`, "from A"},
+		{"image", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},{"type":"text","text":"what is this"}]}]` + tools + `}`, nil, g.c, "image", "gemini-vision", "from C"},
+		{"custom model", `{"model":"claude-opus-4-1","max_tokens":10,"messages":[{"role":"user","content":"hi"}]` + tools + `}`, nil, g.a, "opus", `"model":"gpt-big"`, "from A"},
+		{"custom header", `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"hi"}]` + tools + `}`, map[string]string{"X-Route": "fast"}, g.c, "tagged", "gemini-fast", "from C"},
+		{"direct provider,model", `{"model":"c,gemini-direct","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil, g.c, "direct", "gemini-direct", "from C"},
+	}
+	for i, c := range cases {
+		before := len(c.up.Requests())
+		st, b := g.send(t, c.body, c.hdr)
+		if st != 200 || !strings.Contains(b, c.answer) {
+			t.Errorf("%s: %d %s", c.name, st, b)
+			continue
+		}
+		rs := c.up.Requests()
+		if len(rs) != before+1 {
+			t.Errorf("%s: the upstream got %d requests, want 1", c.name, len(rs)-before)
+			continue
+		}
+		q := rs[len(rs)-1]
+		if !strings.Contains(string(q.Body), c.model) && !strings.Contains(q.Path, c.model) {
+			t.Errorf("%s: upstream %s %s lacks %s", c.name, q.Path, q.Body, c.model)
+		}
+		g.mu.Lock()
+		rec := g.records[i]
+		g.mu.Unlock()
+		if rec.Rule != c.rule || rec.Status != 200 || rec.Attempts != 1 || rec.InputTokens == 0 || rec.Client != Anthropic || rec.Harness != "claude-code" {
+			t.Errorf("%s: record %+v, want rule %s", c.name, rec, c.rule)
+		}
+	}
+}
+
+// TestRouterFallback: A answering 429 sends the request on to B within
+// the same call; every upstream failing gives the client its protocol's
+// error, for a stream too.
+func TestRouterFallback(t *testing.T) {
+	g := newRoutesRig(t, threeRoutes, nil)
+	g.a.Script(fakellm.Reply{Status: 429, Body: `{"error":{"message":"slow down","type":"rate_limit"}}`})
+	st, b := g.send(t, `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil)
+	if st != 200 || !strings.Contains(b, "from B") {
+		t.Fatalf("fallback: %d %s", st, b)
+	}
+	if len(g.a.Requests()) != 1 || len(g.b.Requests()) != 1 {
+		t.Errorf("A got %d, B got %d requests, want 1 each", len(g.a.Requests()), len(g.b.Requests()))
+	}
+	if r := g.records[0]; r.Provider != "b" || r.Attempts != 2 || len(r.Failed) != 1 || r.Failed[0] != "a,gpt-a" {
+		t.Errorf("record %+v", r)
+	}
+
+	// Both fail: the last answer (B's 503, as Anthropic's overloaded 529) reaches the client.
+	g.a.Script(fakellm.Reply{Status: 500, Body: `{"error":{"message":"boom"}}`})
+	g.b.Script(fakellm.Reply{Status: 503, Body: `{"type":"error","error":{"type":"overloaded_error","message":"busy"}}`})
+	st, b = g.send(t, `{"model":"claude-sonnet","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"title"}]}`, nil)
+	if st != 529 || !strings.Contains(b, `"type":"error"`) || !strings.Contains(b, "busy") {
+		t.Errorf("all failing: %d %s", st, b)
+	}
+}
+
+// TestRouterTimeoutFallback: an upstream that sends no headers within the
+// retry timeout is left for the next fallback.
+func TestRouterTimeoutFallback(t *testing.T) {
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer stuck.Close()
+	defer close(release)
+	routes := strings.Replace(threeRoutes, `"{A}"`, `"`+stuck.URL+`/v1"`, 1)
+	routes = strings.Replace(routes, `"rules"`, `"retry": {"attempts": 2, "timeout": "50ms"}, "rules"`, 1)
+	g := newRoutesRig(t, routes, nil)
+	st, b := g.send(t, `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil)
+	if st != 200 || !strings.Contains(b, "from B") {
+		t.Fatalf("%d %s", st, b)
+	}
+}
+
+// TestRouterAttempts: the retry budget bounds the calls of one request.
+func TestRouterAttempts(t *testing.T) {
+	routes := strings.Replace(threeRoutes, `"rules"`, `"retry": {"attempts": 1}, "rules"`, 1)
+	g := newRoutesRig(t, routes, nil)
+	g.a.Script(fakellm.Reply{Status: 429, Body: `{"error":{"message":"slow down"}}`})
+	st, _ := g.send(t, `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil)
+	if st != 429 || len(g.b.Requests()) != 0 {
+		t.Errorf("status %d, B got %d requests", st, len(g.b.Requests()))
+	}
+}
+
+// TestRouterAuth: the token is checked before anything is routed.
+func TestRouterAuth(t *testing.T) {
+	g := newRoutesRig(t, threeRoutes, nil)
+	st, _ := post(t, g.proxy.URL+"/v1/messages", `{"model":"x","messages":[]}`, map[string]string{"X-Api-Key": "wrong"})
+	if st != 401 || len(g.a.Requests())+len(g.b.Requests())+len(g.c.Requests()) != 0 {
+		t.Errorf("status %d", st)
+	}
+}
+
+// TestRouterNoHarness: without a known harness, no background signal applies.
+func TestRouterNoHarness(t *testing.T) {
+	g := newRoutesRig(t, threeRoutes, func(rc *RouterConfig) { rc.Harness = "" })
+	rule, _ := g.router.Classify(Anthropic, "", []byte(`{"model":"claude-sonnet","messages":[]}`), http.Header{}, "")
+	if rule != RuleDefault {
+		t.Errorf("rule %s", rule)
+	}
+}
+
+// TestRecordFile: records are JSON lines.
+func TestRecordFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	f, _ := os.Create(p)
+	rf := NewRecordFile(f)
+	rf.Record(RouteRecord{Rule: "default", Provider: "b", Status: 200})
+	rf.Record(RouteRecord{Rule: "background", Provider: "a", Status: 429})
+	rf.Close()
+	f.Close()
+	b, _ := os.ReadFile(p)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var r RouteRecord
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &r) != nil || r.Rule != "background" {
+		t.Errorf("%q", b)
+	}
+}

@@ -1,0 +1,156 @@
+package verbs
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/proxy"
+)
+
+// routeSum is one row of `sitter proxy stats`.
+type routeSum struct {
+	Name         string  `json:"name"`
+	Requests     int     `json:"requests"`
+	Errors       int     `json:"errors"`    // answered with a status ≥ 400 (after fallbacks)
+	Fallbacks    int     `json:"fallbacks"` // needed more than one upstream
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	LatencyMS    float64 `json:"meanLatencyMs"`
+}
+
+type routeStats struct {
+	File       string     `json:"file"`
+	Requests   int        `json:"requests"`
+	Skipped    int        `json:"skipped,omitempty"` // lines that are not records
+	ByRule     []routeSum `json:"byRule"`
+	ByProvider []routeSum `json:"byProvider"`
+	ByModel    []routeSum `json:"byModel"`
+}
+
+func newProxyStatsCmd(e *env) *cobra.Command {
+	var file string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "stats",
+		Short: "Sum the routed requests per rule, provider and model",
+		Long: `Reads the JSON-lines record sitter proxy --routes writes (one line per routed
+request: rule, provider, model, status, latency, tokens; by default
+$SITTER_STATE_DIR/proxy/routes.jsonl) and sums it per rule, per provider and per
+provider,model: requests, errors (a status of 400 or more after the fallbacks),
+requests that needed a fallback, input and output tokens, mean latency.`,
+		Example: `  sitter proxy stats
+  sitter proxy stats --json --file ./routes.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if file == "" {
+				dir, err := hook.StateDir()
+				if err != nil {
+					return err
+				}
+				file = filepath.Join(dir, "proxy", "routes.jsonl")
+			}
+			st, err := sumRoutes(file)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "sitter proxy stats: %v\n", err)
+				return code(1)
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printRouteStats(e.stdout, st)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "read the record from `FILE` (default: the state dir's proxy/routes.jsonl)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func sumRoutes(file string) (*routeStats, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st := &routeStats{File: file}
+	rules, provs, models := map[string]*routeSum{}, map[string]*routeSum{}, map[string]*routeSum{}
+	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord) {
+		s := m[k]
+		if s == nil {
+			s = &routeSum{Name: k}
+			m[k] = s
+		}
+		s.Requests++
+		if r.Status >= 400 {
+			s.Errors++
+		}
+		if r.Attempts > 1 {
+			s.Fallbacks++
+		}
+		s.InputTokens += r.InputTokens
+		s.OutputTokens += r.OutputTokens
+		s.LatencyMS += r.LatencyMS
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var r proxy.RouteRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Rule == "" {
+			st.Skipped++
+			continue
+		}
+		st.Requests++
+		add(rules, r.Rule, r)
+		add(provs, r.Provider, r)
+		add(models, r.Provider+","+r.Model, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	list := func(m map[string]*routeSum) []routeSum {
+		out := []routeSum{}
+		for _, s := range m {
+			s.LatencyMS = float64(int(s.LatencyMS/float64(s.Requests)*1000)) / 1000
+			out = append(out, *s)
+		}
+		slices.SortFunc(out, func(a, b routeSum) int {
+			if a.Requests != b.Requests {
+				return b.Requests - a.Requests
+			}
+			if a.Name < b.Name {
+				return -1
+			}
+			return 1
+		})
+		return out
+	}
+	st.ByRule, st.ByProvider, st.ByModel = list(rules), list(provs), list(models)
+	return st, nil
+}
+
+func printRouteStats(w io.Writer, st *routeStats) {
+	fmt.Fprintf(w, "%d routed requests in %s\n", st.Requests, st.File)
+	for _, sec := range []struct {
+		title string
+		rows  []routeSum
+	}{{"rule", st.ByRule}, {"provider", st.ByProvider}, {"provider,model", st.ByModel}} {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "%s\trequests\terrors\tfallbacks\tinput tokens\toutput tokens\tmean ms\n", sec.title)
+		for _, r := range sec.rows {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.Name, r.Requests, r.Errors, r.Fallbacks, r.InputTokens, r.OutputTokens, r.LatencyMS)
+		}
+		tw.Flush()
+	}
+}
