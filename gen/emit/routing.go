@@ -31,6 +31,8 @@ func RoutingGo(a *model.Atlas) []File {
 	f.Type().Id("HarnessSignals").Struct(
 		jen.Id("Harness").String(),
 		jen.Id("Background").Index().Index().Id("Match"),
+		jen.Comment("RoutedUnsetEnv: variables sitter launch --routes leaves out of the launch environment."),
+		jen.Id("RoutedUnsetEnv").Index().String(),
 	)
 	matches := func(ms []model.SignalMatch) jen.Code {
 		var rows []jen.Code
@@ -69,10 +71,18 @@ func RoutingGo(a *model.Atlas) []File {
 		for _, g := range h.Background {
 			groups = append(groups, matches(g))
 		}
-		hs = append(hs, jen.Line().Values(jen.Dict{
+		var unset []jen.Code
+		for _, v := range h.RoutedUnsetEnv {
+			unset = append(unset, jen.Lit(v))
+		}
+		d := jen.Dict{
 			jen.Id("Harness"):    jen.Lit(h.Harness.Name),
 			jen.Id("Background"): jen.Index().Index().Id("Match").Values(groups...),
-		}))
+		}
+		if len(unset) > 0 {
+			d[jen.Id("RoutedUnsetEnv")] = jen.Index().String().Values(unset...)
+		}
+		hs = append(hs, jen.Line().Values(d))
 	}
 	f.Comment("Background lists each harness's background-call signals, sorted by harness.")
 	f.Var().Id("Background").Op("=").Index().Id("HarnessSignals").Values(append(hs, jen.Line())...)

@@ -30,6 +30,7 @@ func (l *loader) routing(v cue.Value, a *model.Atlas) {
 		l.list(hv.LookupPath(cue.ParsePath("background")), func(gv cue.Value) {
 			hs.Background = append(hs.Background, l.signalMatches(gv))
 		})
+		hs.RoutedUnsetEnv = l.strings(hv, "routedLaunch.unsetEnv")
 		a.Routing.Harnesses = append(a.Routing.Harnesses, hs)
 	})
 	sort.Slice(a.Routing.Harnesses, func(i, j int) bool {

@@ -20,6 +20,8 @@ type ProtocolSignals struct {
 type HarnessSignals struct {
 	Harness    Named
 	Background [][]SignalMatch
+	// RoutedUnsetEnv: variables a routed launch leaves out.
+	RoutedUnsetEnv []string
 }
 
 // SignalMatch tests one path of a request body (see #SignalMatch).

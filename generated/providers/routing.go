@@ -22,6 +22,8 @@ type ProtocolSignals struct {
 type HarnessSignals struct {
 	Harness    string
 	Background [][]Match
+	// RoutedUnsetEnv: variables sitter launch --routes leaves out of the launch environment.
+	RoutedUnsetEnv []string
 }
 
 // Signals lists the request signals of each protocol, sorted by protocol.
@@ -107,6 +109,7 @@ var Background = []HarnessSignals{
 			Path:    "model",
 			Pattern: "(?i)haiku",
 		}}},
-		Harness: "claude-code",
+		Harness:        "claude-code",
+		RoutedUnsetEnv: []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"},
 	},
 }

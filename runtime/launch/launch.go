@@ -48,10 +48,17 @@ type Options struct {
 	Provider Provider
 	// Proxy says the harness cannot speak the provider's protocol
 	// (generated providers.ProxyRequired).
-	Proxy         bool
-	Mode          string
-	Model         string // --model ("" = the provider's default)
-	Upstream      string // --upstream base URL
+	Proxy    bool
+	Mode     string
+	Model    string // --model ("" = the provider's default)
+	Upstream string // --upstream base URL
+	// Routes, when set, is a routes file: the proxy is started with it
+	// (provider and model per request) and Provider is only the protocol
+	// the harness is pointed at.
+	Routes string
+	// UnsetEnv: launch variables a routed launch leaves out (the atlas's
+	// routing.harnesses.<id>.routedLaunch).
+	UnsetEnv      []string
 	Prompt        string
 	MaxIterations int // bridge-hooks: spawns at most (default 10)
 	MaxTurns      int
@@ -375,6 +382,12 @@ func (l *launcher) prepare() error {
 	if err != nil {
 		return err
 	}
+	if len(o.UnsetEnv) > 0 {
+		plan.Env = slices.DeleteFunc(plan.Env, func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(o.UnsetEnv, k)
+		})
+	}
 	state := UserStateDir(o.Env)
 	if state == "" {
 		state = filepath.Join(dir, "state")
@@ -515,6 +528,11 @@ func (l *launcher) startProxy(model string) (url, token string, err error) {
 	if o.Upstream != "" {
 		args = append(args, "--upstream", o.Upstream)
 	}
+	if o.Routes != "" {
+		// The rules pick provider and model; the harness is named for its
+		// background signals and custom harness rules.
+		args = []string{"--routes", o.Routes, "--harness", o.Spec.Harness, "--listen", "127.0.0.1:0", "--token-file", tokenFile}
+	}
 	logPath := filepath.Join(l.dir, "proxy.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -552,7 +570,11 @@ func (l *launcher) startProxy(model string) (url, token string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("sitter-proxy token: %v", err)
 	}
-	l.emit("proxy_started", "url", url, "provider", o.Provider.ID, "protocol", o.Provider.Protocol, "speaks", l.conn.Protocol, "pid", cmd.Process.Pid)
+	if o.Routes != "" {
+		l.emit("proxy_started", "url", url, "routes", o.Routes, "speaks", l.conn.Protocol, "pid", cmd.Process.Pid)
+	} else {
+		l.emit("proxy_started", "url", url, "provider", o.Provider.ID, "protocol", o.Provider.Protocol, "speaks", l.conn.Protocol, "pid", cmd.Process.Pid)
+	}
 	return url, strings.TrimSpace(string(b)), nil
 }
 

@@ -26,6 +26,8 @@ import (
 const launchLong = `Runs a harness on a provider in one command. When the harness cannot speak the
 provider's wire protocol, sitter-proxy is started on 127.0.0.1 with a fresh token
 and the harness is pointed at it; otherwise it talks to the provider directly.
+With --routes FILE the proxy is always started, with the routes file: it picks
+provider and model per request (docs/routing.md).
 Everything the run needs (config files, onboarding and trust state) goes into a
 per-launch overlay HOME: your own config is never read or written. sitter's
 state dir (session states, the audit log) and the harness's session store (its
@@ -92,6 +94,7 @@ const launchExample = `  sitter launch claude-code --provider openai --prompt "f
 // launchArgs are the parsed arguments of `sitter launch`.
 type launchArgs struct {
 	harness, provider, model, upstream string
+	routes                             string
 	plugins                            []string
 	prompt, promptFile, mode           string
 	maxIterations, maxTurns            int
@@ -135,6 +138,7 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 	fs.StringVar(&a.provider, "provider", "", "atlas `PROVIDER` (anthropic, openai, openai-responses, gemini, azure-foundry, vertex); default: the one the harness speaks")
 	fs.StringVar(&a.model, "model", "", "the `MODEL` (default: the provider's default)")
 	fs.StringVar(&a.upstream, "upstream", "", "provider base `URL` as its SDK takes it (…/v1 for OpenAI)")
+	fs.StringVar(&a.routes, "routes", "", "routes `FILE`: sitter proxy picks provider and model per request (docs/routing.md); replaces --provider and --upstream")
 	fs.StringArrayVar(&a.plugins, "plugin", nil, "load a plugin bundle (`NAME|DIR`) for this run (repeatable): Claude Code with --plugin-dir, other harnesses through sitter plugin install into the workspace, removed afterwards")
 	fs.StringVar(&a.prompt, "prompt", "", "the task, as `TEXT`")
 	fs.StringVar(&a.promptFile, "prompt-file", "", "read the task from `FILE`")
@@ -166,6 +170,8 @@ func (a *launchArgs) check() error {
 		return fmt.Errorf("--idle-timeout %s: want a positive duration (30s, 2m)", a.idleTimeout)
 	case a.timeout < 0:
 		return fmt.Errorf("--timeout %s: want a positive duration (30s, 2m)", a.timeout)
+	case a.routes != "" && (a.provider != "" || a.upstream != ""):
+		return fmt.Errorf("--routes names the providers: drop --provider and --upstream")
 	case a.prompt != "" && a.promptFile != "":
 		return fmt.Errorf("--prompt and --prompt-file exclude each other")
 	case a.babysit != "" && a.runID != "":
@@ -174,6 +180,20 @@ func (a *launchArgs) check() error {
 		return fmt.Errorf("--inputs goes with --babysit (a resumed run keeps its inputs)")
 	case (a.babysit != "" || a.runID != "") && a.modeSet && a.mode != launch.AgentDriven && a.mode != launch.BridgeHooks:
 		return fmt.Errorf("a babysit launch runs unattended: --mode agent-driven or bridge-hooks, not %s", a.mode)
+	}
+	return nil
+}
+
+// routedUnsetEnv is what a routed launch of the harness leaves out of its
+// launch environment (atlas/routing.cue).
+func routedUnsetEnv(routes, harness string) []string {
+	if routes == "" {
+		return nil
+	}
+	for _, h := range providers.Background {
+		if h.Harness == harness {
+			return h.RoutedUnsetEnv
+		}
 	}
 	return nil
 }
@@ -255,6 +275,18 @@ func runLaunch(ctx context.Context, a launchArgs, e *env) int {
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	routes := ""
+	if a.routes != "" {
+		// The harness speaks its own protocol to the proxy, which the
+		// routes file takes on from there.
+		if routes, err = filepath.Abs(a.routes); err != nil {
+			return fail(2, "--routes: %v", err)
+		}
+		if _, err := os.Stat(routes); err != nil {
+			return fail(2, "--routes: %v", err)
+		}
+		need = true
+	}
 	prompt := a.prompt
 	if a.promptFile != "" {
 		b, err := os.ReadFile(a.promptFile)
@@ -329,6 +361,8 @@ func runLaunch(ctx context.Context, a launchArgs, e *env) int {
 		Mode:          a.mode,
 		Model:         a.model,
 		Upstream:      a.upstream,
+		Routes:        routes,
+		UnsetEnv:      routedUnsetEnv(routes, d.ID),
 		Prompt:        prompt,
 		MaxIterations: a.maxIterations,
 		MaxTurns:      a.maxTurns,

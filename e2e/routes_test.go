@@ -1,0 +1,198 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sitter.dev/sitter/e2e/llmscript"
+)
+
+// routesRig is three fake upstreams of different protocols behind one
+// routes file: A speaks OpenAI Chat (background calls), B Anthropic
+// Messages (the main turn), C Gemini (above the long-context threshold).
+type routesRig struct {
+	a, b, c *llmscript.Server
+	file    string
+	env     []string
+}
+
+// routesThreshold is the long-context rule's threshold, in estimated
+// tokens (request bytes / 4): above Claude Code 2.1.197's main turn (its
+// system prompt and 25 tools: 89 kB, about 22k), below that turn with the
+// long prompt (100 kB more; one argument may not exceed 128 KiB).
+const routesThreshold = 30000
+
+func newRoutesRig(t *testing.T) *routesRig {
+	t.Helper()
+	g := &routesRig{
+		a: startLLM(t, llmscript.Text("Routed title")),
+		b: startLLM(t, llmscript.ShellThenText("echo routed > routed.txt", "done")),
+		c: startLLM(t, llmscript.ShellThenText("echo long > long.txt", "done")),
+	}
+	routes := fmt.Sprintf(`{
+  "providers": {
+    "a": {"provider": "openai", "baseURL": %q, "keyEnv": "ROUTES_KEY_A"},
+    "b": {"provider": "anthropic", "baseURL": %q, "keyEnv": "ROUTES_KEY_B"},
+    "c": {"provider": "gemini", "baseURL": %q, "keyEnv": "ROUTES_KEY_C"}
+  },
+  "rules": {
+    "default": "b,claude-main",
+    "background": {"use": "a,gpt-background", "fallbacks": ["default"]},
+    "longContext": {"use": "c,gemini-long", "threshold": %d}
+  }
+}`, g.a.URL+"/v1", g.b.URL, g.c.URL, routesThreshold)
+	g.file = filepath.Join(t.TempDir(), "routes.json")
+	if err := os.WriteFile(g.file, []byte(routes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.env = []string{"ROUTES_KEY_A=sk-a", "ROUTES_KEY_B=sk-b", "ROUTES_KEY_C=sk-c"}
+	return g
+}
+
+// launch runs one headless routed launch of harness in a fresh workspace
+// and returns the workspace and the routed requests the proxy recorded.
+func (g *routesRig) launch(t *testing.T, harness, prompt string) (string, []map[string]any) {
+	t.Helper()
+	bin := install(t, clis[harness])
+	home, project := userHome(t), t.TempDir()
+	evs, r := runLaunch(t, home, g.env, harness, "--bin", bin, "--workspace", project, "--prompt", prompt, "--routes", g.file)
+	if r.err != nil {
+		t.Fatalf("sitter launch %s --routes: %v\n%s\n%s", harness, r.err, r.stdout, r.stderr)
+	}
+	ps := eventOf(evs, "proxy_started")
+	if ps == nil || ps["routes"] != g.file {
+		t.Errorf("no proxy_started event with the routes file: %v", evs)
+	}
+	var recs []map[string]any
+	f, err := os.Open(filepath.Join(home, ".sitter-state", "proxy", "routes.jsonl"))
+	if err != nil {
+		t.Fatalf("no route record: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("route record line %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, m)
+	}
+	for _, m := range recs {
+		t.Logf("%s: rule %v → %v,%v status %v attempts %v", harness, m["rule"], m["provider"], m["model"], m["status"], m["attempts"])
+	}
+	return project, recs
+}
+
+func hasRecord(recs []map[string]any, rule, provider string) bool {
+	for _, m := range recs {
+		if m["rule"] == rule && m["provider"] == provider && m["status"] == float64(200) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTitleCall: Claude Code's housekeeping call that names the session.
+func isTitleCall(q *llmscript.Request) bool {
+	return q.Contains("Generate a concise, sentence-case title")
+}
+
+// TestRoutesClaudeCode: a real Claude Code session through sitter launch
+// --routes: its background call (the session title: no tools) lands on A
+// (OpenAI Chat), its main turn on B (Anthropic), a request above the
+// long-context threshold on C (Gemini), asserted at the fakes; A answering
+// 429 falls back to B within the same call.
+func TestRoutesClaudeCode(t *testing.T) {
+	g := newRoutesRig(t)
+	project, recs := g.launch(t, "claude-code", "write the file")
+	if b, err := os.ReadFile(filepath.Join(project, "routed.txt")); err != nil || string(b) != "routed\n" {
+		t.Errorf("the main turn's tool call did not run: %q %v", b, err)
+	}
+	if !g.a.Any(func(q *llmscript.Request) bool {
+		return q.Protocol == "chat" && isTitleCall(q) && q.Contains("gpt-background")
+	}) {
+		t.Errorf("A (OpenAI Chat) never got the background title call")
+	}
+	if g.a.Any(func(q *llmscript.Request) bool { return q.HasToolResult() || len(q.ToolNames()) > 0 }) {
+		t.Errorf("A got a main-turn request")
+	}
+	if !g.b.Any(func(q *llmscript.Request) bool {
+		return q.Protocol == "anthropic" && q.HasToolResult() && q.Contains("claude-main")
+	}) {
+		t.Errorf("B (Anthropic) never got the main turn's tool result")
+	}
+	if g.b.Any(isTitleCall) {
+		t.Errorf("B got the title call though A answered")
+	}
+	if len(g.c.Requests()) != 0 {
+		t.Errorf("C got %d requests below the threshold", len(g.c.Requests()))
+	}
+	if !hasRecord(recs, "background", "a") || !hasRecord(recs, "default", "b") {
+		t.Errorf("the record lacks background→a or default→b: %v", recs)
+	}
+
+	// Above the threshold: the main turn goes to C.
+	long := "write the file. " + strings.Repeat("Context line for the long-context rule. ", 2500)
+	project, recs = g.launch(t, "claude-code", long)
+	if b, err := os.ReadFile(filepath.Join(project, "long.txt")); err != nil || string(b) != "long\n" {
+		t.Errorf("the long turn's tool call did not run: %q %v", b, err)
+	}
+	if !g.c.Any(func(q *llmscript.Request) bool {
+		return q.Protocol == "gemini" && q.Contains("Context line for the long-context rule")
+	}) {
+		t.Errorf("C (Gemini) never got the long request")
+	}
+	if !hasRecord(recs, "longContext", "c") {
+		t.Errorf("the record lacks longContext→c: %v", recs)
+	}
+
+	// A answers 429: the background call falls back to B.
+	g.a.SetScript(func(*llmscript.Request) llmscript.Turn { return llmscript.Turn{Status: 429, Text: "rate limited"} })
+	before := len(g.b.Requests())
+	_, recs = g.launch(t, "claude-code", "write the file")
+	fell := false
+	for _, q := range g.b.Requests()[before:] {
+		fell = fell || isTitleCall(q)
+	}
+	if !fell {
+		t.Errorf("B never got the title call A refused")
+	}
+	fallback := false
+	for _, m := range recs {
+		f, _ := m["failed"].([]any)
+		fallback = fallback || m["rule"] == "background" && m["provider"] == "b" && m["status"] == float64(200) && len(f) == 1 && f[0] == "a,gpt-background"
+	}
+	if !fallback {
+		t.Errorf("the record has no background call answered by b after a failed: %v", recs)
+	}
+}
+
+// TestRoutesCodexGemini: the same routes file drives real Codex (OpenAI
+// Responses) and Gemini CLI (Gemini) sessions: their main turns land on B
+// (Anthropic) through the proxy.
+func TestRoutesCodexGemini(t *testing.T) {
+	for _, h := range []string{"codex", "gemini-cli"} {
+		t.Run(h, func(t *testing.T) {
+			g := newRoutesRig(t)
+			project, recs := g.launch(t, h, "write the file")
+			if b, err := os.ReadFile(filepath.Join(project, "routed.txt")); err != nil || string(b) != "routed\n" {
+				t.Errorf("the tool call did not run: %q %v", b, err)
+			}
+			if !g.b.Any(func(q *llmscript.Request) bool {
+				return q.Protocol == "anthropic" && q.HasToolResult() && q.Contains("claude-main")
+			}) {
+				t.Errorf("B (Anthropic) never got %s's tool result", h)
+			}
+			if !hasRecord(recs, "default", "b") {
+				t.Errorf("the record lacks default→b: %v", recs)
+			}
+		})
+	}
+}
