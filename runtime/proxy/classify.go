@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,12 @@ type Signals struct {
 
 // matcher is a compiled SignalMatch.
 type matcher struct {
-	segs    []pathSeg
+	segs []pathSeg
+	// name is the last member's name, quoted: a body without it has no
+	// value at the path. lits: a body with none of them cannot match
+	// (a value or prefix, as it is written in JSON).
+	name    []byte
+	lits    [][]byte
 	values  [][]byte
 	prefix  string
 	re      *regexp.Regexp
@@ -50,8 +56,14 @@ func compileMatch(m SignalMatch) (*matcher, error) {
 		name, each := strings.CutSuffix(s, "[]")
 		c.segs = append(c.segs, pathSeg{name: name, each: each, key: key.String()})
 	}
+	c.name = []byte(`"` + c.segs[len(c.segs)-1].name + `"`)
 	for _, v := range m.Values {
 		c.values = append(c.values, []byte(v))
+		c.lits = append(c.lits, []byte(v))
+	}
+	if m.Prefix != "" {
+		b, _ := json.Marshal(m.Prefix)
+		c.lits = append(c.lits, b[:len(b)-1])
 	}
 	if m.Pattern != "" {
 		re, err := regexp.Compile(m.Pattern)
@@ -112,9 +124,11 @@ func compileSignals(s Signals) (*compiledSignals, error) {
 type bodyView struct {
 	body      []byte
 	pathModel string // Gemini: the model is in the URL
-	root      map[string]json.RawMessage
-	decoded   bool
-	cache     map[string][]json.RawMessage
+	// model is the request's model as JSON, once known.
+	model   *json.RawMessage
+	root    map[string]json.RawMessage
+	decoded bool
+	cache   map[string][]json.RawMessage
 }
 
 func (v *bodyView) top() map[string]json.RawMessage {
@@ -182,8 +196,24 @@ func present(raw json.RawMessage) bool {
 	return true
 }
 
+// holds reports whether the match holds on a body. Bytes first: a body
+// that does not contain the member's name, or any of the values the match
+// looks for, is decided without decoding it (a client that escapes plain
+// letters in JSON, which none does, would go unmatched).
 func (m *matcher) holds(v *bodyView) bool {
-	vals := v.values(m.segs, len(m.segs)-1)
+	if len(m.segs) == 1 && m.segs[0].name == "model" && v.model != nil {
+		return m.test([]json.RawMessage{*v.model})
+	}
+	if !bytes.Contains(v.body, m.name) {
+		return m.present < 0
+	}
+	if m.lits != nil && !slices.ContainsFunc(m.lits, func(l []byte) bool { return bytes.Contains(v.body, l) }) {
+		return false
+	}
+	return m.test(v.values(m.segs, len(m.segs)-1))
+}
+
+func (m *matcher) test(vals []json.RawMessage) bool {
 	if m.present < 0 {
 		for _, raw := range vals {
 			if present(raw) {

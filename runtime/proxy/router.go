@@ -175,12 +175,20 @@ func (rt *Router) Classify(proto, harness string, body []byte, header http.Heade
 	return rt.pick(q)
 }
 
+// requestModel reads the model (Gemini: from the URL) without decoding
+// the rest of the body into values.
 func requestModel(v *bodyView) string {
-	if v.pathModel != "" {
-		return v.pathModel
+	m := v.pathModel
+	if m == "" {
+		var peek struct {
+			Model string `json:"model"`
+		}
+		json.Unmarshal(v.body, &peek)
+		m = peek.Model
 	}
-	var m string
-	json.Unmarshal(v.top()["model"], &m)
+	raw, _ := json.Marshal(m)
+	jr := json.RawMessage(raw)
+	v.model = &jr
 	return m
 }
 

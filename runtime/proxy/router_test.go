@@ -302,3 +302,21 @@ func TestRecordFile(t *testing.T) {
 		t.Errorf("%q", b)
 	}
 }
+
+// BenchmarkClassify: choosing a rule for a small request with every
+// signal rule set.
+func BenchmarkClassify(b *testing.B) {
+	rt, err := LoadRoutes("r.json", []byte(strings.NewReplacer("{A}", "http://a/v1", "{B}", "http://b", "{C}", "http://c").Replace(threeRoutes)), testAtlas, testKeys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := NewRouter(RouterConfig{Routes: rt, Signals: testSignals, Harness: "claude-code"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"model":"gpt-x","max_tokens":100,"system":"be brief","messages":[{"role":"user","content":"list files"}],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`)
+	h := http.Header{}
+	for b.Loop() {
+		r.Classify(Anthropic, "claude-code", body, h, "")
+	}
+}

@@ -3,7 +3,10 @@
 // interleaved, the same exchange sent directly to the upstream and sent
 // through the proxy as an Anthropic client (full translation both ways):
 // JSON round trip and streaming time to first byte (p50/p99), and the
-// proxy's requests/second under concurrent clients.
+// proxy's requests/second under concurrent clients. A routed variant
+// sends the same request through a proxy with a 20-rule routes file and
+// the atlas's request signals (issue 19: within 1.05× of the proxy
+// without routes).
 //
 //	go run ./runtime/cmd/proxybench [-n 2000] [-c 8] [-d 2s]
 //
@@ -26,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/internal/fakellm"
 	"sitter.dev/sitter/runtime/proxy"
 )
@@ -70,6 +74,68 @@ func start(body string, chunks []string) (*fakellm.Server, *http.Server, string,
 	}
 	up.Always(fakellm.Reply{Body: body, Chunks: chunks})
 	srv, err := proxy.New(proxy.Config{Provider: proxy.Provider{ID: "fake", Protocol: proxy.OpenAIChat, BaseURL: up.URL + "/v1", Auth: "bearer", Key: "k", DefaultModel: "gpt-x"}, Token: "t"})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, "", err
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	return up, hs, "http://" + ln.Addr().String(), nil
+}
+
+// routes20 is a routes file of 20 rules: the six built-in ones and 14
+// custom ones, none of which the bench request matches before default
+// (each is tested, as a real request would test them).
+func routes20(upstream string) string {
+	var custom []string
+	for i := 0; i < 12; i++ {
+		custom = append(custom, fmt.Sprintf(`{"name": "model-%d", "model": "^claude-opus-%d", "use": "up,gpt-x"}`, i, i))
+	}
+	custom = append(custom, `{"name": "codex", "harness": "codex", "use": "up,gpt-x"}`, `{"name": "tagged", "header": "X-Route", "value": "^fast$", "use": "up,gpt-x"}`)
+	return fmt.Sprintf(`{"providers": {"up": {"provider": "openai", "baseURL": %q, "keyEnv": "BENCH_KEY"}},
+  "rules": {"default": "up,gpt-x", "background": "up,gpt-x", "think": "up,gpt-x", "webSearch": "up,gpt-x", "image": "up,gpt-x",
+    "longContext": {"use": "up,gpt-x", "threshold": 100000}, "custom": [%s]}}`, upstream, strings.Join(custom, ",\n"))
+}
+
+// startRouted is start with a routes file instead of one provider.
+func startRouted(body string) (*fakellm.Server, *http.Server, string, error) {
+	up, err := fakellm.Start()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	up.Always(fakellm.Reply{Body: body})
+	atlas := proxy.RoutesAtlas{Providers: map[string]proxy.ProviderSpec{}, Harnesses: providers.HarnessIDs()}
+	for _, p := range providers.All {
+		atlas.Providers[p.ID] = proxy.ProviderSpec{KeyEnv: p.KeyEnv, Provider: proxy.Provider{Protocol: p.Protocol, BaseURL: p.BaseURL, Auth: p.Auth, DefaultModel: p.DefaultModel, MaxOutputTokens: p.MaxOutputTokens, MaxToolName: p.MaxToolName}}
+	}
+	rt, err := proxy.LoadRoutes("routes20.json", []byte(routes20(up.URL+"/v1")), atlas, func(string) string { return "k" })
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if n := len(rt.Rules); n != 20 {
+		return nil, nil, "", fmt.Errorf("routes20 has %d rules", n)
+	}
+	conv := func(ms []providers.Match) []proxy.SignalMatch {
+		var out []proxy.SignalMatch
+		for _, m := range ms {
+			out = append(out, proxy.SignalMatch{Path: m.Path, Values: m.Values, Prefix: m.Prefix, Pattern: m.Pattern, Present: m.Present})
+		}
+		return out
+	}
+	sig := proxy.Signals{Think: map[string][]proxy.SignalMatch{}, WebSearch: map[string][]proxy.SignalMatch{}, Image: map[string][]proxy.SignalMatch{}, Background: map[string][][]proxy.SignalMatch{}}
+	for _, p := range providers.Signals {
+		sig.Think[p.Protocol], sig.WebSearch[p.Protocol], sig.Image[p.Protocol] = conv(p.Think), conv(p.WebSearch), conv(p.Image)
+	}
+	for _, h := range providers.Background {
+		for _, g := range h.Background {
+			sig.Background[h.Harness] = append(sig.Background[h.Harness], conv(g))
+		}
+	}
+	rec := proxy.NewRecordFile(io.Discard)
+	srv, err := proxy.NewRouter(proxy.RouterConfig{Routes: rt, Signals: sig, Harness: "claude-code", Base: proxy.Config{Token: "t"}, Record: rec.Record})
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -130,6 +196,12 @@ func bench(n, conc int, dur time.Duration, strict bool) error {
 	}
 	defer su.Close()
 	defer sp.Close()
+	ru, rp, rurl, err := startRouted(chatJSON)
+	if err != nil {
+		return err
+	}
+	defer ru.Close()
+	defer rp.Close()
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	type variant struct {
 		name      string
@@ -144,6 +216,7 @@ func bench(n, conc int, dur time.Duration, strict bool) error {
 		{name: "json via proxy (chat passthrough)", url: jurl + "/v1/chat/completions", body: fmt.Sprintf(chatReq, "")},
 		{name: "stream first byte direct", url: su.URL + "/v1/chat/completions", body: fmt.Sprintf(chatReq, `,"stream":true`), first: true},
 		{name: "stream first byte via proxy (anthropic→chat)", url: surl + "/v1/messages", body: fmt.Sprintf(antReq, `,"stream":true`), anthropic: true, first: true},
+		{name: "json via routed proxy (anthropic→chat, 20 rules)", url: rurl + "/v1/messages", body: fmt.Sprintf(antReq, ""), anthropic: true},
 	}
 	for i := 0; i < n/10+10; i++ { // warm up connections
 		for _, v := range vs {
@@ -175,6 +248,11 @@ func bench(n, conc int, dur time.Duration, strict bool) error {
 	addFirst := pct(vs[4].lat, .5) - pct(vs[3].lat, .5)
 	addFirst99 := pct(vs[4].lat, .99) - pct(vs[3].lat, .99)
 	fmt.Fprintf(&out, "\nadded by the proxy (translated): json p50 %s, p99 %s; stream first byte p50 %s, p99 %s\n", ms(addJSON), ms(addJSON99), ms(addFirst), ms(addFirst99))
+	routed, plain := pct(vs[5].lat, .5), pct(vs[1].lat, .5)
+	addRouted := routed - pct(vs[0].lat, .5)
+	routeRatio := float64(routed) / float64(plain)
+	fmt.Fprintf(&out, "routes (20 rules): json p50 %s vs %s without routes: %.3f× (target ≤ 1.05×: %s); added over the upstream %s vs %s\n",
+		ms(routed), ms(plain), routeRatio, map[bool]string{true: "PASS", false: "MISS"}[routeRatio <= 1.05], ms(addRouted), ms(addJSON))
 
 	// Requests/second through the proxy, translated JSON.
 	var count atomic.Int64
