@@ -134,7 +134,7 @@ type bodyView struct {
 func (v *bodyView) top() map[string]json.RawMessage {
 	if !v.decoded {
 		v.decoded = true
-		json.Unmarshal(v.body, &v.root)
+		v.root = topMembers(v.body)
 	}
 	return v.root
 }

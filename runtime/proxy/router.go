@@ -175,20 +175,22 @@ func (rt *Router) Classify(proto, harness string, body []byte, header http.Heade
 	return rt.pick(q)
 }
 
-// requestModel reads the model (Gemini: from the URL) without decoding
-// the rest of the body into values.
+// requestModel reads the model (Gemini: from the URL) from the body's
+// top-level members, split without decoding.
 func requestModel(v *bodyView) string {
-	m := v.pathModel
-	if m == "" {
-		var peek struct {
-			Model string `json:"model"`
-		}
-		json.Unmarshal(v.body, &peek)
-		m = peek.Model
+	if v.pathModel != "" {
+		raw, _ := json.Marshal(v.pathModel)
+		jr := json.RawMessage(raw)
+		v.model = &jr
+		return v.pathModel
 	}
-	raw, _ := json.Marshal(m)
-	jr := json.RawMessage(raw)
-	v.model = &jr
+	raw, ok := v.top()["model"]
+	if !ok {
+		raw = json.RawMessage(`""`)
+	}
+	v.model = &raw
+	var m string
+	json.Unmarshal(raw, &m)
 	return m
 }
 
@@ -229,7 +231,7 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 		rec := RouteRecord{Rule: rule, Harness: harness, Client: proto}
 		for i, t := range chain[:n] {
 			o := &routed{model: t.Model}
-			r2 := r.Clone(context.WithValue(r.Context(), routedKey{}, o))
+			r2 := r.WithContext(context.WithValue(r.Context(), routedKey{}, o))
 			r2.Body = io.NopCloser(bytes.NewReader(body))
 			r2.ContentLength = int64(len(body))
 			tw := &tryWriter{w: w, last: i == n-1, h: http.Header{}}

@@ -320,3 +320,32 @@ func BenchmarkClassify(b *testing.B) {
 		r.Classify(Anthropic, "claude-code", body, h, "")
 	}
 }
+
+// TestTopMembers: the byte scanner splits what encoding/json decodes, and
+// gives up on what it rejects.
+func TestTopMembers(t *testing.T) {
+	for _, in := range []string{
+		`{"model":"m","n":1.5e3,"t":true,"x":null,"tools":[{"a":"}]\"{"},[]],"s":"a\"b\\","o":{"k":{"l":[1,2]}}}`,
+		` { "a" : "b" , "c\u0041" : [ ] } `,
+		`{}`,
+	} {
+		got := topMembers([]byte(in))
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d members, want %d", in, len(got), len(want))
+		}
+		for k, v := range want {
+			if strings.TrimSpace(string(got[k])) != strings.TrimSpace(string(v)) {
+				t.Errorf("%s: %s = %s, want %s", in, k, got[k], v)
+			}
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":"b"`, `{"a" "b"}`, `{"a":[1}`, ``} {
+		if got := topMembers([]byte(bad)); got != nil {
+			t.Errorf("%q: %v, want nil", bad, got)
+		}
+	}
+}
