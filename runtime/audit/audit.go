@@ -60,10 +60,14 @@ type Entry struct {
 	// Halted: the answer halts the session (it rendered a rule whose atlas
 	// effect is haltsSession, such as a canonical halt); HaltReason is why.
 	// HaltDropped: a handler asked for a halt the event cannot express.
-	Halted      bool    `json:"halted,omitempty"`
-	HaltReason  string  `json:"haltReason,omitempty"`
-	HaltDropped bool    `json:"haltDropped,omitempty"`
-	LatencyMs   float64 `json:"latencyMs"`
+	Halted      bool   `json:"halted,omitempty"`
+	HaltReason  string `json:"haltReason,omitempty"`
+	HaltDropped bool   `json:"haltDropped,omitempty"`
+	// StopCap: a handler blocked this stop, but the session's chain of
+	// blocked stops passed the stop guard's cap (this many blocks), so
+	// sitter let it stop: the loop gave up and waits for its user.
+	StopCap   int     `json:"stopCap,omitempty"`
+	LatencyMs float64 `json:"latencyMs"`
 }
 
 // Config says where the log is and when it rotates.

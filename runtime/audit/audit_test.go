@@ -91,6 +91,8 @@ func TestEncodeMatchesJSON(t *testing.T) {
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{},
 			Halted: true, HaltReason: "out of budget"},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}, HaltDropped: true},
+		{Time: "t", Harness: "h", NativeEvent: "Stop", Phase: "stop", Session: "s", Decision: "noop", Verdict: "allow",
+			Handlers: []Handler{{Command: "x", Decision: "block", LatencyMs: 2}}, StopCap: 20},
 	} {
 		got := appendEntry(nil, &e)
 		want, _ := json.Marshal(e)

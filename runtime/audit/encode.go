@@ -57,6 +57,10 @@ func appendEntry(b []byte, e *Entry) []byte {
 	if e.HaltDropped {
 		b = append(b, `,"haltDropped":true`...)
 	}
+	if e.StopCap != 0 {
+		b = append(b, `,"stopCap":`...)
+		b = strconv.AppendInt(b, int64(e.StopCap), 10)
+	}
 	b = append(b, `,"latencyMs":`...)
 	b = strconv.AppendFloat(b, e.LatencyMs, 'f', -1, 64)
 	return append(b, '}', '\n')

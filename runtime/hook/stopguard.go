@@ -101,15 +101,24 @@ type stopCount struct {
 // Apply counts r against the guard when ev is on a stop phase and returns
 // the result to render.
 func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
+	r, diags, _ := g.ApplyCapped(ev, r)
+	return r, diags
+}
+
+// ApplyCapped is Apply, also saying whether the cap let this stop through
+// (a block turned into the no-op because the chain passed Cap): the audit
+// log records it, and `sitter observe` shows the session's run as needing
+// its user.
+func (g StopGuard) ApplyCapped(ev Event, r Result) (_ Result, _ []string, capped bool) {
 	if !IsStopPhase(ev.Phase) || g.Cap <= 0 || ev.Session.ID == "" || g.Dir == "" {
-		return r, nil
+		return r, nil, false
 	}
 	path := g.path(ev.Harness, ev.Session.ID)
 	block := Canonical(ev.Phase, r.Decision) == Block
 	if !block {
 		// No counter, nothing to end: the common stop costs one lstat.
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return r, nil
+			return r, nil, false
 		}
 	}
 	f, err := audit.LockState(path, StopLockWait)
@@ -126,7 +135,7 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 			r.Decision, r.Reason = Noop, ""
 			msg += "; letting the session stop"
 		}
-		return r, []string{msg}
+		return r, []string{msg}, false
 	}
 	defer f.Close()
 
@@ -168,6 +177,7 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 			}
 			diags = append(diags, fmt.Sprintf("sitter: stop blocked %d %s in a row for session %s; letting it stop", g.Cap, times, ev.Session.ID))
 			r.Decision, r.Reason = Noop, ""
+			capped = true
 		} else {
 			c.Blocked = true
 		}
@@ -183,7 +193,7 @@ func (g StopGuard) Apply(ev Event, r Result) (Result, []string) {
 	if werr != nil {
 		diags = append(diags, "sitter: stop guard: "+oneLine(werr.Error()))
 	}
-	return r, diags
+	return r, diags, capped
 }
 
 // path is the counter file of a session: the hash keeps any harness or

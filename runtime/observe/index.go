@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
@@ -82,14 +83,30 @@ type Index struct {
 	stateDir string
 	now      func() time.Time
 
+	sweepMu sync.Mutex // one sweep at a time
+
 	mu        sync.RWMutex
 	runs      map[string]*RunView
 	sessions  []*session.State
 	sessSig   signature
 	auditSig  signature
+	audit     auditTail
+	caps      map[Driver]StopCapped
 	version   uint64
 	changed   chan struct{} // closed and replaced at every version
 	lastSweep time.Time
+	// indexing holds until the first sweep has read every run; indexed
+	// and toIndex count its progress (the board says "indexing…").
+	indexing         bool
+	indexed, toIndex int
+	published        time.Time // the last version bump
+}
+
+// StopCapped is the last time the stop guard let a session's blocked stop
+// through at its cap (the audit log's stopCap).
+type StopCapped struct {
+	At  time.Time
+	Cap int
 }
 
 // root is one watched directory: the runs directory found in it.
@@ -136,7 +153,8 @@ func hasRuns(dir string) bool {
 
 // NewIndex watches dirs (projects or runs directories).
 func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
-	ix := &Index{stale: stale, stateDir: stateDir, now: time.Now, runs: map[string]*RunView{}, changed: make(chan struct{})}
+	ix := &Index{stale: stale, stateDir: stateDir, now: time.Now, runs: map[string]*RunView{}, caps: map[Driver]StopCapped{},
+		changed: make(chan struct{}), indexing: true}
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		r := findRoot(d)
@@ -217,6 +235,22 @@ func (ix *Index) Run(dir string) (RunView, bool) {
 	return *r, true
 }
 
+// Indexing says whether the first sweep is still reading the runs, and
+// how many it has read of how many.
+func (ix *Index) Indexing() (on bool, done, total int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.indexing, ix.indexed, ix.toIndex
+}
+
+// bumpLocked publishes a new version; ix.mu is held for writing.
+func (ix *Index) bumpLocked() {
+	ix.version++
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+	ix.published = time.Now()
+}
+
 // Sessions is sitter's session states as of the last sweep.
 func (ix *Index) Sessions() []*session.State {
 	ix.mu.RLock()
@@ -228,7 +262,49 @@ func (ix *Index) Sessions() []*session.State {
 // reads again the runs whose journal changed, classifies every run, and
 // bumps the version when anything shown changed. It reports whether it
 // did.
+//
+// The first sweep (indexing) publishes the runs as they are read, a new
+// version at most every publishEvery, so a board opened meanwhile shows
+// what is read so far.
 func (ix *Index) Sweep() bool {
+	ix.sweepMu.Lock()
+	defer ix.sweepMu.Unlock()
+
+	// Sessions and the audit log first: the first sweep classifies each
+	// run as it reads it.
+	ssig, asig := signature{}, signature{}
+	if fi, err := os.Stat(filepath.Join(ix.stateDir, "sessions")); err == nil {
+		ssig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
+	}
+	if fi, err := os.Stat(filepath.Join(ix.stateDir, audit.FileName)); err == nil {
+		asig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
+	}
+	ix.mu.RLock()
+	sessChanged := ssig != ix.sessSig || ix.version == 0
+	auditChanged := asig != ix.auditSig
+	tail := ix.audit
+	ix.mu.RUnlock()
+	changed := sessChanged || auditChanged
+	var sessions []*session.State
+	if sessChanged {
+		sessions = listSessions(ix.stateDir)
+	}
+	var newCaps map[Driver]StopCapped
+	if auditChanged {
+		newCaps = tail.read(filepath.Join(ix.stateDir, audit.FileName))
+	}
+	ix.mu.Lock()
+	if sessChanged {
+		ix.sessions, ix.sessSig = sessions, ssig
+	}
+	if auditChanged {
+		ix.auditSig, ix.audit = asig, tail
+		for k, c := range newCaps {
+			ix.caps[k] = c
+		}
+	}
+	ix.mu.Unlock()
+
 	type job struct {
 		dir string
 		r   root
@@ -261,13 +337,13 @@ func (ix *Index) Sweep() bool {
 			}
 		}
 	}
-	removed := 0
-	for d := range ix.runs {
-		if !present[d] {
-			removed++
-		}
-	}
+	first := ix.indexing
 	ix.mu.RUnlock()
+	if first {
+		ix.mu.Lock()
+		ix.toIndex = len(jobs)
+		ix.mu.Unlock()
+	}
 
 	loaded := make([]*RunView, len(jobs))
 	var wg sync.WaitGroup
@@ -281,6 +357,9 @@ func (ix *Index) Sweep() bool {
 				v := readRun(jobs[i].dir)
 				v.RunsDir, v.Project, v.sig = jobs[i].r.runsDir, jobs[i].r.project, jobs[i].sig
 				loaded[i] = v
+				if first {
+					ix.publishIndexed(v)
+				}
 			}
 		}()
 	}
@@ -290,60 +369,51 @@ func (ix *Index) Sweep() bool {
 	close(next)
 	wg.Wait()
 
-	changed := len(jobs) > 0 || removed > 0
-	var sessions []*session.State
-	sessChanged := false
-	sd := filepath.Join(ix.stateDir, "sessions")
-	ssig := signature{}
-	if fi, err := os.Stat(sd); err == nil {
-		ssig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
-	}
-	asig := signature{}
-	if fi, err := os.Stat(filepath.Join(ix.stateDir, "audit.jsonl")); err == nil {
-		asig = signature{journalMod: fi.ModTime().UnixNano(), journalSize: fi.Size()}
-	}
-	ix.mu.RLock()
-	if ssig != ix.sessSig || ix.version == 0 {
-		sessChanged = true
-	}
-	if asig != ix.auditSig {
-		changed = true
-	}
-	ix.mu.RUnlock()
-	if sessChanged {
-		sessions = listSessions(ix.stateDir)
-	}
-
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for d := range ix.runs {
 		if !present[d] {
 			delete(ix.runs, d)
+			changed = true
 		}
 	}
 	for _, v := range loaded {
 		ix.runs[v.Dir] = v
-	}
-	if sessChanged {
-		ix.sessions, ix.sessSig = sessions, ssig
 		changed = true
 	}
-	ix.auditSig = asig
 	now := ix.now()
 	for _, v := range ix.runs {
-		b, why := Classify(v, ix.sessions, now, ix.stale)
+		b, why := Classify(v, ix.sessions, ix.caps, now, ix.stale)
 		if b != v.Bucket || why != v.Why {
 			v.Bucket, v.Why = b, why
 			changed = true
 		}
 	}
 	ix.lastSweep = now
+	if ix.indexing {
+		ix.indexing = false
+		changed = true
+	}
 	if changed || ix.version == 0 {
-		ix.version++
-		close(ix.changed)
-		ix.changed = make(chan struct{})
+		ix.bumpLocked()
 	}
 	return changed
+}
+
+// publishEvery is how often the first sweep shows its progress.
+const publishEvery = 100 * time.Millisecond
+
+// publishIndexed adds a run read by the first sweep to the index at once,
+// and publishes a version when the last one is publishEvery old.
+func (ix *Index) publishIndexed(v *RunView) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	v.Bucket, v.Why = Classify(v, ix.sessions, ix.caps, ix.now(), ix.stale)
+	ix.runs[v.Dir] = v
+	ix.indexed++
+	if time.Since(ix.published) >= publishEvery {
+		ix.bumpLocked()
+	}
 }
 
 // listSessions reads the session states of a state dir.
@@ -370,8 +440,10 @@ func listSessions(stateDir string) []*session.State {
 	return out
 }
 
-// Watch sweeps every interval until stop is closed.
+// Watch sweeps at once (the first sweep indexes every run), then every
+// interval, until stop is closed.
 func (ix *Index) Watch(interval time.Duration, stop <-chan struct{}) {
+	ix.Sweep()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

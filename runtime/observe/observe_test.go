@@ -73,6 +73,7 @@ func newFixture(t *testing.T) *fixture {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	jar, _ := cookiejar.New(nil)
+	s.ix.Sweep()
 	f := &fixture{s: s, ts: ts, project: project, c: &http.Client{Jar: jar}}
 	if r := f.get(t, "/?token=tok123"); r.StatusCode != 200 {
 		t.Fatalf("first load with the token: %d", r.StatusCode)
@@ -401,31 +402,36 @@ func TestClassify(t *testing.T) {
 	}
 	bp := []PendingEffect{{"b", "breakpoint", "ok?"}}
 	sh := []PendingEffect{{"e", "shell", ""}}
+	capped := map[Driver]StopCapped{{"codex", "s"}: {At: now.Add(-30 * time.Second), Cap: 20}}
 	for _, c := range []struct {
 		name     string
 		v        RunView
 		sessions []*session.State
+		caps     map[Driver]StopCapped
 		want     string
 	}{
-		{"unreadable", RunView{Err: "journal file x: bad"}, nil, Failed},
-		{"completed", RunView{Status: runs.StatusCompleted, Last: old}, nil, Completed},
-		{"failed", RunView{Status: runs.StatusFailed, Last: fresh}, nil, Failed},
-		{"halted", RunView{Status: runs.StatusHalted, Last: fresh}, nil, Failed},
-		{"breakpoint", RunView{Status: runs.StatusWaiting, Pending: bp, Last: fresh}, sess(true, ""), NeedsYou},
-		{"breakpoint, old", RunView{Status: runs.StatusWaiting, Pending: bp, Last: old}, nil, NeedsYou},
-		{"stop cap", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations, LastStopAfter: true}, sess(false, session.RowMaxIterations), NeedsYou},
-		{"stop cap, then work", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations}, sess(true, ""), Working},
-		{"process error", RunView{Status: runs.StatusCreated, RuntimeError: "SyntaxError", Last: fresh}, nil, NeedsYou},
-		{"session ended mid-run", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(false, "session-end"), Orphaned},
-		{"resolved, no completion, idle", RunView{Status: runs.StatusCreated, Events: 5, Last: old}, nil, Orphaned},
-		{"pending, idle", RunView{Status: runs.StatusWaiting, Pending: sh, Events: 2, Last: old}, nil, Stale},
-		{"just created, idle", RunView{Status: runs.StatusCreated, Events: 1, Last: old}, nil, Stale},
-		{"pending, driven", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(true, ""), Working},
-		{"resolved, to iterate", RunView{Status: runs.StatusCreated, Events: 5, Last: fresh}, nil, Working},
-		{"other run's session", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, []*session.State{{RunDir: "/other", SessionID: "x"}}, Working},
+		{"unreadable", RunView{Err: "journal file x: bad"}, nil, nil, Failed},
+		{"completed", RunView{Status: runs.StatusCompleted, Last: old}, nil, nil, Completed},
+		{"failed", RunView{Status: runs.StatusFailed, Last: fresh}, nil, nil, Failed},
+		{"halted", RunView{Status: runs.StatusHalted, Last: fresh}, nil, nil, Failed},
+		{"breakpoint", RunView{Status: runs.StatusWaiting, Pending: bp, Last: fresh}, sess(true, ""), nil, NeedsYou},
+		{"breakpoint, old", RunView{Status: runs.StatusWaiting, Pending: bp, Last: old}, nil, nil, NeedsYou},
+		{"stop cap", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations, LastStopAfter: true}, sess(false, session.RowMaxIterations), nil, NeedsYou},
+		{"stop cap, then work", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, LastStop: session.RowMaxIterations}, sess(true, ""), nil, Working},
+		{"process error", RunView{Status: runs.StatusCreated, RuntimeError: "SyntaxError", Last: fresh}, nil, nil, NeedsYou},
+		{"session ended mid-run", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(false, "session-end"), nil, Orphaned},
+		{"resolved, no completion, idle", RunView{Status: runs.StatusCreated, Events: 5, Last: old}, nil, nil, Orphaned},
+		{"pending, idle", RunView{Status: runs.StatusWaiting, Pending: sh, Events: 2, Last: old}, nil, nil, Stale},
+		{"just created, idle", RunView{Status: runs.StatusCreated, Events: 1, Last: old}, nil, nil, Stale},
+		{"pending, driven", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, sess(true, ""), nil, Working},
+		{"resolved, to iterate", RunView{Status: runs.StatusCreated, Events: 5, Last: fresh}, nil, nil, Working},
+		{"other run's session", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh}, []*session.State{{RunDir: "/other", SessionID: "x"}}, nil, Working},
+		{"stop guard's cap", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, Drivers: []Driver{{"codex", "s"}}}, sess(true, ""), capped, NeedsYou},
+		{"stop guard's cap, then work", RunView{Status: runs.StatusWaiting, Pending: sh, Last: now, Drivers: []Driver{{"codex", "s"}}}, sess(true, ""), capped, Working},
+		{"stop guard's cap, another session", RunView{Status: runs.StatusWaiting, Pending: sh, Last: fresh, Drivers: []Driver{{"pi", "s"}}}, nil, capped, Working},
 	} {
 		c.v.Dir = dir
-		if got, why := Classify(&c.v, c.sessions, now, stale); got != c.want {
+		if got, why := Classify(&c.v, c.sessions, c.caps, now, stale); got != c.want {
 			t.Errorf("%s: %s (%s), want %s", c.name, got, why, c.want)
 		}
 	}
@@ -461,5 +467,95 @@ func TestRunCheckpoints(t *testing.T) {
 	b = body(t, f.get(t, "/checkpoint?path="+url.QueryEscape(dir)+"&id="+cp.ID))
 	if !strings.Contains(b, "&#43;turn output") { // html/template writes + as &#43;
 		t.Fatalf("the checkpoint's diff:\n%s", b)
+	}
+}
+
+// TestStopCapNeedsYou: a stop the stop guard let through at its cap, as
+// the hook writes it to the audit log (stopCap), puts the run its session
+// drives under needs you with the reason, until the journal moves again.
+// The audit log is read as it grows: a line still being written waits.
+func TestStopCapNeedsYou(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "capped")
+	other := newRun(t, f.project, "other")
+	for _, d := range []string{dir, other} {
+		request(t, d, "e1", "shell")
+	}
+	appendEv(t, dir, journal.SessionBound, map[string]any{"harness": "claude-code", "sessionId": "s-cap", "via": "test"})
+	appendEv(t, dir, journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "s-cap", "decision": "block", "row": "effects-pending"})
+	appendEv(t, other, journal.SessionBound, map[string]any{"harness": "claude-code", "sessionId": "s-other", "via": "test"})
+	f.s.ix.Sweep()
+	if v, _ := f.s.ix.Run(dir); v.Bucket != Working {
+		t.Fatalf("before the cap: %s (%s)", v.Bucket, v.Why)
+	}
+	st, _ := runs.Load(dir)
+	at := parseTime(st.Journal.Head().RecordedAt).Add(time.Millisecond).Format(time.RFC3339Nano)
+	entry := `{"time":"` + at + `","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":"s-cap","handlers":[{"command":"sitter session stop-check","decision":"block","latencyMs":4}],"decision":"noop","verdict":"allow","stopCap":20,"latencyMs":6}`
+	log := filepath.Join(f.s.stateDir, "audit.jsonl")
+	noise := `{"time":"` + at + `","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":"s-other","handlers":[],"decision":"block","verdict":"deny","latencyMs":1}` + "\n"
+	// Half a line first: not read until it ends.
+	os.WriteFile(log, []byte(noise+entry[:40]), 0o644)
+	f.s.ix.Sweep()
+	if v, _ := f.s.ix.Run(dir); v.Bucket != Working {
+		t.Fatalf("half an audit line was read: %s (%s)", v.Bucket, v.Why)
+	}
+	af, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	af.WriteString(entry[40:] + "\n")
+	af.Close()
+	f.s.ix.Sweep()
+	v, _ := f.s.ix.Run(dir)
+	if v.Bucket != NeedsYou || !strings.Contains(v.Why, "gave up at its cap (20 blocks in a row)") || !strings.Contains(v.Why, "s-cap") {
+		t.Fatalf("after the cap: %s (%s)", v.Bucket, v.Why)
+	}
+	if o, _ := f.s.ix.Run(other); o.Bucket != Working {
+		t.Errorf("another session's run: %s (%s)", o.Bucket, o.Why)
+	}
+	b := body(t, f.get(t, "/"))
+	if !regexp.MustCompile(`(?s)id="col-needs-you".*?data-run="capped".*?gave up at its cap`).MatchString(b) {
+		t.Errorf("the board does not show the capped run under needs you:\n%s", b)
+	}
+	if b := body(t, f.get(t, "/hooks?session=s-cap")); !strings.Contains(b, "blocked 20 times in a row: the stop guard let the session stop") {
+		t.Errorf("the hook timeline does not show the capped stop:\n%s", b)
+	}
+	// Resumed: the journal moves on, the run is working again.
+	appendEv(t, dir, journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "s-cap", "decision": "block", "row": "effects-pending"})
+	f.s.ix.Sweep()
+	if v, _ := f.s.ix.Run(dir); v.Bucket != Working {
+		t.Errorf("after the journal moved: %s (%s)", v.Bucket, v.Why)
+	}
+}
+
+// TestIndexingInBackground: New reads no run, so the URL is printed at
+// once; until the first sweep has read every run the board says
+// "indexing…", and then shows them all.
+func TestIndexingInBackground(t *testing.T) {
+	project := t.TempDir()
+	for _, id := range []string{"a", "b", "c"} {
+		newRun(t, project, id)
+	}
+	s, err := New(Options{Dirs: []string{project}, StateDir: t.TempDir(), Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on, _, _ := s.ix.Indexing(); !on || len(s.ix.Runs()) != 0 {
+		t.Fatalf("New read runs: indexing %v, %d runs", on, len(s.ix.Runs()))
+	}
+	get := func() string {
+		r := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/", nil)
+		req.AddCookie(&http.Cookie{Name: CookieName, Value: "tok"})
+		s.Handler().ServeHTTP(r, req)
+		return r.Body.String()
+	}
+	if b := get(); !strings.Contains(b, `id="indexing"`) {
+		t.Errorf("no indexing marker before the first sweep:\n%s", b)
+	}
+	s.ix.Sweep()
+	if on, done, total := s.ix.Indexing(); on || done != 3 || total != 3 {
+		t.Errorf("after the first sweep: indexing %v, %d of %d", on, done, total)
+	}
+	b := get()
+	if strings.Contains(b, `id="indexing"`) || strings.Count(b, `class="card nav-item`) != 3 {
+		t.Errorf("after the first sweep:\n%s", b)
 	}
 }

@@ -70,10 +70,15 @@ type boardData struct {
 	Columns  []column
 	RunsDirs []string
 	Total    int
+	// Indexing: the first sweep is still reading the runs (Indexed of
+	// ToIndex so far); the board shows those read.
+	Indexing         bool
+	Indexed, ToIndex int
 }
 
 func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	d := boardData{RunsDirs: s.ix.RunsDirs()}
+	d.Indexing, d.Indexed, d.ToIndex = s.ix.Indexing()
 	byBucket := map[string][]RunView{}
 	for _, v := range s.ix.Runs() {
 		byBucket[v.Bucket] = append(byBucket[v.Bucket], v)

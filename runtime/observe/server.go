@@ -63,7 +63,9 @@ type flash struct {
 // CookieName holds the token after the first load.
 const CookieName = "sitter_observe"
 
-// New makes a server and reads every run once.
+// New makes a server. It reads no run: Serve (or Index().Sweep) does,
+// so the URL can be printed at once; the board shows the runs read so
+// far, marked "indexing…", until the first sweep has read them all.
 func New(o Options) (*Server, error) {
 	if o.Stale <= 0 {
 		o.Stale = 30 * time.Minute
@@ -93,7 +95,6 @@ func New(o Options) (*Server, error) {
 		stateDir: o.StateDir, tmpl: t, static: http.FileServer(http.FS(sub)), interval: o.Interval,
 		flashes: map[string]flash{},
 	}
-	s.ix.Sweep()
 	return s, nil
 }
 
@@ -190,7 +191,8 @@ func (s *Server) Listen(addr string) (net.Listener, string, error) {
 	return l, "http://" + host + "/?token=" + s.token, nil
 }
 
-// Serve serves on l, sweeping for changes, until ctx ends.
+// Serve serves on l, indexing every run in the background and then
+// sweeping for changes, until ctx ends.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	stop := make(chan struct{})
 	defer close(stop)

@@ -31,6 +31,9 @@ var Buckets = []struct{ ID, Title string }{
 //	RUN_COMPLETED                               → completed
 //	RUN_FAILED or RUN_HALTED                    → failed
 //	a breakpoint is pending                     → needs you
+//	a session that drove it was let stop at the
+//	  stop guard's cap, and the journal has not
+//	  moved since                               → needs you
 //	the last stop check ended the session at its
 //	  cap and nothing but stop checks followed  → needs you
 //	the process file cannot run                 → needs you
@@ -40,7 +43,11 @@ var Buckets = []struct{ ID, Title string }{
 //	  every effect resolved, no RUN_COMPLETED   → orphaned
 //	  otherwise                                 → stale
 //	otherwise                                   → working
-func Classify(v *RunView, sessions []*session.State, now time.Time, stale time.Duration) (bucket, why string) {
+//
+// caps are the stops the audit log says the stop guard let through at its
+// cap (the loop gave up: the agent kept stopping while the stop hook kept
+// blocking), by session.
+func Classify(v *RunView, sessions []*session.State, caps map[Driver]StopCapped, now time.Time, stale time.Duration) (bucket, why string) {
 	if v.Err != "" {
 		return Failed, "unreadable: " + v.Err
 	}
@@ -60,6 +67,11 @@ func Classify(v *RunView, sessions []*session.State, now time.Time, stale time.D
 	}
 	if len(bps) > 0 {
 		return NeedsYou, "breakpoint waits: " + strings.Join(bps, ", ")
+	}
+	for _, d := range v.Drivers {
+		if c, ok := caps[d]; ok && !v.Last.After(c.At) {
+			return NeedsYou, fmt.Sprintf("the stop hook gave up at its cap (%d blocks in a row) and let %s session %s stop: see why, then resume the session", c.Cap, d.Harness, d.Session)
+		}
 	}
 	if v.LastStop == session.RowMaxIterations && v.LastStopAfter {
 		return NeedsYou, "the stop hook gave up at the session's cap"

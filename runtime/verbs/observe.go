@@ -50,7 +50,7 @@ its token) once; serves until interrupted.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address `HOST:PORT`")
 	c.Flags().BoolVar(&open, "open", false, "open the dashboard in a browser")
 	c.Flags().DurationVar(&stale, "stale", 30*time.Minute, "a run quiet for `D` is shown as stale")
-	jsonFlag(c, &asJSON, "print the URL, run count and runs dirs as one JSON line")
+	jsonFlag(c, &asJSON, "print the URL and the runs dirs as one JSON line")
 	return c
 }
 
@@ -71,10 +71,12 @@ func runObserve(dirs []string, listen string, open bool, stale time.Duration, as
 	if err != nil {
 		return fail(stderr, "observe", err)
 	}
+	// The URL comes first: the runs are read in the background (the board
+	// says "indexing…" until they all are).
 	if asJSON {
-		writeJSONLine(stdout, stderr, map[string]any{"url": url, "runs": len(s.Index().Runs()), "runsDirs": s.Index().RunsDirs()})
+		writeJSONLine(stdout, stderr, map[string]any{"url": url, "runsDirs": s.Index().RunsDirs()})
 	} else {
-		fmt.Fprintf(stdout, "sitter observe: %d runs under %v\nSITTER_OBSERVE_URL=%s\n", len(s.Index().Runs()), s.Index().RunsDirs(), url)
+		fmt.Fprintf(stdout, "sitter observe: watching the runs under %v\nSITTER_OBSERVE_URL=%s\n", s.Index().RunsDirs(), url)
 	}
 	if f, ok := stdout.(interface{ Sync() error }); ok {
 		f.Sync()

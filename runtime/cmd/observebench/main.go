@@ -3,10 +3,13 @@
 // dashboard's server on loopback as `sitter observe` does (the same stat
 // sweep every 200 ms), and reports
 //
-//   - the time to read every run once (before the server answers);
+//   - the time from start to the URL (the runs are read in the background);
 //
-//   - the board's first response (target: under 300 ms), and its median
-//     over the next ones;
+//   - the board's first response, asked for as soon as the URL is known
+//     (target: under 300 ms), and how many runs it showed;
+//
+//   - the time until every run is read (the board says "indexing…" until
+//     then), and the board's median response over the next requests;
 //
 //   - the delay between a journal append to one run and the update pushed
 //     on an open event stream (target: under 1 s), over several appends;
@@ -76,14 +79,11 @@ func bench(nRuns, nEvents, n int, strict bool) error {
 	if err != nil {
 		return err
 	}
-	indexed := time.Since(t0)
-	if got := len(s.Index().Runs()); got != nRuns {
-		return fmt.Errorf("the index has %d runs, want %d", got, nRuns)
-	}
 	l, url, err := s.Listen("127.0.0.1:0")
 	if err != nil {
 		return err
 	}
+	ready := time.Since(t0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Serve(ctx, l)
@@ -108,6 +108,18 @@ func bench(nRuns, nEvents, n int, strict bool) error {
 	first, err := get("/")
 	if err != nil {
 		return err
+	}
+	_, shown, _ := s.Index().Indexing()
+	for {
+		on, _, _ := s.Index().Indexing()
+		if !on {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	indexed := time.Since(t0)
+	if got := len(s.Index().Runs()); got != nRuns {
+		return fmt.Errorf("the index has %d runs, want %d", got, nRuns)
 	}
 	var boards []time.Duration
 	for i := 0; i < n; i++ {
@@ -166,8 +178,9 @@ func bench(nRuns, nEvents, n int, strict bool) error {
 	sort.Slice(boards, func(i, j int) bool { return boards[i] < boards[j] })
 	sort.Slice(pushes, func(i, j int) bool { return pushes[i] < pushes[j] })
 	ok1, ok2 := first < 300*time.Millisecond, pushes[len(pushes)-1] < time.Second
-	fmt.Printf("  read every run once (before serving)  %s\n", indexed.Round(time.Millisecond))
-	fmt.Printf("  board, first response                 %s   target < 300 ms: %s\n", ms3(first), verdict(ok1))
+	fmt.Printf("  start to URL                          %s\n", ms3(ready))
+	fmt.Printf("  board, first response                 %s   target < 300 ms: %s (%d of %d runs read by then)\n", ms3(first), verdict(ok1), shown, nRuns)
+	fmt.Printf("  every run read (in the background)    %s\n", indexed.Round(time.Millisecond))
 	fmt.Printf("  board, median of %d more              %s\n", n, ms3(boards[len(boards)/2]))
 	fmt.Printf("  update pushed after a journal append  median %s, max %s   target < 1 s: %s\n", ms3(pushes[len(pushes)/2]), ms3(pushes[len(pushes)-1]), verdict(ok2))
 	fmt.Printf("  a sweep that finds nothing new        %s (every 200 ms)\n", ms3(idle))

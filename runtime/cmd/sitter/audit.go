@@ -27,7 +27,7 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, ha
 	ev := c.ev
 	e := audit.Entry{
 		Harness: ev.Harness, NativeEvent: ev.NativeEvent, Phase: ev.Phase, Session: ev.Session.ID,
-		Handlers: hs, Decision: string(res.Decision), Reason: res.Reason, Error: failure, LatencyMs: ms(time.Since(c.start)),
+		Handlers: hs, Decision: string(res.Decision), Reason: res.Reason, Error: failure, StopCap: c.stopCap, LatencyMs: ms(time.Since(c.start)),
 	}
 	if e.Harness == "" {
 		e.Harness, e.NativeEvent = c.harness, c.event // as given: unresolved

@@ -139,6 +139,7 @@ type hookCall struct {
 	desc           *adapter.Descriptor // set once harness and event resolved
 	ev             hook.Event          // phase etc., set with desc
 	refused        bool                // fail answered a fail-closed deny
+	stopCap        int                 // the stop guard's cap let this stop through
 }
 
 // runHook answers one hook call. Whatever happens, the harness gets an
@@ -224,7 +225,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 		stop()
 	}
 	if hook.IsStopPhase(ev.Phase) {
-		res, diags = guardStop(ev, res, a.stopCap, diags)
+		res, diags, c.stopCap = guardStop(ev, res, a.stopCap, diags)
 	}
 	out := d.Render(ev, res)
 	diags = c.audit(res, audited, "", out.Halted, diags)
@@ -415,8 +416,9 @@ func collectHandlers(a hookArgs, phase string) ([]hook.Handler, error) {
 	return hs, nil
 }
 
-// guardStop applies the stop-loop guard; its failures are diagnostics.
-func guardStop(ev hook.Event, res hook.Result, flagCap string, diags []string) (hook.Result, []string) {
+// guardStop applies the stop-loop guard; its failures are diagnostics. It
+// returns the cap when the guard let a blocked stop through at it, else 0.
+func guardStop(ev hook.Event, res hook.Result, flagCap string, diags []string) (hook.Result, []string, int) {
 	capStr, from := flagCap, "--stop-cap"
 	if capStr == "" {
 		capStr, from = os.Getenv("SITTER_STOP_CAP"), "SITTER_STOP_CAP"
@@ -432,8 +434,11 @@ func guardStop(ev hook.Event, res hook.Result, flagCap string, diags []string) (
 	if err != nil {
 		diags = append(diags, "sitter: stop guard: "+err.Error())
 	}
-	res, more := hook.StopGuard{Dir: dir, Cap: n}.Apply(ev, res)
-	return res, append(diags, more...)
+	res, more, capped := hook.StopGuard{Dir: dir, Cap: n}.ApplyCapped(ev, res)
+	if !capped {
+		n = 0
+	}
+	return res, append(diags, more...), n
 }
 
 // answer writes a rendered answer and the diagnostics, all valid UTF-8.

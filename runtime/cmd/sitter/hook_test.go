@@ -264,3 +264,41 @@ func TestHookUnknownFlag(t *testing.T) {
 		})
 	}
 }
+
+// A stop the guard lets through at its cap is recorded as such in the
+// audit log (stopCap), the block before it is not: `sitter observe` reads
+// it to show the session's run as needing its user.
+func TestHookAuditsStopCap(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", state)
+	t.Setenv("SITTER_AUDIT", "")
+	var caps []int
+	for i, active := range []bool{false, true} {
+		in := `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":` + map[bool]string{false: "false", true: "true"}[active] + `}`
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"hook", "claude-code", "Stop", "--stop-cap", "1", "--handler", `echo '{"decision":"block","reason":"keep going"}'`},
+			strings.NewReader(in), &stdout, &stderr, registry.Registry)
+		if code != 0 {
+			t.Fatalf("stop %d: exit %d, stderr %q", i, code, stderr.String())
+		}
+		if blocked := strings.Contains(stdout.String(), `"block"`); blocked != (i == 0) {
+			t.Fatalf("stop %d: stdout %q", i, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(state, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			StopCap  int    `json:"stopCap"`
+			Decision string `json:"decision"`
+		}
+		json.Unmarshal([]byte(l), &e)
+		caps = append(caps, e.StopCap)
+	}
+	if diff := cmp.Diff([]int{0, 1}, caps); diff != "" {
+		t.Logf("%s", b)
+		t.Errorf("stopCap of the audit entries (-want +got):\n%s", diff)
+	}
+}
