@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,6 +80,10 @@ func startBrowser(t *testing.T) *browser {
 	if os.Getenv("SITTER_E2E_VERBOSE") == "1" {
 		cmd.Stderr = os.Stderr
 	}
+	// Chromium in its own process group: its helpers (zygote, renderers,
+	// crashpad) outlive a killed browser process and go on writing the
+	// profile, which t.TempDir's clean-up then cannot remove.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +92,18 @@ func startBrowser(t *testing.T) *browser {
 	b := &browser{t: t, cmd: cmd, in: cmdW, waiting: map[int]chan cdpReply{}, done: make(chan struct{})}
 	go b.read(outR)
 	t.Cleanup(func() {
+		// Closed through the protocol the browser ends its helpers and
+		// flushes the profile; the group is killed all the same after.
+		b.try("", "Browser.close", nil, nil)
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
 		b.in.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
 	})
 	var target struct {
 		TargetID string `json:"targetId"`

@@ -68,40 +68,51 @@ func startObserve(t *testing.T, env []string, project string) string {
 	return ""
 }
 
-// sitterJSON runs a sitter verb in project and decodes its --json output.
-func sitterJSON(t *testing.T, env []string, project string, args ...string) map[string]any {
+// breakpointAsked is the run's breakpoint effect and when the journal
+// recorded its request.
+func breakpointAsked(t *testing.T, dir string, env []string) (string, time.Time) {
 	t.Helper()
-	cmd := exec.Command(sitter(t), append(args, "--json")...)
-	cmd.Dir, cmd.Env = project, env
-	b, err := cmd.Output()
+	cmd := exec.Command(sitter(t), "run", "events", dir, "--json")
+	cmd.Env = env
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("sitter %s: %v\n%s", strings.Join(args, " "), err, b)
+		t.Fatalf("sitter run events: %v\n%s", err, out)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("sitter %s: %v\n%s", strings.Join(args, " "), err, b)
+	var evs struct {
+		Events []struct {
+			Type       string
+			RecordedAt string
+			Data       struct{ EffectID, Kind string }
+		}
 	}
-	return m
+	if err := json.Unmarshal(out, &evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Events {
+		if e.Type == "EFFECT_REQUESTED" && e.Data.Kind == "breakpoint" {
+			at, err := time.Parse(time.RFC3339Nano, e.RecordedAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.Data.EffectID, at
+		}
+	}
+	t.Fatalf("no breakpoint requested in %s:\n%s", dir, out)
+	return "", time.Time{}
 }
 
-// nextEffect is the first next action of an iterate answer.
-func nextEffect(t *testing.T, it map[string]any) (id, kind string) {
-	t.Helper()
-	acts, _ := it["nextActions"].([]any)
-	if len(acts) == 0 {
-		t.Fatalf("iterate gave no next action: %v", it)
-	}
-	a := acts[0].(map[string]any)
-	return a["effectId"].(string), a["kind"].(string)
-}
-
-// TestObserveDashboard drives `sitter observe` in headless Chromium: a run
-// reaching a breakpoint shows under "needs you" within a second; the
-// breakpoint is approved in the page (a second answer from the CLI is
-// refused); the run then moves to working as the loop goes on, and to
-// completed; the hook timeline of a real Claude Code session shows the
-// guard's deny. Screenshots of the board, the run and the hook timeline
-// are written to artifactsDir.
+// TestObserveDashboard drives `sitter observe` in headless Chromium while
+// real Claude Code sessions with the babysitter bundle run a scripted
+// agent that follows the babysit skill: the run reaching a breakpoint
+// shows under "needs you" within a second; the breakpoint is approved in
+// the page (a second answer, from the CLI or the page, is refused); with
+// its session ended the run is orphaned until the user resumes the
+// session (claude --continue), and the stop hook drives the loop on until
+// the run completes, which the open page follows live (working, then
+// completed). A session the stop hook gave up on at the stop
+// guard's cap shows under "needs you" with the reason. The hook timeline
+// of a real Claude Code session shows the guard's deny. Screenshots of
+// the board, the run and the hook timeline are written to artifactsDir.
 func TestObserveDashboard(t *testing.T) {
 	b := startBrowser(t)
 	shots := artifactsDir(t)
@@ -111,6 +122,7 @@ func TestObserveDashboard(t *testing.T) {
 		os.MkdirAll(d, 0o755)
 	}
 	env := baseEnv(t, home)
+	install(t, clis["claude-code"]) // here, not in a session's goroutine
 	url := startObserve(t, env, project)
 	b.navigate(url)
 	b.waitFor(`document.getElementById('live').textContent === 'live'`, 5*time.Second)
@@ -124,29 +136,36 @@ func TestObserveDashboard(t *testing.T) {
 		t.Fatalf("the guard case did not deny: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 
-	// The babysitter loop, driven as the agent would from its shell.
-	os.WriteFile(filepath.Join(project, "proc.mjs"), []byte(babysitBreakpointProcess), 0o644)
-	created := sitterJSON(t, env, project, "run", "create", "--process-id", "ship", "--entry", "./proc.mjs#process")
-	dir := created["runDir"].(string)
-	runID := filepath.Base(dir)
-	card := func(col string) string {
+	// The babysitter loop in a real session: the agent creates the run,
+	// iterates to the breakpoint, asks, and the stop hook lets the session
+	// end there (a human must act). The board shows it meanwhile.
+	var guides []string
+	agent := startLLM(t, scriptedAgent(agentOptions{process: babysitBreakpointProcess, processID: "ship", guides: &guides}))
+	session := func(prompt string, extra ...string) <-chan runResult {
+		done := make(chan runResult, 1)
+		go func() { done <- babysitRun(t, "claude-code", agent, project, home, prompt, extra...) }()
+		return done
+	}
+	first := session(babysitPrompt)
+	card := func(col, runID string) string {
 		return `!!document.querySelector('#col-` + col + ` .card[data-run="` + runID + `"]')`
 	}
-	id, kind := nextEffect(t, sitterJSON(t, env, project, "run", "iterate", dir))
-	if kind != "shell" {
-		t.Fatalf("first effect %s, want shell", kind)
+	b.waitFor(`!!document.querySelector('#col-needs-you .card')`, 3*time.Minute)
+	seen := time.Now()
+	if r := <-first; r.err != nil {
+		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
-	b.waitFor(card("working"), 3*time.Second)
-	sitterJSON(t, env, project, "task", "post", dir, id, "--status", "ok", "--value-inline", `{"built":true}`)
-	it := sitterJSON(t, env, project, "run", "iterate", dir)
-	bp, kind := nextEffect(t, it)
-	if kind != "breakpoint" {
-		t.Fatalf("second effect %s, want breakpoint", kind)
-	}
-	took := b.waitFor(card("needs-you"), 5*time.Second)
-	t.Logf("the breakpoint showed under needs you %s after the journal had it", took)
+	dir := runOf(t, project, "ship")
+	runID := filepath.Base(dir)
+	b.waitFor(card("needs-you", runID), time.Second)
+	bp, asked := breakpointAsked(t, dir, env)
+	took := seen.Sub(asked)
+	t.Logf("the breakpoint showed under needs you %s after the journal had it", took.Round(time.Millisecond))
 	if took > time.Second {
 		t.Errorf("the breakpoint took %s to show under needs you, want under 1 s", took)
+	}
+	if _, evs := readJournal(t, dir, home); evs[len(evs)-1].Type != "STOP_HOOK_INVOKED" || evs[len(evs)-1].Data["row"] != "breakpoints-only" {
+		t.Fatalf("the session did not stop at the breakpoint for the human: last event %+v", evs[len(evs)-1])
 	}
 	t.Logf("board: %s", b.screenshot(shots, "board.png"))
 
@@ -161,7 +180,8 @@ func TestObserveDashboard(t *testing.T) {
 
 	// Approve in the page.
 	b.eval(`document.querySelector('form.bp textarea').value = 'ship it', document.querySelector('form.bp button.approve').click(), true`)
-	b.waitFor(`!!document.querySelector('#flash.ok')`, 5*time.Second)
+	// The page says how to go on: resume the session that drives the run.
+	b.waitFor(`!!document.querySelector('#flash.ok') && document.querySelector('#flash.ok').textContent.includes('claude --resume ')`, 5*time.Second)
 	res, err := os.ReadFile(filepath.Join(dir, "tasks", bp, "result.json"))
 	if err != nil || !strings.Contains(string(res), `"approved": true`) || !strings.Contains(string(res), `"response": "ship it"`) {
 		t.Fatalf("the approval's result: %s %v", res, err)
@@ -180,20 +200,48 @@ func TestObserveDashboard(t *testing.T) {
 	  document.body.appendChild(f);f.submit();return true;})()`)
 	b.waitFor(`!!document.querySelector('#flash.bad') && document.querySelector('#flash.bad').textContent.includes('refused')`, 5*time.Second)
 
-	// The loop resumes: the next effect is pending (working), then the run
-	// completes; the open run page follows live.
-	id, kind = nextEffect(t, sitterJSON(t, env, project, "run", "iterate", dir))
-	if kind != "agent" {
-		t.Fatalf("after the approval: %s, want the agent effect", kind)
+	// Answered: nothing drives the run now (the headless session ended
+	// when its turn did), so it is orphaned until the user resumes the
+	// session as docs/observe.md says; then the stop hook drives the loop
+	// on to completion while the open page follows: working, completed.
+	b.waitFor(`document.getElementById('bucket').textContent === 'orphaned'`, 3*time.Second)
+	b.eval(`window.buckets = [document.getElementById('bucket').textContent], setInterval(function () {
+	  var e = document.getElementById('bucket');
+	  if (e && e.textContent !== window.buckets[window.buckets.length - 1]) window.buckets.push(e.textContent);
+	}, 10), true`)
+	resumed := session("I answered the breakpoint in sitter observe. Continue.", "--continue")
+	b.waitFor(`document.getElementById('bucket').textContent === 'completed'`, 3*time.Minute)
+	if r := <-resumed; r.err != nil {
+		t.Fatalf("claude --continue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
-	b.waitFor(`document.getElementById('bucket').textContent === 'working'`, 3*time.Second)
-	sitterJSON(t, env, project, "task", "post", dir, id, "--status", "ok", "--value-inline", `{"review":"fine"}`)
-	if it := sitterJSON(t, env, project, "run", "iterate", dir); it["status"] != "completed" {
-		t.Fatalf("the run did not complete: %v", it)
+	if got := b.eval(`window.buckets.join(' → ')`); got != "orphaned → working → completed" {
+		t.Errorf("the run page showed %v, want orphaned → working → completed", got)
 	}
-	b.waitFor(`document.getElementById('bucket').textContent === 'completed'`, 3*time.Second)
+	out, _ := os.ReadFile(filepath.Join(dir, "state", "output.json"))
+	if !strings.Contains(string(out), "ship it") {
+		t.Errorf("the run's output does not carry the page's answer: %s", out)
+	}
+	if _, evs := readJournal(t, dir, home); evs[len(evs)-1].Type != "STOP_HOOK_INVOKED" || evs[len(evs)-1].Data["row"] != "completion-proof" {
+		t.Errorf("the resumed session did not end on the completion proof: %+v", evs[len(evs)-1])
+	}
 	b.navigate(strings.SplitN(url, "?", 2)[0])
-	b.waitFor(card("completed"), 3*time.Second)
+	b.waitFor(card("completed", runID), 3*time.Second)
+
+	// A session the stop hook gives up on: the agent ignores every block,
+	// and with a stop cap of 1 the second block in a row lets it stop.
+	stubborn := scriptedAgent(agentOptions{process: babysitProcess, processID: "stubborn", guides: &guides})
+	capLLM := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+		if strings.Contains(strings.Join(q.LastInput(), "\n"), "is not finished (stop-hook iteration") {
+			return llmscript.Turn{Text: "I will not go on with this run. Ending my turn."}
+		}
+		return stubborn(q)
+	})
+	if r := babysitRun(t, "claude-code", capLLM, project, home, babysitPrompt, "SITTER_STOP_CAP=1"); r.err != nil {
+		t.Fatalf("claude (stop cap): %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	capped := filepath.Base(runOf(t, project, "stubborn"))
+	b.waitFor(card("needs-you", capped)+` && document.querySelector('#col-needs-you .card[data-run="`+capped+`"] .why').textContent.includes('gave up at its cap (1 block in a row)')`, 3*time.Second)
+	t.Logf("board, a session given up at the stop cap: %s", b.screenshot(shots, "board-capped.png"))
 
 	// The hook timeline: Claude Code's session, the deny standing out.
 	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/hooks?harness=claude-code")

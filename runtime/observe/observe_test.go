@@ -22,6 +22,7 @@ import (
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 // newRun makes a run under project/.a5c/runs without running its process
@@ -514,7 +515,7 @@ func TestStopCapNeedsYou(t *testing.T) {
 	if !regexp.MustCompile(`(?s)id="col-needs-you".*?data-run="capped".*?gave up at its cap`).MatchString(b) {
 		t.Errorf("the board does not show the capped run under needs you:\n%s", b)
 	}
-	if b := body(t, f.get(t, "/hooks?session=s-cap")); !strings.Contains(b, "blocked 20 times in a row: the stop guard let the session stop") {
+	if b := body(t, f.get(t, "/hooks?session=s-cap")); !strings.Contains(b, "past the stop guard's cap (20 in a row): sitter let the session stop") {
 		t.Errorf("the hook timeline does not show the capped stop:\n%s", b)
 	}
 	// Resumed: the journal moves on, the run is working again.
@@ -557,5 +558,22 @@ func TestIndexingInBackground(t *testing.T) {
 	b := get()
 	if strings.Contains(b, `id="indexing"`) || strings.Count(b, `class="card nav-item`) != 3 {
 		t.Errorf("after the first sweep:\n%s", b)
+	}
+}
+
+// TestGoOn: after an answer the page says how the loop goes on: resume
+// the session that drives the run with its harness's resume command (from
+// the atlas), or sitter launch; nothing while other breakpoints wait.
+func TestGoOn(t *testing.T) {
+	old := transcript.Specs
+	t.Cleanup(func() { transcript.Specs = old })
+	transcript.Specs = []transcript.Spec{{Harness: "claude-code", Resume: "claude --resume {sessionId}"}}
+	v := RunView{RunID: "r1", Harness: "claude-code", Session: "s-9"}
+	if got := goOn(v); !strings.Contains(got, "`claude --resume s-9`") || !strings.Contains(got, "`sitter launch claude-code --run-id r1`") {
+		t.Errorf("goOn: %q", got)
+	}
+	v.Pending = []PendingEffect{{"b2", "breakpoint", ""}}
+	if got := goOn(v); got != "" {
+		t.Errorf("goOn with a breakpoint still waiting: %q", got)
 	}
 }

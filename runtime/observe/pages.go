@@ -18,6 +18,7 @@ import (
 	"sitter.dev/sitter/runtime/checkpoint"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/transcript"
 )
 
 var funcs = map[string]any{
@@ -462,6 +463,9 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	f := s.answer(r.Context(), dir, r.PostFormValue("effect"), r.PostFormValue("answer"), r.PostFormValue("response"))
 	s.ix.Sweep() // the board moves now, not at the next tick
+	if v, ok := s.ix.Run(dir); f.OK && ok {
+		f.Text += goOn(v)
+	}
 	http.Redirect(w, r, "/run?"+url.Values{"path": {dir}, "flash": {s.putFlash(f)}}.Encode(), http.StatusSeeOther)
 }
 
@@ -496,6 +500,28 @@ func (s *Server) answer(ctx context.Context, dir, effect, answer, response strin
 		return flash{false, "refused: " + err.Error()}
 	}
 	return flash{true, fmt.Sprintf("%sd breakpoint %s (journal event %d)", answer, res.EffectID, res.Seq)}
+}
+
+// goOn says how the loop goes on after an answer: answering does not
+// iterate, and a harness's stop hook lets its session end while only
+// breakpoints wait, so the user resumes the session that drove the run
+// (its harness's resume command, from the atlas), or lets sitter launch
+// drive it.
+func goOn(v RunView) string {
+	for _, p := range v.Pending {
+		if p.Kind == "breakpoint" {
+			return "" // more to answer first
+		}
+	}
+	if v.Harness == "" || v.Session == "" {
+		return " The run goes on when whoever drives it iterates it."
+	}
+	var resume string
+	if spec, ok := transcript.Lookup(v.Harness); ok && spec.Resume != "" {
+		resume = "`" + strings.ReplaceAll(spec.Resume, "{sessionId}", v.Session) + "`, "
+	}
+	return fmt.Sprintf(" To go on, continue the %s session that drives the run (%sthen any message such as \"continue\"; its stop hook resumes the loop), or run `sitter launch %s --run-id %s`.",
+		v.Harness, resume, v.Harness, v.RunID)
 }
 
 // events streams "changed" whenever the index's version moves.

@@ -70,7 +70,11 @@ func Classify(v *RunView, sessions []*session.State, caps map[Driver]StopCapped,
 	}
 	for _, d := range v.Drivers {
 		if c, ok := caps[d]; ok && !v.Last.After(c.At) {
-			return NeedsYou, fmt.Sprintf("the stop hook gave up at its cap (%d blocks in a row) and let %s session %s stop: see why, then resume the session", c.Cap, d.Harness, d.Session)
+			blocks := "blocks"
+			if c.Cap == 1 {
+				blocks = "block"
+			}
+			return NeedsYou, fmt.Sprintf("the stop hook gave up at its cap (%d %s in a row) and let %s session %s stop: see why, then resume the session", c.Cap, blocks, d.Harness, d.Session)
 		}
 	}
 	if v.LastStop == session.RowMaxIterations && v.LastStopAfter {
