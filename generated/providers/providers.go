@@ -137,6 +137,7 @@ var speaks = []struct {
 	{[]string{"claude-code", "claude", "cc"}, []string{"anthropic"}},
 	{[]string{"cline", "cline-cli"}, []string{"openai-chat"}},
 	{[]string{"codex", "codex-cli"}, []string{"openai-responses"}},
+	{[]string{"continue-cli", "cn", "continue"}, []string{}},
 	{[]string{"copilot", "copilot-cli", "github-copilot"}, []string{"openai-chat", "anthropic"}},
 	{[]string{"crush", "charm-crush"}, []string{}},
 	{[]string{"cursor", "cursor-agent"}, []string{}},

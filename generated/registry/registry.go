@@ -9,6 +9,7 @@ import (
 	"sitter.dev/sitter/generated/harness/claudecode"
 	"sitter.dev/sitter/generated/harness/cline"
 	"sitter.dev/sitter/generated/harness/codex"
+	"sitter.dev/sitter/generated/harness/continuecli"
 	"sitter.dev/sitter/generated/harness/copilot"
 	"sitter.dev/sitter/generated/harness/crush"
 	"sitter.dev/sitter/generated/harness/cursor"
@@ -291,7 +292,7 @@ func descriptorAuggie() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "auggie",
@@ -1342,7 +1343,7 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "claude-code",
@@ -2116,7 +2117,7 @@ func descriptorCodex() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "codex",
@@ -2172,6 +2173,333 @@ func descriptorCodex() *adapter.Descriptor {
 			"apply_patch": "edit",
 		},
 		Verified: []string{"0.171.0"},
+	}
+}
+
+// eventContinueCli builds the spec of one Continue CLI event.
+func eventContinueCli(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "PreToolUse":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "PreToolUse",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). types.ts declares permissionDecision allow/deny/ask, updatedInput and additionalContext.",
+			Phase:   "preToolUse",
+			Support: "unsupported",
+		}, true
+	case "PermissionRequest":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "PermissionRequest",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "permissionRequest",
+			Support: "unsupported",
+		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "PostToolUse",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "postToolUse",
+			Support: "unsupported",
+		}, true
+	case "PostToolUseFailure":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "PostToolUseFailure",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "postToolUseFailure",
+			Support: "unsupported",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "userPromptSubmit",
+			Support: "unsupported",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "SessionStart",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "sessionStart",
+			Support: "unsupported",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "SessionEnd",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "sessionEnd",
+			Support: "unsupported",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "Stop",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). fireStop would always send stop_hook_active: true.",
+			Phase:   "stop",
+			Support: "unsupported",
+		}, true
+	case "Notification":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "Notification",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "notification",
+			Support: "unsupported",
+		}, true
+	case "SubagentStart":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "SubagentStart",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "subagentStart",
+			Support: "unsupported",
+		}, true
+	case "SubagentStop":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "SubagentStop",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "subagentStop",
+			Support: "unsupported",
+		}, true
+	case "PreCompact":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "PreCompact",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js).",
+			Phase:   "preCompact",
+			Support: "unsupported",
+		}, true
+	case "ConfigChange":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "ConfigChange",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "configChange",
+			Support: "unsupported",
+		}, true
+	case "TeammateIdle":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "TeammateIdle",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "subagentStop",
+			Support: "unsupported",
+		}, true
+	case "TaskCompleted":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "TaskCompleted",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "taskCompleted",
+			Support: "unsupported",
+		}, true
+	case "WorktreeCreate":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "WorktreeCreate",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "worktreeCreate",
+			Support: "unsupported",
+		}, true
+	case "WorktreeRemove":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+			}, {
+				Kind: "package",
+				Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+			}},
+			Name:    "WorktreeRemove",
+			Note:    "Declared and loaded from settings.json, but 1.5.47 never fires it (no caller of the fire functions in src/ or dist/index.js). No fire function exists for it.",
+			Phase:   "worktreeRemove",
+			Support: "unsupported",
+		}, true
+	}
+	return nil, false
+}
+
+// hookContinueCli builds the part of the Continue CLI descriptor a hook call uses.
+func hookContinueCli() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventContinueCli,
+		ID:        "continue-cli",
+		Normalize: continuecli.Normalize,
+		Profile:   "continue-cli",
+		Rules:     continuecli.Rules,
+	}
+}
+
+// descriptorContinueCli builds the Continue CLI descriptor.
+func descriptorContinueCli() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"cn", "continue"},
+		Config: []adapter.ConfigKey{{
+			Default:     "\"30s\"",
+			Description: "Time a handler may take before it is killed.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		DisplayName: "Continue CLI",
+		Events:      specs(eventContinueCli, "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "SessionStart", "SessionEnd", "Stop", "Notification", "SubagentStart", "SubagentStop", "PreCompact", "ConfigChange", "TeammateIdle", "TaskCompleted", "WorktreeCreate", "WorktreeRemove"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "@continuedev/cli@1.5.47: src/hooks/{types,hookConfig,hookRunner,fireHook}.ts (declared events, payloads, outputs)",
+		}, {
+			Kind: "package",
+			Ref:  "@continuedev/cli@1.5.47: dist/index.js (bundles the hook loader and runner, never calls HookService.fireEvent)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:         "continue-cli",
+		Normalize:  continuecli.Normalize,
+		NotRunHere: "Nothing to verify: @continuedev/cli 1.5.47 loads Claude-style hooks from settings.json but never fires one (no caller in its sources or bundle), so no hook can be proved on the real CLI.",
+		Package: adapter.Package{
+			Lifecycle: "preview",
+			Name:      "@continuedev/cli",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{},
+			Target: adapter.Target{},
+		},
+		Profile: "continue-cli",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "cn",
+		}, {
+			Kind:  "dir",
+			Value: "~/.continue",
+		}},
+		Rules:        continuecli.Rules,
+		Source:       "atlas/harnesses/continue-cli.cue",
+		ToolPrefixes: map[string]string{},
+		Tools:        map[string]string{},
+		Verified:     []string{},
 	}
 }
 
@@ -2553,7 +2881,7 @@ func descriptorCopilot() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "copilot",
@@ -2730,7 +3058,7 @@ func descriptorCrush() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "crush",
@@ -3257,7 +3585,7 @@ func descriptorCursor() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "cursor",
@@ -3566,7 +3894,7 @@ func descriptorDroid() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "droid",
@@ -4038,7 +4366,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "gemini-cli",
@@ -4788,7 +5116,7 @@ func descriptorLettaCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "letta-code",
@@ -6861,7 +7189,7 @@ func descriptorQoder() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "qoder",
@@ -6906,6 +7234,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorCline()
 	case "codex", "codex-cli":
 		return descriptorCodex()
+	case "continue-cli", "cn", "continue":
+		return descriptorContinueCli()
 	case "copilot", "copilot-cli", "github-copilot":
 		return descriptorCopilot()
 	case "crush", "charm-crush":
@@ -6933,12 +7263,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorContinueCli(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -6967,6 +7297,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookCline()
 	case "codex", "codex-cli":
 		return hookCodex()
+	case "continue-cli", "cn", "continue":
+		return hookContinueCli()
 	case "copilot", "copilot-cli", "github-copilot":
 		return hookCopilot()
 	case "crush", "charm-crush":
