@@ -135,6 +135,11 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 	}
 	p.target = filepath.Join(base, filepath.FromSlash(rel))
 	p.copy = filepath.Join(p.root, "plugins", pluginName, d.ID)
+	if t.Kind == "folder" {
+		// The harness loads plugin folders from where they are: the
+		// copy is the registration.
+		p.copy, p.root = p.target, filepath.Dir(p.target)
+	}
 	p.launcher = filepath.Join(p.copy, filepath.FromSlash(Launcher))
 	return p, nil
 }
@@ -159,7 +164,8 @@ func newReport(action string, d *adapter.Descriptor, pluginName string, p place)
 }
 
 // Install copies bundle b to its stable place and registers it with
-// harness d: merged into a hooks config file, or as a module file.
+// harness d: merged into a hooks config file, as a module file, or (folder)
+// by placing the copy itself where the harness discovers plugin folders.
 func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	p, err := locate(o, d, b.Marker.Plugin)
 	if err != nil {
@@ -211,6 +217,13 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		}
 		if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(t.Entry))); err != nil {
 			return nil, fmt.Errorf("%s: entry module: %v", b.Dir, err)
+		}
+	case "folder":
+		// A folder there that is not a sitter copy is the user's.
+		if _, err := os.Lstat(p.copy); err == nil && !o.Force {
+			if _, err := os.Stat(filepath.Join(p.copy, MarkerFile)); err != nil {
+				return nil, fmt.Errorf("%s exists and is not a sitter bundle (--force replaces it)", p.copy)
+			}
 		}
 	default:
 		return nil, fmt.Errorf("%s: unknown install target kind %q", d.ID, t.Kind)
@@ -348,6 +361,14 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 			return r, err
 		}
 		r.Files = append(r.Files, fc)
+	case "folder":
+		// The copy is the registration; a folder there that sitter did
+		// not put is left alone.
+		if _, err := os.Lstat(p.copy); err == nil {
+			if _, err := os.Stat(filepath.Join(p.copy, MarkerFile)); err != nil {
+				return r, fmt.Errorf("%s is not a sitter bundle; left alone", p.copy)
+			}
+		}
 	default:
 		return nil, fmt.Errorf("%s: unknown install target kind %q", d.ID, t.Kind)
 	}

@@ -556,3 +556,53 @@ func TestInstallWithoutHooks(t *testing.T) {
 		t.Errorf("report: %+v", r)
 	}
 }
+
+// A folder target places the copy itself where the harness discovers
+// plugin folders; a folder there that is not sitter's is refused without
+// --force and left alone by uninstall.
+func TestInstallFolder(t *testing.T) {
+	n := 0
+	for _, d := range registry.Registry().Descriptors {
+		if d.Packaging.Target.Kind != "folder" {
+			continue
+		}
+		n++
+		t.Run(d.ID, func(t *testing.T) {
+			dir := trickyDir(t)
+			r := install(t, d.ID, dir, false)
+			want := filepath.Join(dir, filepath.FromSlash(strings.ReplaceAll(d.Packaging.Target.Project, "{plugin}", "guard")))
+			if r.Target != want || r.Copy != want {
+				t.Errorf("target %s, copy %s, want both %s", r.Target, r.Copy, want)
+			}
+			if files, _ := actions(r); !cmp.Equal(files, []string{"copied"}) {
+				t.Errorf("install: %v", files)
+			}
+			if _, err := os.Stat(filepath.Join(want, Launcher)); err != nil {
+				t.Errorf("the launcher is not in the folder: %v", err)
+			}
+			if files, _ := actions(install(t, d.ID, dir, false)); !cmp.Equal(files, []string{"replaced"}) {
+				t.Errorf("second install: %v", files)
+			}
+			if files, _ := actions(uninstall(t, d.ID, dir)); !cmp.Equal(files, []string{"removed"}) {
+				t.Errorf("uninstall: %v", files)
+			}
+			if _, err := os.Lstat(want); err == nil {
+				t.Errorf("uninstall left %s", want)
+			}
+
+			writeFile(t, filepath.Join(want, "index.ts"), "export default {}\n")
+			if _, err := Install(guardBundle(t, d.ID), d, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("install over a user's folder: %v", err)
+			}
+			if _, err := Uninstall("guard", d, Options{Dir: dir}); err == nil {
+				t.Errorf("uninstall removed a folder that is not sitter's")
+			}
+			if got := readFile(t, filepath.Join(want, "index.ts")); string(got) != "export default {}\n" {
+				t.Errorf("the user's folder changed: %s", got)
+			}
+		})
+	}
+	if n == 0 {
+		t.Skip("no harness of the atlas installs as a folder")
+	}
+}

@@ -270,6 +270,19 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 				for event := range payloads {
 					commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
 				}
+			case "folder":
+				// The copy is the plugin folder the harness loads; its
+				// bridge spawns ROOT/bin/sitter-hook <harness> <event>
+				// without a shell, which is this:
+				if rep.Copy != rep.Target {
+					t.Errorf("copy %s, want it at the target %s", rep.Copy, rep.Target)
+				}
+				if _, err := os.Stat(rep.Launcher); err != nil {
+					t.Error(err)
+				}
+				for event := range payloads {
+					commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
+				}
 			}
 			ran := 0
 			for event, c := range commands {
