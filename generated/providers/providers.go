@@ -146,6 +146,7 @@ var speaks = []struct {
 	{[]string{"kilo-code", "kilo", "kilocode"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"letta-code", "letta"}, []string{"openai-chat"}},
 	{[]string{"oh-my-pi", "omp"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
+	{[]string{"openclaw", "clawdbot", "moltbot"}, []string{}},
 	{[]string{"opencode", "opencode-ai"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"pi", "pi-coding-agent"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"qoder", "qodercli"}, []string{}},

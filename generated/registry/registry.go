@@ -18,6 +18,7 @@ import (
 	"sitter.dev/sitter/generated/harness/kilocode"
 	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/ohmypi"
+	"sitter.dev/sitter/generated/harness/openclaw"
 	"sitter.dev/sitter/generated/harness/opencode"
 	"sitter.dev/sitter/generated/harness/pi"
 	"sitter.dev/sitter/generated/harness/qoder"
@@ -127,7 +128,7 @@ func descriptorAmp() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "programmatic",
 			ID:         "programmatic-event",
-			Profiles:   []string{"amp", "opencode"},
+			Profiles:   []string{"amp", "openclaw", "opencode"},
 			Transcript: "json-event",
 		},
 		ID:         "amp",
@@ -4829,7 +4830,7 @@ func descriptorKiloCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "programmatic",
 			ID:         "programmatic-event",
-			Profiles:   []string{"amp", "opencode"},
+			Profiles:   []string{"amp", "openclaw", "opencode"},
 			Transcript: "json-event",
 		},
 		ID:        "kilo-code",
@@ -5856,6 +5857,240 @@ func descriptorOhMyPi() *adapter.Descriptor {
 	}
 }
 
+// eventOpenclaw builds the spec of one OpenClaw event.
+func eventOpenclaw(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "before_agent_run":
+		return &adapter.EventSpec{
+			Can: []string{"deny"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "before_agent_run",
+			Note:    "A gate on the final prompt before it reaches the model; needs allowConversationAccess.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "before_prompt_build":
+		return &adapter.EventSpec{
+			Can: []string{"addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "before_prompt_build",
+			Note:    "prependContext goes before the user's prompt of this run; needs allowConversationAccess.",
+			Phase:   "beforePromptBuild",
+			Support: "native",
+		}, true
+	case "before_tool_call":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawGuard",
+			}, {
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "before_tool_call",
+			Note:    "The payload names no workspace: the bridge adds the last one an earlier hook carried, else the process's working directory. A handler that fails or takes over 15 s blocks the call.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "after_tool_call":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "after_tool_call",
+			Note:    "Observation only: its result is ignored.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "before_agent_finalize":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "before_agent_finalize",
+			Note:    "Runs before a natural final answer is accepted; {action: \"revise\", reason} asks for another model pass (at most three per run). Needs allowConversationAccess.",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "agent_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/openclaw_test.go TestOpenClawProbe (docs/fidelity.md)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+			}, {
+				Kind: "package",
+				Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+			}},
+			Name:    "agent_end",
+			Note:    "Observation only, after the run; needs allowConversationAccess.",
+			Phase:   "afterAgentResponse",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookOpenclaw builds the part of the OpenClaw descriptor a hook call uses.
+func hookOpenclaw() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventOpenclaw,
+		ID:        "openclaw",
+		Normalize: openclaw.Normalize,
+		Profile:   "openclaw",
+		Rules:     openclaw.Rules,
+	}
+}
+
+// descriptorOpenclaw builds the OpenClaw descriptor.
+func descriptorOpenclaw() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"clawdbot", "moltbot"},
+		Config: []adapter.ConfigKey{{
+			Default:     "3",
+			Description: "Consecutive stop revisions per run before sitter lets the run finish (OpenClaw's embedded runner allows three).",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"15s\"",
+			Description: "Time a handler may take (OpenClaw fails a before_tool_call handler closed after 15 s).",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		DisplayName: "OpenClaw",
+		Events:      specs(eventOpenclaw, "before_agent_run", "before_prompt_build", "before_tool_call", "after_tool_call", "before_agent_finalize", "agent_end"),
+		Evidence: []adapter.Evidence{{
+			Kind: "package",
+			Ref:  "openclaw@2026.9.6: dist/cli-backend.types-B-oosdMB.d.ts (PluginHookHandlerMap, PluginHook*Event and *Result types)",
+		}, {
+			Kind: "package",
+			Ref:  "openclaw@2026.9.6: docs/plugins/hooks.md, docs/plugins/hooks/reference.md, tool-policy.md, prompt-and-session.md",
+		}, {
+			Kind: "package",
+			Ref:  "openclaw@2026.9.6: docs/plugins/manifest.md and docs/gateway/config-extensions.md (openclaw.plugin.json, openclaw.extensions, workspace .openclaw/extensions, plugins.load.paths)",
+		}},
+		Family: adapter.Family{
+			Delivery:   "programmatic",
+			ID:         "programmatic-event",
+			Profiles:   []string{"amp", "openclaw", "opencode"},
+			Transcript: "json-event",
+		},
+		ID:        "openclaw",
+		Normalize: openclaw.Normalize,
+		Package: adapter.Package{
+			Lifecycle: "stable",
+			Name:      "openclaw",
+			Source:    "npm",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{
+				Manifest: "openclaw.plugin.json",
+				Required: []string{"index.ts", "package.json"},
+			},
+			Format:  "openclaw-plugin",
+			Install: "copy {bundle} to <workspace>/.openclaw/extensions/<plugin> (or list it in plugins.load.paths of ~/.openclaw/openclaw.json), then enable it: plugins.entries.<plugin>.enabled: true, and for the stop and prompt hooks plugins.entries.<plugin>.hooks.allowConversationAccess: true",
+			Target: adapter.Target{
+				Kind:    "folder",
+				Project: ".openclaw/extensions/{plugin}",
+				User:    ".openclaw/extensions/{plugin}",
+			},
+			TimeoutUnit: "s",
+		},
+		Profile: "openclaw",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "openclaw",
+		}, {
+			Kind:  "dir",
+			Value: "~/.openclaw",
+		}},
+		Rules:        openclaw.Rules,
+		Source:       "atlas/harnesses/openclaw.cue",
+		ToolPrefixes: map[string]string{},
+		Tools: map[string]string{
+			"apply_patch": "edit",
+			"edit":        "edit",
+			"exec":        "shell",
+			"ls":          "search",
+			"process":     "shell",
+			"read":        "read",
+			"web_fetch":   "fetch",
+			"web_search":  "fetch",
+			"write":       "write",
+		},
+		Verified: []string{"2026.9.6"},
+	}
+}
+
 // eventOpencode builds the spec of one OpenCode event.
 func eventOpencode(name string) (*adapter.EventSpec, bool) {
 	switch name {
@@ -6342,7 +6577,7 @@ func descriptorOpencode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "programmatic",
 			ID:         "programmatic-event",
-			Profiles:   []string{"amp", "opencode"},
+			Profiles:   []string{"amp", "openclaw", "opencode"},
 			Transcript: "json-event",
 		},
 		ID:        "opencode",
@@ -7252,6 +7487,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorLettaCode()
 	case "oh-my-pi", "omp":
 		return descriptorOhMyPi()
+	case "openclaw", "clawdbot", "moltbot":
+		return descriptorOpenclaw()
 	case "opencode", "opencode-ai":
 		return descriptorOpencode()
 	case "pi", "pi-coding-agent":
@@ -7263,12 +7500,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "openclaw", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorContinueCli(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorContinueCli(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpenclaw(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -7315,6 +7552,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookLettaCode()
 	case "oh-my-pi", "omp":
 		return hookOhMyPi()
+	case "openclaw", "clawdbot", "moltbot":
+		return hookOpenclaw()
 	case "opencode", "opencode-ai":
 		return hookOpencode()
 	case "pi", "pi-coding-agent":
