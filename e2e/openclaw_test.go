@@ -64,7 +64,7 @@ func TestOpenClawGuard(t *testing.T) { guardCase(t, "openclaw", "before_tool_cal
 // deny on before_tool_call is TestOpenClawGuard's.
 func TestOpenClawProbe(t *testing.T) {
 	fidelityNote("openclaw", "`openclaw agent --local` 2026.9.6 fires neither `session_start` nor `session_end` (left out of the atlas); workspace plugins load only once enabled in ~/.openclaw/openclaw.json, and the prompt and stop hooks need `hooks.allowConversationAccess` there (the runner sets both).")
-	fidelityNote("openclaw", "`before_agent_finalize` continue: OpenClaw finalizes anyway when the run already had a side effect (\"requested revision after potential side effects\"), so it is proved on a run without a tool call.")
+	fidelityNote("openclaw", "`before_agent_finalize` continue: OpenClaw finalizes anyway when the run already had a side effect (\"requested revision after potential side effects\"), so it is proved on a run without a tool call; the revision pass's `stopHookActive` does not say true.")
 	bundle := probeBundle(t, "openclaw")
 	t.Run("events-context", func(t *testing.T) {
 		project, home, rec := probeCase(t, "")
@@ -104,9 +104,11 @@ func TestOpenClawProbe(t *testing.T) {
 			t.Errorf("the last request does not carry the stop reason (%d requests)\n%s", len(reqs), r.stderr)
 			logRequests(t, llm)
 		}
-		stops := stopEvents(events(t, rec))
-		if len(stops) != 2 || stops[1].StopHookActive == nil || !*stops[1].StopHookActive {
-			t.Errorf("want two stops, the second with stopHookActive; got %d", len(stops))
+		// The revision pass ends with a second before_agent_finalize; its
+		// stopHookActive does not say true (2026.9.6), so only the count
+		// is checked.
+		if stops := stopEvents(events(t, rec)); len(stops) != 2 {
+			t.Errorf("want two stops (the block, then the end), got %d", len(stops))
 		}
 	})
 }
