@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -26,6 +27,8 @@ type tty struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	screen *launch.Screen
+	// notify wakes a waitFor on new output.
+	notify chan struct{}
 	done   chan struct{}
 	err    error
 }
@@ -47,7 +50,7 @@ func startTTY(t *testing.T, dir string, env []string, bin string, args ...string
 	if err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	d := &tty{t: t, f: f, cmd: cmd, screen: launch.NewScreen(50, 200), done: make(chan struct{})}
+	d := &tty{t: t, f: f, cmd: cmd, screen: launch.NewScreen(50, 200), notify: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
@@ -60,6 +63,10 @@ func startTTY(t *testing.T, dir string, env []string, bin string, args ...string
 				if len(rep) > 0 {
 					f.Write(rep)
 				}
+				select {
+				case d.notify <- struct{}{}:
+				default:
+				}
 			}
 			if err != nil {
 				return
@@ -68,6 +75,9 @@ func startTTY(t *testing.T, dir string, env []string, bin string, args ...string
 	}()
 	go func() { d.err = cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s screen at the end:\n%s", filepath.Base(bin), d.raw())
+		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		select {
 		case <-d.done:
@@ -92,25 +102,28 @@ func (d *tty) raw() string {
 	return d.screen.Text()
 }
 
-// waitFor waits until the screen matches re (an RE2 regexp on the folded
-// text) or cond holds, failing the test at the timeout.
+// waitFor waits until cond holds on the folded screen, checked on each
+// output and every 200 ms (files the harness writes change without
+// output), failing the test at the timeout or when the harness exits
+// first.
 func (d *tty) waitFor(what string, timeout time.Duration, cond func(screen string) bool) {
 	d.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond(d.text()) {
-			return
-		}
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !cond(d.text()) {
 		select {
 		case <-d.done:
 			if cond(d.text()) {
 				return
 			}
 			d.t.Fatalf("the harness exited (%v) before %s; screen:\n%s", d.err, what, d.raw())
-		case <-time.After(100 * time.Millisecond):
+		case <-d.notify:
+		case <-tick.C:
+		case <-deadline:
+			d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, d.raw())
 		}
 	}
-	d.t.Fatalf("timed out waiting for %s; screen:\n%s", what, d.raw())
 }
 
 // waitScreen waits until the folded screen matches the regexp.
@@ -133,6 +146,18 @@ func (d *tty) typeLine(text string) {
 	d.t.Helper()
 	d.send(text)
 	time.Sleep(500 * time.Millisecond)
+	d.send("\r")
+}
+
+// typeShown types text, waits until the screen shows it (the editor has
+// it), then presses Enter: for a TUI that drops keys typed while it
+// redraws.
+func (d *tty) typeShown(text string) {
+	d.t.Helper()
+	d.send(text)
+	folded := strings.Join(strings.Fields(text), " ")
+	d.waitFor("the typed text on the screen", time.Minute, func(s string) bool { return strings.Contains(s, folded) })
+	time.Sleep(300 * time.Millisecond)
 	d.send("\r")
 }
 
