@@ -124,6 +124,20 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	return d, err
 }
 
+// TranscriptSettle bounds how long a stop check of a completed run waits
+// for the agent's last message to reach a transcript the harness writes
+// behind its hooks (see decide).
+var TranscriptSettle = time.Second
+
+// settleWait is the pause between two reads of such a transcript.
+var settleWait = func() { time.Sleep(25 * time.Millisecond) }
+
+// hasProof says whether msg ends with the run's completion proof.
+func hasProof(msg string, rs *run.Summary) bool {
+	p := Promise(msg)
+	return p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof
+}
+
 // decide is the decision table; load reads the bound run.
 func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error)) Decision {
 	if st.MaxIterations > 0 && st.Iteration >= st.MaxIterations {
@@ -135,14 +149,30 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
 	}
 	msg := ev.LastAssistantMessage
+	var reread func() string // the transcript's last message, read again
 	if msg == "" && ev.Session.TranscriptPath != "" {
 		// The atlas's record shapes for the harness (runtime/transcript);
 		// a harness the atlas cannot read gives no message.
 		if spec, ok := transcript.Lookup(ev.Harness); ok && spec.TranscriptAnalysis {
-			msg, _ = transcript.LastAssistant(spec, ev.Session.TranscriptPath)
+			reread = func() string {
+				m, _ := transcript.LastAssistant(spec, ev.Session.TranscriptPath)
+				return m
+			}
+			msg = reread()
 		}
 	}
-	if p := Promise(msg); p != "" && rs.Meta.CompletionProof != "" && p == rs.Meta.CompletionProof {
+	if rs.Status == run.StatusCompleted && reread != nil && !hasProof(msg, rs) {
+		// A harness may write its transcript after the stop hook fires:
+		// Copilot CLI's session writer is debounced, so the message that
+		// carries the proof can reach events.jsonl a moment later. Only
+		// here (a completed run, no proof read yet: once per run) is it
+		// worth waiting for.
+		for deadline := time.Now().Add(TranscriptSettle); !hasProof(msg, rs) && time.Now().Before(deadline); {
+			settleWait()
+			msg = reread()
+		}
+	}
+	if hasProof(msg, rs) {
 		return Decision{Row: RowProof, Deactivate: true, Reason: "the agent gave run " + rs.Meta.RunID + "'s completion proof"}
 	}
 	if rs.Status == run.StatusCompleted {

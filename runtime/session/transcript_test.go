@@ -50,3 +50,39 @@ func TestStopCheckReadsTranscriptThroughAtlasShapes(t *testing.T) {
 		})
 	}
 }
+
+// A harness that writes its transcript behind its hooks (Copilot CLI's
+// debounced session writer): the message with the proof reaches the file
+// only after the stop check first read it. The check of a completed run
+// reads again until the proof is there, and the session ends on it.
+func TestStopCheckWaitsForALateTranscript(t *testing.T) {
+	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
+		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
+	old, oldWait := transcript.Specs, settleWait
+	t.Cleanup(func() { transcript.Specs, settleWait = old, oldWait })
+	transcript.Specs = []transcript.Spec{spec}
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	dir, m := makeRun(t, fixture{end: "RUN_COMPLETED"})
+	if _, _, err := Bind("gemini-cli", "s1", m.RunID, dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "session.jsonl")
+	os.WriteFile(p, []byte(`{"id":"g0","type":"gemini","content":"iterate says completed"}`+"\n"), 0o644)
+	waits := 0
+	settleWait = func() {
+		if waits++; waits == 1 { // the harness's writer catches up
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(`{"id":"g1","type":"gemini","content":"done <promise>` + m.CompletionProof + `</promise>"}` + "\n")
+			f.Close()
+		}
+	}
+	ev := hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
+		Session: hook.Session{ID: "s1", TranscriptPath: p}}
+	d, err := StopCheck(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Row != RowProof || d.Block {
+		t.Fatalf("decision %+v after %d waits, want the completion proof read from the late line", d, waits)
+	}
+}
