@@ -670,8 +670,13 @@ func babysitResume(t *testing.T, harness string, env, extra []string, byID bool)
 	if n := countJournal(st, journal.RunCompleted, nil); n != 1 {
 		t.Errorf("%d RUN_COMPLETED events, want 1", n)
 	}
-	if n := countJournal(st, journal.SessionBound, nil); n < 2 {
-		t.Errorf("%d SESSION_BOUND events, want one per launch", n)
+	// The first launch binds; the resumed one binds again when the first
+	// session was let go (its stop hook reached the cap and released it)
+	// and needs not when the launch stopped the harness at its own
+	// --max-iterations first, which leaves the session bound to the run:
+	// which comes first is a race (seen both ways on one machine).
+	if n := countJournal(st, journal.SessionBound, nil); n < 1 {
+		t.Errorf("%d SESSION_BOUND events, want at least the first launch's", n)
 	}
 	sameTree(t, "user HOME", before, snapshot(t, home))
 }
