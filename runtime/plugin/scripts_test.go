@@ -104,7 +104,7 @@ func TestInstallScriptsRefusesUsersFile(t *testing.T) {
 	if r.Files[0].Action != "updated" || r.Files[0].Backup != script+BackupSuffix {
 		t.Errorf("forced install: %+v", r.Files[0])
 	}
-	if got := readFile(t, script + BackupSuffix); string(got) != theirs {
+	if got := readFile(t, script+BackupSuffix); string(got) != theirs {
 		t.Errorf("backup: %s", got)
 	}
 	u := uninstall(t, "cline", dir)
