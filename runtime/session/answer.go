@@ -17,7 +17,14 @@ import (
 // babysitter plugin's stop handler, on every turn of an agent), sitter-host
 // for every other call.
 func StopCheckAnswer(ctx context.Context, ev hook.Event, stdout, stderr io.Writer) int {
-	d, err := StopCheck(ctx, ev)
+	st, _, err := Read(ev.Harness, ev.Session.ID)
+	return StopCheckAnswerState(ctx, ev, st, err, stdout, stderr)
+}
+
+// StopCheckAnswerState is StopCheckAnswer on a session state read
+// already (see StopCheckState).
+func StopCheckAnswerState(ctx context.Context, ev hook.Event, st *State, readErr error, stdout, stderr io.Writer) int {
+	d, err := StopCheckState(ctx, ev, st, readErr)
 	if err != nil {
 		// Never trap an agent because sitter failed: the decision
 		// stands, the error is a diagnostic.

@@ -72,8 +72,15 @@ func Promise(msg string) string {
 //	                                             or "call sitter run iterate"
 func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	st, _, err := Read(ev.Harness, ev.Session.ID)
-	if err != nil {
-		return Decision{Row: RowNoSession, Reason: err.Error()}, err
+	return StopCheckState(ctx, ev, st, err)
+}
+
+// StopCheckState is StopCheck for a caller that has read the session's
+// state already (st and readErr: Read's answer), so that the hook
+// binary, which looks at the state first, reads it once.
+func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error) (Decision, error) {
+	if readErr != nil {
+		return Decision{Row: RowNoSession, Reason: readErr.Error()}, readErr
 	}
 	if st == nil || !st.Active || st.RunDir == "" {
 		return Decision{Row: RowNoSession, Reason: "no babysitter run is bound to this session"}, nil
@@ -117,7 +124,7 @@ func StopCheck(ctx context.Context, ev hook.Event) (Decision, error) {
 	if d.Block {
 		decision = "block"
 	}
-	_, err = held.Append(journal.StopHookInvoked, map[string]any{
+	_, err := held.Append(journal.StopHookInvoked, map[string]any{
 		"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
 		"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
 	})

@@ -47,14 +47,15 @@ func stopCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if json.Unmarshal(data, &ev) != nil || ev.Harness == "" || ev.Session.ID == "" {
 		return runHost(args, data, stdout, stderr)
 	}
-	if st, _, err := session.Read(ev.Harness, ev.Session.ID); err == nil && st != nil && st.Active && st.Store != "" {
+	st, _, readErr := session.Read(ev.Harness, ev.Session.ID)
+	if readErr == nil && st != nil && st.Active && st.Store != "" {
 		return runHost(args, data, stdout, stderr)
 	}
 	// The stop check reads a transcript through the atlas's record shapes
 	// when the event carries no last message (a static table: an
 	// assignment).
 	transcript.Specs = gentranscript.Specs
-	return session.StopCheckAnswer(context.Background(), ev, stdout, stderr)
+	return session.StopCheckAnswerState(context.Background(), ev, st, readErr, stdout, stderr)
 }
 
 func isTerminal(f *os.File) bool {
