@@ -72,7 +72,10 @@ func sideEnv(t *testing.T) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+t.TempDir(), "SITTER_STATE_DIR="+t.TempDir(), "SITTER_CACHE_DIR="+t.TempDir())
+	env = append(env, "HOME="+t.TempDir(), "SITTER_STATE_DIR="+t.TempDir(), "SITTER_CACHE_DIR="+t.TempDir())
+	// Clipped: parallel subtests append to it, and an append into spare
+	// capacity would let one command's variable overwrite another's.
+	return slices.Clip(env)
 }
 
 func newCLIs(t *testing.T, bin string) (sdk, sitter cli) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ func natsServer(t *testing.T) string {
 // and cache, the store in its environment.
 func storeMachine(t *testing.T, env []string, url string) cli {
 	cache := t.TempDir()
+	env = slices.Clip(env) // shared by parallel callers: appends must copy
 	return cli{"sitter", func(verb string, args ...string) *exec.Cmd {
 		noun, v, _ := strings.Cut(verb, ":")
 		cmd := exec.Command(os.Args[0], append([]string{noun, v}, args...)...)
