@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"sitter.dev/sitter/runtime/journal"
 )
@@ -28,7 +30,12 @@ import (
 //     rewritten only when the effects change, so a stop check rewrites
 //     only the small first file.
 //
-// A reader lists journal/ (names only) and reads run.json:
+// A reader reads run.json and the cache, and looks at journal/:
+//
+//   - same run.json, and journal/ has the stamp the cache recorded (see
+//     dirStamp): the cache is the state, journal/ is not even listed;
+//
+// otherwise it lists journal/ (names only):
 //
 //   - same run.json and the same event names: the cache is the state (no
 //     journal file is read);
@@ -54,7 +61,7 @@ import (
 const (
 	ReplayCacheFile    = "replay-cache.json" // in StateDir
 	replayEffectsGlob  = "replay-effects.*.json"
-	replayCacheVersion = "sitter.replay-cache.v3"
+	replayCacheVersion = "sitter.replay-cache.v4"
 )
 
 // replayHeader is replay-cache.json.
@@ -62,8 +69,10 @@ type replayHeader struct {
 	Version     string          `json:"version"`
 	MetaHash    string          `json:"metaHash"`
 	Files       int             `json:"files"`
-	NamesHash   string          `json:"namesHash"`
+	NamesHash   string          `json:"namesHash"` // namesSum of the Files names, in hex
 	Head        *replayHead     `json:"head,omitempty"`
+	Journal     *dirStamp       `json:"journal,omitempty"`
+	Fine        *fineProbe      `json:"fine,omitempty"`
 	Lifecycle   string          `json:"lifecycle,omitempty"`
 	ProcessHash string          `json:"processHash"`
 	Failure     json.RawMessage `json:"failure,omitempty"`
@@ -74,6 +83,36 @@ type replayHeader struct {
 	Effects     int             `json:"effects"`
 	EffectsFile string          `json:"effectsFile"`
 }
+
+// dirStamp is a directory's device, inode and modification time (in
+// nanoseconds) as a stat saw them, under a kernel. Where a change that
+// follows a stat always gives the directory a later modification time
+// (fineProbe), an equal stamp says that nothing was added, removed or
+// renamed in it since the stamp was taken: the cache records journal/'s,
+// taken before it listed journal/ (or, by Append, right after its own
+// event, with nothing else changed since the read), and a reader that
+// finds the same stamp need not list journal/ again. Writers hold the
+// run lock (the SDK's too), so nothing else writes between.
+type dirStamp struct {
+	Kernel string `json:"kernel"`
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Mtime  int64  `json:"mtime"`
+}
+
+// fineProbe is probeFine's answer for the file system of the run's
+// state/ (device Dev) under a kernel: a stamp is trusted only when it
+// is yes for the same kernel and device.
+type fineProbe struct {
+	Kernel string `json:"kernel"`
+	Dev    uint64 `json:"dev"`
+	Fine   bool   `json:"fine"`
+}
+
+func sameStamp(a, b *dirStamp) bool { return a != nil && b != nil && *a == *b }
+
+// fineTimestamps is probeFine (a test may say no).
+var fineTimestamps = probeFine
 
 type replayHead struct {
 	Seq  int    `json:"seq"`
@@ -92,12 +131,19 @@ type replayed struct {
 	light       bool
 	effects     int
 	effectsFile string
-	// The key: run.json's hash, the event files replayed, the last one.
+	// The key: run.json's hash, how many event files were replayed and
+	// namesSum of their names, the last one.
 	metaHash string
-	names    []string
+	files    int
+	sum      uint64
 	head     *journal.Event
-	// from says how the state was had: "cache", "tail" or "replay".
-	from string
+	// stamp: journal/ when files and sum described it; nil when unknown.
+	stamp *dirStamp
+	fine  *fineProbe
+	// from says how the state was had: "cache", "tail" or "replay";
+	// listed, whether journal/ was listed for it.
+	from   string
+	listed bool
 }
 
 func replayCachePath(dir string) string { return filepath.Join(dir, StateDir, ReplayCacheFile) }
@@ -112,51 +158,93 @@ func loadReplayed(dir string, needEffects bool) (*replayed, error) {
 	}
 	metaHash := sha256.Sum256(mb)
 	mh := hex.EncodeToString(metaHash[:])
-	if names, clean, err := journal.Names(filepath.Join(dir, JournalDir)); err == nil && clean {
-		if r := fromCache(dir, m, mh, names, needEffects); r != nil {
-			return r, nil
+	jdir := filepath.Join(dir, JournalDir)
+	stamp := statStamp(jdir) // before listing: see dirStamp
+	if h := readHeader(dir, mh); h != nil {
+		if h.unchanged(stamp) {
+			if r := fromCache(dir, m, h, nil, needEffects); r != nil {
+				r.stamp = stamp
+				return r, nil
+			}
+		} else if names, clean, err := journal.Names(jdir); err == nil && clean {
+			if r := fromCache(dir, m, h, names, needEffects); r != nil {
+				r.listed = true
+				r.stamp = stamp
+				if r.from == "cache" && stamp != nil && !(h.Fine != nil && !h.Fine.Fine && h.Fine.Kernel == stamp.Kernel && h.Fine.Dev == stamp.Dev) {
+					// Nothing was replayed, so nothing saved: record the
+					// stamp for the next reader (unless its file system
+					// is known not to tell).
+					r.save()
+				}
+				return r, nil
+			}
 		}
 	}
 	s, err := loadJournal(dir, m)
 	if err != nil {
 		return nil, err
 	}
-	r := &replayed{s: s, metaHash: mh, head: s.Journal.Head(), from: "replay"}
+	r := &replayed{s: s, metaHash: mh, head: s.Journal.Head(), from: "replay", listed: true, stamp: stamp, sum: namesSum0}
 	for _, ev := range s.Journal.Events {
-		r.names = append(r.names, ev.File)
+		r.files++
+		r.sum = namesSum(r.sum, ev.File)
 	}
 	r.save()
 	return r, nil
 }
 
-// fromCache is the run's state from its cache and the events after it,
-// nil when the cache cannot give it.
-func fromCache(dir string, m *Metadata, metaHash string, names []string, needEffects bool) *replayed {
+// readHeader reads the cache's first file, nil when it is not a cache of
+// this sitter for this run.json.
+func readHeader(dir, metaHash string) *replayHeader {
 	b, err := os.ReadFile(replayCachePath(dir))
 	if err != nil {
 		return nil
 	}
 	var h replayHeader
 	if json.Unmarshal(b, &h) != nil || h.Version != replayCacheVersion || h.MetaHash != metaHash ||
-		h.Files < 0 || h.Files > len(names) || h.Effects < len(h.Pending) || slices.Contains(h.Pending, nil) ||
-		!effectsName(h.EffectsFile) || namesHash(names[:h.Files]) != h.NamesHash {
+		h.Files < 0 || h.Effects < len(h.Pending) || slices.Contains(h.Pending, nil) || !effectsName(h.EffectsFile) {
+		return nil
+	}
+	if _, ok := parseSum(h.NamesHash); !ok {
+		return nil
+	}
+	return &h
+}
+
+// unchanged says whether journal/ still has the stamp the cache took of
+// it, on a file system whose timestamps make that mean something.
+func (h *replayHeader) unchanged(now *dirStamp) bool {
+	return now != nil && h.Journal != nil && *h.Journal == *now &&
+		h.Fine != nil && h.Fine.Fine && h.Fine.Kernel == now.Kernel && h.Fine.Dev == now.Dev
+}
+
+// fromCache is the run's state from its cache h and the events after it,
+// nil when the cache cannot give it. names are journal/'s event files;
+// nil when journal/ is known unchanged since the cache (no tail).
+func fromCache(dir string, m *Metadata, h *replayHeader, names []string, needEffects bool) *replayed {
+	sum, _ := parseSum(h.NamesHash)
+	if names != nil && (h.Files > len(names) || namesSum(namesSum0, names[:h.Files]...) != sum) {
 		return nil
 	}
 	var head *journal.Event
 	if h.Files > 0 {
-		if h.Head == nil || h.Head.File != names[h.Files-1] {
+		if h.Head == nil || names != nil && h.Head.File != names[h.Files-1] {
 			return nil
 		}
 		head = &journal.Event{Seq: h.Head.Seq, ULID: h.Head.ULID, File: h.Head.File, Checksum: h.Head.Checksum}
 	}
-	r := &replayed{metaHash: metaHash, names: names, head: head, from: "cache"}
+	r := &replayed{metaHash: h.MetaHash, files: h.Files, sum: sum, head: head, fine: h.Fine, from: "cache"}
 	var evs []journal.Event
-	if tail := names[h.Files:]; len(tail) > 0 {
-		if evs, err = journal.LoadAfter(filepath.Join(dir, JournalDir), head, tail); err != nil {
-			return nil
+	if names != nil {
+		if tail := names[h.Files:]; len(tail) > 0 {
+			var err error
+			if evs, err = journal.LoadAfter(filepath.Join(dir, JournalDir), head, tail); err != nil {
+				return nil
+			}
+			r.head, r.from = &evs[len(evs)-1], "tail"
+			r.files, r.sum = len(names), namesSum(sum, tail...)
+			needEffects = needEffects || slices.ContainsFunc(evs, touchesEffects)
 		}
-		r.head, r.from = &evs[len(evs)-1], "tail"
-		needEffects = needEffects || slices.ContainsFunc(evs, touchesEffects)
 	}
 	var s *State
 	if needEffects {
@@ -255,19 +343,31 @@ func (h *replayHeader) state(dir string, m *Metadata, effects []*Effect) *State 
 	return s
 }
 
-// namesHash is the sha256 of names, each ended by a newline (one buffer:
-// the stop hook hashes a run's every event name at every turn).
-func namesHash(names []string) string {
-	n := 0
+// namesSum extends sum (namesSum0 to start) with names, each ended by a
+// newline: 64-bit FNV-1a, which a cache extends with the names appended
+// after it without the names before. It tells a list of event names
+// from another that a removal or a rename made, not from a forgery.
+func namesSum(sum uint64, names ...string) uint64 {
+	const prime = 1099511628211
 	for _, s := range names {
-		n += len(s) + 1
+		for i := 0; i < len(s); i++ {
+			sum = (sum ^ uint64(s[i])) * prime
+		}
+		sum = (sum ^ '\n') * prime
 	}
-	b := make([]byte, 0, n)
-	for _, s := range names {
-		b = append(append(b, s...), '\n')
+	return sum
+}
+
+const namesSum0 uint64 = 14695981039346656037
+
+func formatSum(sum uint64) string { return fmt.Sprintf("%016x", sum) }
+
+func parseSum(s string) (uint64, bool) {
+	if len(s) != 16 {
+		return 0, false
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	n, err := strconv.ParseUint(s, 16, 64)
+	return n, err == nil
 }
 
 // save writes the cache of r; a failure only costs the next reader a
@@ -279,7 +379,7 @@ func (r *replayed) save() {
 		return
 	}
 	h := replayHeader{
-		Version: replayCacheVersion, MetaHash: r.metaHash, Files: len(r.names), NamesHash: namesHash(r.names),
+		Version: replayCacheVersion, MetaHash: r.metaHash, Files: r.files, NamesHash: formatSum(r.sum),
 		Lifecycle: s.lifecycle, ProcessHash: s.ProcessHash, Failure: s.Failure, HaltReason: s.HaltReason,
 		StopChecks: s.StopChecks, RuntimeErr: s.RuntimeError, Pending: s.Pending(), Effects: r.effects, EffectsFile: r.effectsFile,
 	}
@@ -288,6 +388,17 @@ func (r *replayed) save() {
 	}
 	if r.head != nil {
 		h.Head = &replayHead{r.head.Seq, r.head.ULID, r.head.File, r.head.Checksum}
+	}
+	if st := r.stamp; st != nil {
+		if f := r.fine; f == nil || f.Kernel != st.Kernel || f.Dev != st.Dev {
+			// Once per run and kernel: the state dir is on journal/'s
+			// file system unless a mount says otherwise.
+			r.fine = &fineProbe{Kernel: st.Kernel, Dev: st.Dev, Fine: sameDev(state, st.Dev) && fineTimestamps(state)}
+		}
+		h.Fine = r.fine
+		if r.fine.Fine {
+			h.Journal = st
+		}
 	}
 	wrote := false
 	if !r.light {
@@ -414,10 +525,17 @@ func (l *Locked) Append(typ string, data any) (journal.Event, error) {
 		}
 		return journal.Append(jdir, j.Head(), typ, data)
 	}
+	// The stamp carries over only when journal/ is as it was read: then
+	// a stamp taken after this event covers nothing else.
+	keep := r.stamp != nil && sameStamp(statStamp(jdir), r.stamp)
 	ev, err := journal.Append(jdir, r.head, typ, data)
 	if err != nil {
 		l.r, l.err = nil, nil // the journal may have the file: read it again
 		return ev, err
+	}
+	r.stamp = nil
+	if keep {
+		r.stamp = statStamp(jdir)
 	}
 	// ev.Data is the JSON of data, which is what replay reads.
 	if r.s.replayEvent(ev) != nil {
@@ -426,7 +544,7 @@ func (l *Locked) Append(typ string, data any) (journal.Event, error) {
 		return ev, nil
 	}
 	r.s.setStatus()
-	r.names, r.head = append(r.names, ev.File), &ev
+	r.files, r.sum, r.head = r.files+1, namesSum(r.sum, ev.File), &ev
 	r.save()
 	return ev, nil
 }

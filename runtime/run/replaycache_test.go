@@ -281,3 +281,61 @@ func TestAppendToUnreplayableRun(t *testing.T) {
 		t.Errorf("LoadSummary: %v", err)
 	}
 }
+
+// summaryListed is LoadSummary's answer and whether it listed journal/.
+func summaryListed(t *testing.T, dir string) (from string, listed bool) {
+	t.Helper()
+	r, err := loadReplayed(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.from, r.listed
+}
+
+// On a file system whose timestamps move at every change that follows a
+// stat, a reader trusts the journal's stamp and does not list it; any
+// change to journal/ (another writer's event, a removal) makes it list
+// again, and where the file system cannot tell, it always lists.
+func TestReplayCacheStamp(t *testing.T) {
+	if !probeFine(t.TempDir()) {
+		t.Skip("this file system's timestamps do not move at every change (Linux before 6.13, or another system): every reader lists")
+	}
+	dir, _ := rcRun(t, 6, 3)
+	rcCheck(t, dir) // the first replay writes the cache
+	steps := []struct {
+		name   string
+		do     func()
+		listed bool
+	}{
+		{"unchanged after the replay", func() {}, false},
+		{"stop check through Append", func() { rcAppend(t, dir, journal.StopHookInvoked, map[string]any{}) }, false},
+		{"another writer's event", func() { behind(t, dir, journal.StopHookInvoked, map[string]any{}) }, true},
+		{"read again", func() {}, false},
+		{"a temp file left in journal/", func() {
+			os.WriteFile(filepath.Join(dir, JournalDir, ".tmp-x"), nil, 0o644)
+		}, true},
+		{"read again", func() {}, false},
+		{"an event removed", func() {
+			names, _, _ := journal.Names(filepath.Join(dir, JournalDir))
+			os.Remove(filepath.Join(dir, JournalDir, names[len(names)-1]))
+		}, true},
+	}
+	for _, st := range steps {
+		st.do()
+		if _, listed := summaryListed(t, dir); listed != st.listed {
+			t.Errorf("%s: listed %v, want %v", st.name, listed, st.listed)
+		}
+		rcCheck(t, dir) // and the summary is the replay's
+	}
+
+	// Where the probe says no, every read lists.
+	fineTimestamps = func(string) bool { return false }
+	t.Cleanup(func() { fineTimestamps = probeFine })
+	other, _ := rcRun(t, 4, 2)
+	for i := range 3 {
+		rcCheck(t, other)
+		if _, listed := summaryListed(t, other); !listed {
+			t.Errorf("read %d of a run on a coarse file system: not listed", i+1)
+		}
+	}
+}
