@@ -101,6 +101,9 @@ func TranscriptGo(a *model.Atlas) []File {
 			if t.Store != "" {
 				d[jen.Id("Store")] = jen.Lit(t.Store)
 			}
+			if t.WriteLagMs > 0 {
+				d[jen.Id("WriteLagMs")] = jen.Lit(t.WriteLagMs)
+			}
 			specs = append(specs, jen.Values(keyed(d)))
 		}
 		if p := ht.Presence; p != nil {

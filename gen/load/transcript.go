@@ -16,14 +16,15 @@ func (l *loader) transcripts(v cue.Value, a *model.Atlas) {
 		ht := &model.HarnessTranscript{Harness: h.ID}
 		if tv := hv.LookupPath(cue.ParsePath("transcript")); tv.Exists() {
 			t := &model.Transcript{
-				Pos:      l.vpos(tv.LookupPath(cue.ParsePath("format"))),
-				Format:   l.named(tv, "format"),
-				Messages: l.str(tv, "messages"),
-				Payload:  l.boolean(tv, "payload"),
-				Location: l.named(tv, "location"),
-				HomeEnv:  l.str(tv, "homeEnv"),
-				Store:    l.str(tv, "store"),
-				Resume:   l.named(tv, "resume"),
+				Pos:        l.vpos(tv.LookupPath(cue.ParsePath("format"))),
+				Format:     l.named(tv, "format"),
+				Messages:   l.str(tv, "messages"),
+				Payload:    l.boolean(tv, "payload"),
+				Location:   l.named(tv, "location"),
+				HomeEnv:    l.str(tv, "homeEnv"),
+				Store:      l.str(tv, "store"),
+				Resume:     l.named(tv, "resume"),
+				WriteLagMs: l.integer(tv, "writeLagMs"),
 				Capabilities: model.TranscriptCaps{
 					HookInstallation:   l.boolean(tv, "capabilities.hookInstallation"),
 					TranscriptAnalysis: l.boolean(tv, "capabilities.transcriptAnalysis"),

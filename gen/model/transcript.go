@@ -19,12 +19,15 @@ type Transcript struct {
 	HomeEnv  string
 	// Store: the directory of the harness's sessions when Location
 	// names no file sitter reads (a database); "" to take Location's.
-	Store        string
-	Prompts      []Record
-	Assistant    []Record
-	ToolCalls    []Record
-	Usage        []Record
-	Resume       Named
+	Store     string
+	Prompts   []Record
+	Assistant []Record
+	ToolCalls []Record
+	Usage     []Record
+	Resume    Named
+	// WriteLagMs: how long the harness may still be writing a turn's last
+	// message after its hook fired (0: written before).
+	WriteLagMs   int
 	Capabilities TranscriptCaps
 	Evidence     []Evidence
 	Note         string

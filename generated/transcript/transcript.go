@@ -186,6 +186,7 @@ var Specs = []transcript.Spec{{
 			Value: "session.usage_record",
 		}},
 	}},
+	WriteLagMs: 1000,
 }, {
 	Assistant:        []transcript.Record{},
 	Evidence:         []string{"doc: https://cursor.com/docs/agent/hooks"},

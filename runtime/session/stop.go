@@ -131,11 +131,6 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	return d, err
 }
 
-// TranscriptSettle bounds how long a stop check of a completed run waits
-// for the agent's last message to reach a transcript the harness writes
-// behind its hooks (see decide).
-var TranscriptSettle = time.Second
-
 // settleWait is the pause between two reads of such a transcript.
 var settleWait = func() { time.Sleep(25 * time.Millisecond) }
 
@@ -157,6 +152,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	}
 	msg := ev.LastAssistantMessage
 	var reread func() string // the transcript's last message, read again
+	var lag time.Duration    // how long the harness may still be writing it
 	if msg == "" && ev.Session.TranscriptPath != "" {
 		// The atlas's record shapes for the harness (runtime/transcript);
 		// a harness the atlas cannot read gives no message.
@@ -166,15 +162,16 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 				return m
 			}
 			msg = reread()
+			lag = time.Duration(spec.WriteLagMs) * time.Millisecond
 		}
 	}
-	if rs.Status == run.StatusCompleted && reread != nil && !hasProof(msg, rs) {
-		// A harness may write its transcript after the stop hook fires:
-		// Copilot CLI's session writer is debounced, so the message that
-		// carries the proof can reach events.jsonl a moment later. Only
-		// here (a completed run, no proof read yet: once per run) is it
-		// worth waiting for.
-		for deadline := time.Now().Add(TranscriptSettle); !hasProof(msg, rs) && time.Now().Before(deadline); {
+	if rs.Status == run.StatusCompleted && lag > 0 && !hasProof(msg, rs) {
+		// A harness may write its transcript after the stop hook fires
+		// (the atlas's writeLagMs: Copilot CLI's session writer is
+		// debounced), so the message that carries the proof can reach it
+		// a moment later. Only here (a completed run, no proof read yet:
+		// once per run) is it worth waiting for.
+		for deadline := time.Now().Add(lag); !hasProof(msg, rs) && time.Now().Before(deadline); {
 			settleWait()
 			msg = reread()
 		}

@@ -56,7 +56,7 @@ func TestStopCheckReadsTranscriptThroughAtlasShapes(t *testing.T) {
 // only after the stop check first read it. The check of a completed run
 // reads again until the proof is there, and the session ends on it.
 func TestStopCheckWaitsForALateTranscript(t *testing.T) {
-	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
+	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true, WriteLagMs: 1000,
 		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
 	old, oldWait := transcript.Specs, settleWait
 	t.Cleanup(func() { transcript.Specs, settleWait = old, oldWait })
@@ -84,5 +84,34 @@ func TestStopCheckWaitsForALateTranscript(t *testing.T) {
 	}
 	if d.Row != RowProof || d.Block {
 		t.Fatalf("decision %+v after %d waits, want the completion proof read from the late line", d, waits)
+	}
+}
+
+// A harness whose transcript is written before its hooks fire (no
+// writeLagMs in the atlas): the check of a completed run without the
+// proof answers at once.
+func TestStopCheckDoesNotWaitWithoutWriteLag(t *testing.T) {
+	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
+		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
+	old, oldWait := transcript.Specs, settleWait
+	t.Cleanup(func() { transcript.Specs, settleWait = old, oldWait })
+	transcript.Specs = []transcript.Spec{spec}
+	waits := 0
+	settleWait = func() { waits++ }
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	dir, m := makeRun(t, fixture{end: "RUN_COMPLETED"})
+	if _, _, err := Bind("gemini-cli", "s1", m.RunID, dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "session.jsonl")
+	os.WriteFile(p, []byte(`{"id":"g0","type":"gemini","content":"iterate says completed"}`+"\n"), 0o644)
+	ev := hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
+		Session: hook.Session{ID: "s1", TranscriptPath: p}}
+	d, err := StopCheck(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Row != RowCompleted || !d.Block || waits != 0 {
+		t.Fatalf("decision %+v after %d waits, want a block at once", d, waits)
 	}
 }

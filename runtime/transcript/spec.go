@@ -48,6 +48,10 @@ type Spec struct {
 	Store                                string // the sessions' directory when Location names no file sitter reads ("" = Location's)
 	Prompts, Assistant, ToolCalls, Usage []Record
 	Resume                               string
+	// WriteLagMs: how long after a hook fires the harness may still be
+	// writing the turn's last message here, in milliseconds (0: it is
+	// written before the hook fires).
+	WriteLagMs int
 
 	HookInstallation, TranscriptAnalysis, TokenCalculation bool
 	Evidence                                               []string
