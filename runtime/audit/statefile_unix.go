@@ -44,17 +44,16 @@ type StateFile struct {
 // the path no longer names its file and opens it again.
 func LockState(path string, wait time.Duration) (*StateFile, error) {
 	deadline := time.Now().Add(wait)
-	pause := 200 * time.Microsecond
 	for {
 		fd, err := openNoFollow(path, syscall.O_RDWR|syscall.O_CREAT, 0o600)
 		if err != nil {
 			return nil, err
 		}
-		for {
-			err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-			if err != syscall.EINTR {
-				break
-			}
+		err = flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == syscall.EWOULDBLOCK || err == syscall.EAGAIN {
+			// Sleep in the kernel until the holder lets go: many waiters
+			// polling would starve the holder on a busy machine.
+			err = flockWait(fd, time.Until(deadline))
 		}
 		if err == nil {
 			var held, named syscall.Stat_t
@@ -65,15 +64,43 @@ func LockState(path string, wait time.Duration) (*StateFile, error) {
 			syscall.Close(fd) // removed or replaced under us: open again
 			continue
 		}
-		syscall.Close(fd)
-		if err != syscall.EWOULDBLOCK && err != syscall.EAGAIN {
-			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
-		}
-		if time.Now().After(deadline) {
+		if err == ErrLockBusy {
 			return nil, &os.PathError{Op: "lock", Path: path, Err: ErrLockBusy}
 		}
-		time.Sleep(pause)
-		pause = min(pause*2, 10*time.Millisecond)
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+	}
+}
+
+func flock(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// flockWait takes fd's exclusive lock, blocking at most wait; on
+// ErrLockBusy fd is no longer the caller's: it is closed (releasing the
+// lock should it come later) once the blocked call returns.
+func flockWait(fd int, wait time.Duration) error {
+	if wait <= 0 {
+		syscall.Close(fd)
+		return ErrLockBusy
+	}
+	done := make(chan error, 1)
+	go func() { done <- flock(fd, syscall.LOCK_EX) }()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		go func() {
+			<-done
+			syscall.Close(fd)
+		}()
+		return ErrLockBusy
 	}
 }
 
