@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
 )
@@ -20,20 +22,67 @@ import (
 // what Claude does (a WorktreeCreate hook replaces worktree creation).
 func claudeSettingsHooks(t *testing.T, project, handler string, events ...string) {
 	t.Helper()
-	hooks := map[string]any{}
+	var hs []settingsHook
 	for _, e := range events {
-		hooks[e] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command",
-			"command": fmt.Sprintf(`"$SITTER_BIN" hook claude-code %s --handler '%s'`, e, handler)}}}}
+		hs = append(hs, settingsHook{event: e, command: sitterHook(e, handler)})
 	}
-	b, _ := json.Marshal(map[string]any{"hooks": hooks})
+	claudeSettings(t, project, hs...)
+}
+
+// settingsHook is one command hook of .claude/settings.json: the event,
+// its matcher ("" for none) and the command.
+type settingsHook struct{ event, matcher, command string }
+
+// sitterHook is the command that runs sitter's Claude hook for event with
+// handler.
+func sitterHook(event, handler string) string {
+	return fmt.Sprintf(`"$SITTER_BIN" hook claude-code %s --handler '%s'`, event, handler)
+}
+
+// claudeSettings writes the project's .claude/settings.json with hooks.
+func claudeSettings(t *testing.T, project string, hooks ...settingsHook) {
+	t.Helper()
+	groups := map[string][]any{}
+	for _, h := range hooks {
+		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": h.command}}}
+		if h.matcher != "" {
+			g["matcher"] = h.matcher
+		}
+		groups[h.event] = append(groups[h.event], g)
+	}
+	b, _ := json.Marshal(map[string]any{"hooks": groups})
 	os.MkdirAll(filepath.Join(project, ".claude"), 0o755)
 	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// recorded waits up to timeout for the recorder in rec to have seen
+// nativeEvent, calling poke first and again every 5 s (a file change the
+// harness's watcher may miss while it starts); false at the timeout.
+func recorded(rec, nativeEvent string, timeout time.Duration, poke func()) bool {
+	deadline := time.Now().Add(timeout)
+	var last time.Time
+	for time.Now().Before(deadline) {
+		if poke != nil && time.Since(last) > 5*time.Second {
+			poke()
+			last = time.Now()
+		}
+		b, _ := os.ReadFile(filepath.Join(rec, "events.jsonl"))
+		if bytes.Contains(b, []byte(`"nativeEvent":"`+nativeEvent+`"`)) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
 // claudeRecorder records the canonical event and answers $E2E_DIR/<phase>-reply.
 const claudeRecorder = `cat >> "$E2E_DIR/events.jsonl"; cat "$E2E_DIR/$SITTER_PHASE-reply" 2>/dev/null; true`
+
+// claudeOnceRecorder records the canonical event and answers
+// $E2E_DIR/<phase>-reply-once the first time only.
+const claudeOnceRecorder = `cat >> "$E2E_DIR/events.jsonl"; f="$E2E_DIR/$SITTER_PHASE-reply-once"; if [ -e "$f" ]; then cat "$f"; rm -f "$f"; fi; true`
 
 // gitRepo makes dir a git repository with one commit.
 func gitRepo(t *testing.T, dir string) {
@@ -90,4 +139,126 @@ func TestClaudeHooks(t *testing.T) {
 		_, project, evs := replyTurn(t, "claude-code", nil, llmscript.Text("done"), "hello", nil, initRun)
 		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "Setup", "setup"))
 	})
+	// A Bash call that cd's into a folder of the project moves Claude's
+	// working directory and raises CwdChanged, whose new_cwd sitter takes
+	// as the session's cwd.
+	t.Run("cwd-changed", func(t *testing.T) {
+		_, project, evs, _ := replyRun(t, "claude-code", nil, toolSteps(llmscript.Turn{Shell: "mkdir -p sub && cd sub"}), "go to sub", nil, run("CwdChanged"))
+		got := nativeEvents(t, "claude-code", filepath.Join(project, "sub"), evs, "CwdChanged", "cwdChanged")
+		observed(t, "claude-code", got)
+		if !bytes.Contains(got[0].Raw, []byte(`"old_cwd":"`+project+`"`)) {
+			t.Errorf("CwdChanged payload %s: want old_cwd %s", got[0].Raw, project)
+		}
+	})
+	// Claude watches the files a FileChanged hook's matcher names (relative
+	// to the project) for the whole session: a change while the model
+	// answers raises it.
+	t.Run("file-changed", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		watched := filepath.Join(project, "watched.txt")
+		os.WriteFile(watched, []byte("v0\n"), 0o644)
+		claudeSettings(t, project, settingsHook{"FileChanged", "watched.txt", sitterHook("FileChanged", claudeRecorder)})
+		var n atomic.Int32
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			if len(q.ToolNames()) == 0 {
+				return llmscript.Turn{Text: "title"}
+			}
+			// Hold the answer until the change's hook has run.
+			recorded(rec, "FileChanged", 30*time.Second, func() {
+				os.WriteFile(watched, []byte(fmt.Sprintf("v%d\n", n.Add(1))), 0o644)
+			})
+			return llmscript.Turn{Text: "done"}
+		})
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "wait for the file")
+		if r.err != nil {
+			t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		got := nativeEvents(t, "claude-code", project, events(t, rec), "FileChanged", "fileChanged")
+		observed(t, "claude-code", got)
+		if !bytes.Contains(got[0].Raw, []byte(`"file_path":"`+watched+`"`)) {
+			t.Errorf("FileChanged payload %s: want file_path %s", got[0].Raw, watched)
+		}
+	})
+	// Claude watches its settings files during a session; a change raises
+	// ConfigChange, and exit 2 (sitter's deny) keeps the change from being
+	// applied. The change here adds a permission rule that denies the
+	// command the model runs next: applied, the command is refused; blocked,
+	// it runs.
+	t.Run("config-change", func(t *testing.T) {
+		t.Run("observe", func(t *testing.T) {
+			project, evs := claudeConfigChange(t, "")
+			observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "ConfigChange", "configChange"))
+			if exists(filepath.Join(project, "blocked.txt")) {
+				t.Errorf("the denied command ran: the settings change was not applied although no hook blocked it")
+			}
+		})
+		t.Run("deny", func(t *testing.T) {
+			verified(t, "claude-code", "deny", "ConfigChange")
+			project, evs := claudeConfigChange(t, `{"decision":"deny","reason":"REASON-CONFIG-CHANGE"}`)
+			observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "ConfigChange", "configChange"))
+			if !exists(filepath.Join(project, "blocked.txt")) {
+				t.Errorf("blocked.txt is missing: the new deny rule refused the command, so the settings change was applied although the hook denied it")
+			}
+		})
+	})
+	// A WorktreeCreate hook (a plain command: it must print the path) makes
+	// the worktree hook-based; the model's ExitWorktree with action remove
+	// then hands the removal to the WorktreeRemove hooks.
+	t.Run("worktree-remove", func(t *testing.T) {
+		create := `d="$E2E_DIR/wt"; git worktree add -q --detach "$d" >&2 && echo "$d"`
+		wtRun := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			gitRepo(t, project)
+			claudeSettings(t, project,
+				settingsHook{event: "WorktreeCreate", command: create},
+				settingsHook{event: "WorktreeRemove", command: sitterHook("WorktreeRemove", claudeRecorder)})
+			return claudeRunEnv(t, llm, project, home, more, prompt)
+		}
+		_, project, evs, r := replyRun(t, "claude-code", nil, toolSteps(
+			llmscript.Turn{Tool: "EnterWorktree", Input: map[string]any{"name": "e2e"}},
+			llmscript.Turn{Tool: "ExitWorktree", Input: map[string]any{"action": "remove", "discard_changes": true}},
+		), "work in a worktree, then drop it", nil, wtRun)
+		if len(evs) == 0 {
+			t.Logf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		// The hook runs with the session still in the worktree: that is its cwd.
+		wt := filepath.Join(filepath.Dir(project), "rec", "wt")
+		got := nativeEvents(t, "claude-code", wt, evs, "WorktreeRemove", "worktreeRemove")
+		observed(t, "claude-code", got)
+		if !bytes.Contains(got[0].Raw, []byte(`"worktree_path":"`+wt+`"`)) {
+			t.Errorf("WorktreeRemove payload %s: want worktree_path %s", got[0].Raw, wt)
+		}
+	})
+}
+
+// claudeConfigChange runs a turn with a ConfigChange hook answering reply
+// ("" for nothing): while the model answers, settings.local.json gains a
+// rule denying "touch blocked.txt"; once the hook has run (and a moment
+// for Claude to apply the change) the model runs that command.
+func claudeConfigChange(t *testing.T, reply string) (project string, evs []event) {
+	t.Helper()
+	project, home, rec := probeCase(t, "")
+	if reply != "" {
+		os.WriteFile(filepath.Join(rec, "configChange-reply"), []byte(reply), 0o644)
+	}
+	claudeSettingsHooks(t, project, claudeRecorder, "ConfigChange")
+	local := filepath.Join(project, ".claude", "settings.local.json")
+	var n atomic.Int32
+	llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+		switch {
+		case len(q.ToolNames()) == 0:
+			return llmscript.Turn{Text: "title"}
+		case q.HasToolResult():
+			return llmscript.Turn{Text: "done"}
+		}
+		recorded(rec, "ConfigChange", 30*time.Second, func() {
+			os.WriteFile(local, []byte(fmt.Sprintf(`{"permissions":{"deny":["Bash(touch blocked.txt)","Bash(echo e2e-%d)"]}}`, n.Add(1))), 0o644)
+		})
+		time.Sleep(2 * time.Second)
+		return llmscript.Turn{Shell: "touch blocked.txt"}
+	})
+	r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "touch a file")
+	if r.err != nil {
+		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	return project, events(t, rec)
 }

@@ -1088,10 +1088,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/config-change (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "ConfigChange",
+			Note:    "Raised by Claude's watcher of its settings files during a session; exit 2 keeps the change from being applied (a policy_settings change cannot be blocked).",
 			Phase:   "configChange",
 			Support: "native",
 		}, true
@@ -1152,10 +1156,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/worktree-remove (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "WorktreeRemove",
+			Note:    "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session).",
 			Phase:   "worktreeRemove",
 			Support: "native",
 		}, true
@@ -1172,6 +1180,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/cwd-changed (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -1192,10 +1203,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/file-changed (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "FileChanged",
+			Note:    "Claude watches the files named by the FileChanged hooks' matchers (paths relative to the project, separated by |); a hook without a matcher watches nothing.",
 			Phase:   "fileChanged",
 			Support: "native",
 		}, true
