@@ -100,7 +100,7 @@ func observeAll(t *testing.T, harness string, install func(project, home string)
 			t.Errorf("%s: harness %q", e.NativeEvent, e.Harness)
 		case e.Session.ID == "":
 			noSession[e.NativeEvent] = true
-		case derivedSession[harness] != "" && e.Session.ID == derivedSession[harness]+session:
+		case sidePrefix(harness) != "" && e.Session.ID == sidePrefix(harness)+session:
 			// the harness's own side session (checkEvents): not the turn's
 		case e.Session.ID != session:
 			t.Errorf("%s: session id %q, want %q", e.NativeEvent, e.Session.ID, session)

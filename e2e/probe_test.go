@@ -270,15 +270,17 @@ func phases(evs []event) map[string]int {
 	return m
 }
 
-// checkEvents asserts the canonical facts every recorded event must have.
-// derivedSession is, per harness, the prefix of the session id under
-// which it runs a side session of its own through the same hooks: Kilo
-// Code 7.7.7 writes the session's title with a model call whose
-// experimental.chat.system.transform carries "title-<session id>" (seen
-// in make e2e on a quiet machine; on a loaded one the title call may come
-// after the turn and not be recorded).
-var derivedSession = map[string]string{"kilo-code": "title-"}
+// sidePrefix is the atlas's sideSessionPrefix of a harness: the prefix
+// of the session id under which it makes calls of its own through the
+// same hooks ("" for none).
+func sidePrefix(harness string) string {
+	if d, _, err := registry.Registry().Resolve(harness); err == nil {
+		return d.SideSessionPrefix
+	}
+	return ""
+}
 
+// checkEvents asserts the canonical facts every recorded event must have.
 func checkEvents(t *testing.T, harness, cwd string, evs []event, wantPhases ...string) {
 	t.Helper()
 	if len(evs) == 0 {
@@ -290,7 +292,7 @@ func checkEvents(t *testing.T, harness, cwd string, evs []event, wantPhases ...s
 			t.Errorf("no %s event recorded; got %v", p, ph)
 		}
 	}
-	prefix := derivedSession[harness]
+	prefix := sidePrefix(harness)
 	session := evs[0].Session.ID
 	for _, e := range evs {
 		if prefix == "" || !strings.HasPrefix(e.Session.ID, prefix) {

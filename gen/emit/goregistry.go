@@ -166,6 +166,9 @@ func RegistryGo(a *model.Atlas) []File {
 		if h.NotRunHere != "" {
 			desc[jen.Id("NotRunHere")] = jen.Lit(h.NotRunHere)
 		}
+		if h.SidePrefix != "" {
+			desc[jen.Id("SideSessionPrefix")] = jen.Lit(h.SidePrefix)
+		}
 		if a := h.AgentEnv; a != nil {
 			var evs []jen.Code
 			for _, e := range a.Events {

@@ -367,6 +367,7 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 		},
 		Verified:   l.strings(hv, "compatibility.verified"),
 		NotRunHere: l.str(hv, "compatibility.notRunHere"),
+		SidePrefix: l.str(hv, "sideSessionPrefix"),
 	}
 	// The declaring file is where displayName is written; a harness may be
 	// spread over files, but one of them names it.

@@ -129,6 +129,7 @@ type Harness struct {
 	Package     Package
 	Verified    []string
 	NotRunHere  string // why the real CLI cannot run here ("" when it can)
+	SidePrefix  string // session id prefix of the harness's own side calls ("" for none)
 	Config      []ConfigKey
 	Readiness   []Check
 	EventName   []string       // payload paths naming the event, tried in order

@@ -4881,9 +4881,10 @@ func descriptorKiloCode() *adapter.Descriptor {
 			Kind:  "dir",
 			Value: "~/.config/kilo",
 		}},
-		Rules:        kilocode.Rules,
-		Source:       "atlas/harnesses/kilo-code.cue",
-		ToolPrefixes: map[string]string{},
+		Rules:             kilocode.Rules,
+		SideSessionPrefix: "title-",
+		Source:            "atlas/harnesses/kilo-code.cue",
+		ToolPrefixes:      map[string]string{},
 		Tools: map[string]string{
 			"apply_patch": "edit",
 			"bash":        "shell",

@@ -154,15 +154,19 @@ type Descriptor struct {
 	Verified    []string `json:"verifiedVersions"`
 	// NotRunHere says why the real CLI cannot run on a machine that
 	// reaches only package registries ("" when it can).
-	NotRunHere   string            `json:"notRunHere,omitempty"`
-	Config       []ConfigKey       `json:"config"`
-	Readiness    []Check           `json:"readiness"`
-	Packaging    Packaging         `json:"packaging"`
-	Tools        map[string]string `json:"tools"`
-	ToolPrefixes map[string]string `json:"toolPrefixes,omitempty"`
-	Events       []EventSpec       `json:"events"`
-	Evidence     []Evidence        `json:"evidence"`
-	Source       string            `json:"source"` // atlas file
+	NotRunHere string `json:"notRunHere,omitempty"`
+	// SideSessionPrefix: the harness's own calls (a session title) reach
+	// the hooks under the turn's session id with this prefix ("" for
+	// none).
+	SideSessionPrefix string            `json:"sideSessionPrefix,omitempty"`
+	Config            []ConfigKey       `json:"config"`
+	Readiness         []Check           `json:"readiness"`
+	Packaging         Packaging         `json:"packaging"`
+	Tools             map[string]string `json:"tools"`
+	ToolPrefixes      map[string]string `json:"toolPrefixes,omitempty"`
+	Events            []EventSpec       `json:"events"`
+	Evidence          []Evidence        `json:"evidence"`
+	Source            string            `json:"source"` // atlas file
 	// AgentEnv is how a hook hands variables to the agent's shell; nil
 	// when the harness offers no way.
 	AgentEnv *AgentEnv `json:"agentEnv,omitempty"`
