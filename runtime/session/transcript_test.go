@@ -51,12 +51,13 @@ func TestStopCheckReadsTranscriptThroughAtlasShapes(t *testing.T) {
 	}
 }
 
-// A harness that writes its transcript behind its hooks (Copilot CLI's
-// debounced session writer): the message with the proof reaches the file
-// only after the stop check first read it. The check of a completed run
-// reads again until the proof is there, and the session ends on it.
-func TestStopCheckWaitsForALateTranscript(t *testing.T) {
-	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true, WriteLagMs: 1000,
+// completedRunStop binds session s1 of a harness whose transcript spec
+// has writeLagMs lagMs to a completed run, writes a transcript whose last
+// message has no proof, and returns the session's Stop event; late runs
+// at every settleWait with the run's proof and the transcript's path.
+func completedRunStop(t *testing.T, lagMs int, late func(proof, path string)) hook.Event {
+	t.Helper()
+	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true, WriteLagMs: lagMs,
 		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
 	old, oldWait := transcript.Specs, settleWait
 	t.Cleanup(func() { transcript.Specs, settleWait = old, oldWait })
@@ -68,16 +69,25 @@ func TestStopCheckWaitsForALateTranscript(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "session.jsonl")
 	os.WriteFile(p, []byte(`{"id":"g0","type":"gemini","content":"iterate says completed"}`+"\n"), 0o644)
+	settleWait = func() { late(m.CompletionProof, p) }
+	return hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
+		Session: hook.Session{ID: "s1", TranscriptPath: p}}
+}
+
+// A harness that writes its transcript behind its hooks (Copilot CLI's
+// debounced session writer, the atlas's writeLagMs): the message with the
+// proof reaches the file only after the stop check first read it. The
+// check of a completed run reads again until the proof is there, and the
+// session ends on it.
+func TestStopCheckWaitsForALateTranscript(t *testing.T) {
 	waits := 0
-	settleWait = func() {
+	ev := completedRunStop(t, 1000, func(proof, p string) {
 		if waits++; waits == 1 { // the harness's writer catches up
 			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-			f.WriteString(`{"id":"g1","type":"gemini","content":"done <promise>` + m.CompletionProof + `</promise>"}` + "\n")
+			f.WriteString(`{"id":"g1","type":"gemini","content":"done <promise>` + proof + `</promise>"}` + "\n")
 			f.Close()
 		}
-	}
-	ev := hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
-		Session: hook.Session{ID: "s1", TranscriptPath: p}}
+	})
 	d, err := StopCheck(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
@@ -91,22 +101,8 @@ func TestStopCheckWaitsForALateTranscript(t *testing.T) {
 // writeLagMs in the atlas): the check of a completed run without the
 // proof answers at once.
 func TestStopCheckDoesNotWaitWithoutWriteLag(t *testing.T) {
-	spec := transcript.Spec{Harness: "gemini-cli", Format: transcript.JSONL, TranscriptAnalysis: true,
-		Assistant: []transcript.Record{{When: []transcript.Match{{Path: "type", Value: "gemini"}}, Text: "content"}}}
-	old, oldWait := transcript.Specs, settleWait
-	t.Cleanup(func() { transcript.Specs, settleWait = old, oldWait })
-	transcript.Specs = []transcript.Spec{spec}
 	waits := 0
-	settleWait = func() { waits++ }
-	t.Setenv("SITTER_STATE_DIR", t.TempDir())
-	dir, m := makeRun(t, fixture{end: "RUN_COMPLETED"})
-	if _, _, err := Bind("gemini-cli", "s1", m.RunID, dir, 0); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "session.jsonl")
-	os.WriteFile(p, []byte(`{"id":"g0","type":"gemini","content":"iterate says completed"}`+"\n"), 0o644)
-	ev := hook.Event{Version: hook.Version, Harness: "gemini-cli", NativeEvent: "AfterAgent", Phase: "stop",
-		Session: hook.Session{ID: "s1", TranscriptPath: p}}
+	ev := completedRunStop(t, 0, func(string, string) { waits++ })
 	d, err := StopCheck(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
