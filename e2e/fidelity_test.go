@@ -86,6 +86,9 @@ func observed(t *testing.T, harness string, evs []event) {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) == "elicit" {
+		os.Exit(mcpElicitServer(os.Stdin, os.Stdout))
+	}
 	code := m.Run()
 	// Generated probe bundles and the sitter build live in temp dirs
 	// shared by the cases; nothing refers to them after the run.

@@ -522,10 +522,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/permission-denied (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PermissionDenied",
+			Note:    "Raised when auto mode's classifier denies a call (also when it cannot judge one: Claude fails closed), not for a rule's or a hook's deny.",
 			Phase:   "permissionDenied",
 			Support: "native",
 		}, true
@@ -930,12 +934,8 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "Setup":
 		return &adapter.EventSpec{
-			Can: []string{"addContext", "halt", "userMessage"},
+			Can: []string{"halt", "userMessage"},
 			Effects: []adapter.Effect{{
-				Aspect:  "context",
-				Call:    "addsContext",
-				Session: "none",
-			}, {
 				Aspect:  "userMessage",
 				Call:    "showsUser",
 				Session: "none",
@@ -945,10 +945,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/setup (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "Setup",
+			Note:    "2.1.197 runs Setup hooks under claude -p --init (or --maintenance) and drops what they answer: the additionalContext its schema accepts never reaches the model (TestClaudeHooks/setup), --init-only exits before a turn and the TUI raises no Setup, so addContext is not claimed.",
 			Phase:   "setup",
 			Support: "native",
 		}, true
@@ -969,11 +973,14 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/teammate-idle (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "TeammateIdle",
-			Note:    "A teammate agent going idle; exit 2 keeps it working with stderr as its instruction.",
+			Note:    "A teammate agent going idle (a session started with --agent-id, --agent-name and --team-name, agent teams on); exit 2 keeps it working with stderr as its instruction.",
 			Phase:   "subagentStop",
 			Support: "lossy",
 		}, true
@@ -1044,6 +1051,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/elicitation (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
@@ -1064,6 +1074,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHooks/elicitation (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},

@@ -897,16 +897,6 @@ func Rules(nativeEvent string) *hook.Rules {
 		}
 	case "Setup":
 		return &hook.Rules{
-			Context: &hook.Rule{Stdout: []hook.Member{{
-				Key: "hookSpecificOutput",
-				Kids: []hook.Member{{
-					Const: "\"Setup\"",
-					Key:   "hookEventName",
-				}, {
-					Key:  "additionalContext",
-					Slot: hook.SlotContext,
-				}},
-			}}},
 			Halt: &hook.Rule{
 				HaltsSession: true,
 				Stdout: []hook.Member{{
