@@ -234,6 +234,9 @@ type Filter struct {
 	Halted                                     bool // only entries whose answer halted the session
 }
 
+// Match says whether f keeps e.
+func (f Filter) Match(e *Entry) bool { return f.match(e) }
+
 func (f Filter) match(e *Entry) bool {
 	return (f.Session == "" || e.Session == f.Session) && (f.Decision == "" || e.Decision == f.Decision) &&
 		(f.Verdict == "" || e.Verdict == f.Verdict) && (f.Harness == "" || e.Harness == f.Harness) && (f.Phase == "" || e.Phase == f.Phase) &&

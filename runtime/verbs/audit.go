@@ -1,15 +1,22 @@
 package verbs
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
+	"sitter.dev/sitter/runtime/store/natsstore"
 )
 
 // newAuditCmd is `sitter audit tail|query`: the audit log in the state dir.
@@ -17,6 +24,7 @@ func newAuditCmd(e *env) *cobra.Command {
 	sub := func(verb, short, example string, n int, filters bool) *cobra.Command {
 		var f audit.Filter
 		var asJSON bool
+		var url, source string
 		c := &cobra.Command{
 			Use:     verb,
 			Short:   short,
@@ -26,10 +34,18 @@ func newAuditCmd(e *env) *cobra.Command {
 				if n < 0 {
 					return usageErr("-n %d: want a count", n)
 				}
+				if url != "" {
+					return code(runAuditStore(url, source, f, n, asJSON, e.stdout, e.stderr))
+				}
+				if source != "" {
+					return usageErr("--source goes with --store")
+				}
 				return code(runAudit(f, n, asJSON, e.stdout, e.stderr))
 			},
 		}
 		c.Flags().IntVarP(&n, "n", "n", n, "at most `N` entries, the newest (0: all)")
+		c.Flags().StringVar(&url, "store", "", "read the team audit that sitter audit ship fills in the store at `URL` (nats://host:port), not this machine's log")
+		c.Flags().StringVar(&source, "source", "", "with --store: only the entries shipped from `SOURCE` (a machine)")
 		if filters {
 			c.Flags().StringVar(&f.Session, "session", "", "only the calls of session `ID`")
 			c.Flags().StringVar(&f.Decision, "decision", "", "only calls whose merged decision is `DECISION` (deny, block, ask, allow, noop)")
@@ -47,12 +63,134 @@ func newAuditCmd(e *env) *cobra.Command {
 		Short: "Read the audit log of hook decisions",
 		Long: `Every hook call appends one JSON line (handlers' verdicts and latencies, merged
 decision, policy verdict, secrets masked) to audit.jsonl in the state dir
-($SITTER_STATE_DIR, else $XDG_STATE_HOME/sitter, else ~/.local/state/sitter).`,
-		Example: "  sitter audit tail\n  sitter audit query --decision deny --json",
+($SITTER_STATE_DIR, else $XDG_STATE_HOME/sitter, else ~/.local/state/sitter).
+sitter audit ship copies it to a team store (NATS JetStream); tail and query
+read that with --store (docs/store.md).`,
+		Example: "  sitter audit tail\n  sitter audit query --decision deny --json\n  sitter audit ship --store nats://nats.internal:4222 --follow\n  sitter audit query --store nats://nats.internal:4222 --decision deny",
 	},
-		sub("tail", "Print the newest entries", "  sitter audit tail\n  sitter audit tail -n 100 --json", 20, false),
-		sub("query", "Print the entries that match every filter given", "  sitter audit query --session s1 --decision deny\n  sitter audit query --harness codex --halted --json", 0, true),
+		sub("tail", "Print the newest entries", "  sitter audit tail\n  sitter audit tail -n 100 --json\n  sitter audit tail --store nats://nats.internal:4222", 20, false),
+		sub("query", "Print the entries that match every filter given", "  sitter audit query --session s1 --decision deny\n  sitter audit query --harness codex --halted --json\n  sitter audit query --store nats://nats.internal:4222 --source ci-runner-7 --decision deny --json", 0, true),
+		newAuditShipCmd(e),
 	)
+}
+
+// newAuditShipCmd is `sitter audit ship`.
+func newAuditShipCmd(e *env) *cobra.Command {
+	var url, source string
+	var follow, asJSON bool
+	var interval time.Duration
+	c := &cobra.Command{
+		Use:   "ship --store URL",
+		Short: "Copy this machine's audit log to a team store",
+		Long: `Copies the lines of the local audit log that the store does not have yet to
+the store's audit stream (NATS JetStream stream SITTER_AUDIT, subject
+sitter.audit.<source>.<log>), oldest first, across rotated files. It resumes
+after the last line it shipped, which the store itself records, so a ship that
+was interrupted, or run again, ships nothing twice. With --follow it keeps
+shipping what is appended (every --interval) until interrupted. Lines that are
+not an entry stay in the local log and are counted as skipped. The hook path
+never talks to the network: shipping is this separate command (run it from
+cron, a systemd unit, or with --follow). See docs/store.md.`,
+		Example: `  sitter audit ship --store nats://nats.internal:4222
+  sitter audit ship --store nats://nats.internal:4222 --follow --source ci-runner-7
+  SITTER_STORE=nats://nats.internal:4222 sitter audit ship --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !c.Flags().Changed("store") {
+				url = os.Getenv("SITTER_STORE")
+			}
+			if interval < 10*time.Millisecond {
+				return usageErr("--interval %s: want at least 10ms", interval)
+			}
+			return code(runAuditShip(url, source, follow, interval, asJSON, e.stdout, e.stderr))
+		},
+	}
+	c.Flags().StringVar(&url, "store", "", "the team store `URL`, nats://host:port ($SITTER_STORE)")
+	c.Flags().StringVar(&source, "source", "", "this machine's `NAME` in the team audit: letters, digits, - and _ (default: the host name)")
+	c.Flags().BoolVar(&follow, "follow", false, "keep shipping what is appended until interrupted")
+	c.Flags().DurationVar(&interval, "interval", time.Second, "with --follow: how often to look for new lines, a Go duration `D`")
+	jsonFlag(c, &asJSON, "print what was shipped as JSON (with --follow: one line per pass that shipped)")
+	return c
+}
+
+// runAuditShip ships the local audit log to the store at url.
+func runAuditShip(url, source string, follow bool, interval time.Duration, asJSON bool, stdout, stderr io.Writer) int {
+	const verb = "audit ship"
+	if url == "" {
+		return fail(stderr, verb, errors.New("--store (or $SITTER_STORE) names the store to ship to"))
+	}
+	dir, err := hook.StateDir()
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := dialStore(ctx, url)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	defer c.Close()
+	w := &errWriter{w: stdout}
+	say := func(r natsstore.ShipResult) {
+		if r.Lost {
+			fmt.Fprintf(stderr, "sitter: audit ship: the last shipped line's file has rotated out of the local log: lines after it that rotated out too were never shipped\n")
+		}
+		for _, x := range r.Refused {
+			fmt.Fprintf(stderr, "sitter: audit ship: did not read %s\n", x)
+		}
+		if asJSON {
+			b, _ := json.Marshal(r)
+			w.Write(append(b, '\n'))
+			return
+		}
+		w.printf("[audit:ship] shipped=%d skipped=%d subject=%s\n", r.Shipped, r.Skipped, r.Subject)
+	}
+	o := natsstore.ShipOptions{Log: audit.FromEnv(dir), Source: source, Follow: follow, Interval: interval}
+	if follow {
+		o.Pass = say
+	}
+	r, err := c.ShipAudit(ctx, o)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	if !follow {
+		say(r)
+	}
+	if w.err != nil {
+		return 1
+	}
+	return 0
+}
+
+// runAuditStore prints the team audit's entries that f keeps.
+func runAuditStore(url, source string, f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int {
+	const verb = "audit"
+	ctx := context.Background()
+	c, err := dialStore(ctx, url)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	defer c.Close()
+	es, bad, err := c.AuditQuery(ctx, f, source, n)
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "sitter: audit: skipped %d message(s) of the store that are not an entry\n", bad)
+	}
+	w := &errWriter{w: stdout}
+	for _, x := range es {
+		if asJSON {
+			b, _ := json.Marshal(x)
+			w.Write(append(b, '\n'))
+			continue
+		}
+		w.printf("%s %s", x.Source, entryLine(x.Entry))
+	}
+	if w.err != nil {
+		return 1
+	}
+	return 0
 }
 
 // runAudit prints the entries of the audit log that f keeps, n at most.
@@ -85,22 +223,27 @@ func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int 
 	}
 	w := &errWriter{w: stdout}
 	for _, e := range es {
-		var hs []string
-		for _, h := range e.Handlers {
-			hs = append(hs, fmt.Sprintf("%s %.1fms", orDash(h.Decision), h.LatencyMs))
-		}
-		halt := ""
-		switch {
-		case e.Halted:
-			halt = " HALTED: " + oneLine(orDash(e.HaltReason), 80)
-		case e.HaltDropped:
-			halt = " halt dropped"
-		}
-		w.printf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
-			e.Decision, e.Verdict, strings.Join(hs, ", "), halt)
+		w.printf("%s", entryLine(e))
 	}
 	if w.err != nil {
 		return 1
 	}
 	return 0
+}
+
+// entryLine is an entry as audit tail and query print it.
+func entryLine(e audit.Entry) string {
+	var hs []string
+	for _, h := range e.Handlers {
+		hs = append(hs, fmt.Sprintf("%s %.1fms", orDash(h.Decision), h.LatencyMs))
+	}
+	halt := ""
+	switch {
+	case e.Halted:
+		halt = " HALTED: " + oneLine(orDash(e.HaltReason), 80)
+	case e.HaltDropped:
+		halt = " halt dropped"
+	}
+	return fmt.Sprintf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
+		e.Decision, e.Verdict, strings.Join(hs, ", "), halt)
 }

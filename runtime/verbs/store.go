@@ -52,12 +52,28 @@ func storeCacheDir(url string) (string, error) {
 	return filepath.Join(c, "store", hex.EncodeToString(h[:8])), nil
 }
 
-// openStore connects to a shared store.
-func openStore(ctx context.Context, url string) (*natsstore.Store, error) {
+// checkStoreURL refuses a store URL of no NATS scheme.
+func checkStoreURL(url string) error {
 	switch store.Scheme(url) {
 	case "nats", "tls", "ws", "wss":
-	default:
-		return nil, fmt.Errorf("--store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", url)
+		return nil
+	}
+	return fmt.Errorf("--store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", url)
+}
+
+// dialStore connects to a store's server without a run store (the team
+// audit).
+func dialStore(ctx context.Context, url string) (*natsstore.Conn, error) {
+	if err := checkStoreURL(url); err != nil {
+		return nil, err
+	}
+	return natsstore.Dial(ctx, url, natsstore.Options{})
+}
+
+// openStore connects to a shared store.
+func openStore(ctx context.Context, url string) (*natsstore.Store, error) {
+	if err := checkStoreURL(url); err != nil {
+		return nil, err
 	}
 	cache, err := storeCacheDir(url)
 	if err != nil {

@@ -32,7 +32,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,22 +79,25 @@ type Options struct {
 	explicitReplicas, explicitLease bool // set by the URL
 }
 
-// Store is a connection to a JetStream run store.
-type Store struct {
-	url    string
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stream jetstream.Stream
-	leases jetstream.KeyValue
-	o      Options
+// Conn is a connection to a NATS server with JetStream: what the run
+// store, audit shipping and the proxy's state share.
+type Conn struct {
+	url string
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	o   Options
 }
 
-// Open connects to the store at rawURL: nats://[user:pass@]host:port (a
-// comma-separated list of servers for a cluster; tls:// for TLS) with
-// optional query parameters creds=FILE (a credentials file), nkey=FILE (an
-// nkey seed file), tls_ca, tls_cert, tls_key (PEM files), replicas=N and
-// lease=DURATION.
-func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
+// Store is a connection to a JetStream run store.
+type Store struct {
+	*Conn
+	stream jetstream.Stream
+	leases jetstream.KeyValue
+}
+
+// Dial connects to the server(s) of rawURL (see Open) and creates
+// nothing; the query's replicas apply to what its user creates.
+func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	servers, nopts, err := ParseURL(rawURL, &o)
 	if err != nil {
 		return nil, err
@@ -110,22 +112,35 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		h, _ := os.Hostname()
 		o.Owner = h + ":" + strconv.Itoa(os.Getpid())
 	}
-	if o.CacheDir == "" {
-		return nil, errors.New("natsstore: no cache directory")
-	}
 	nopts = append(nopts, nats.Name("sitter"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	nc, err := nats.Connect(servers, nopts...)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", redactURL(rawURL), err)
 	}
-	s := &Store{url: redactURL(rawURL), nc: nc, o: o}
-	if s.js, err = jetstream.New(nc); err != nil {
+	c := &Conn{url: redactURL(rawURL), nc: nc, o: o}
+	if c.js, err = jetstream.New(nc); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	err = retry(ctx, s.ensure)
+	return c, nil
+}
+
+// Open connects to the store at rawURL: nats://[user:pass@]host:port (a
+// comma-separated list of servers for a cluster; tls:// for TLS) with
+// optional query parameters creds=FILE (a credentials file), nkey=FILE (an
+// nkey seed file), tls_ca, tls_cert, tls_key (PEM files), replicas=N and
+// lease=DURATION.
+func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
+	if o.CacheDir == "" {
+		return nil, errors.New("natsstore: no cache directory")
+	}
+	c, err := Dial(ctx, rawURL, o)
 	if err != nil {
-		nc.Close()
+		return nil, err
+	}
+	s := &Store{Conn: c}
+	if err := retry(ctx, s.ensure); err != nil {
+		c.Close()
 		return nil, fmt.Errorf("store %s: %w", s.url, err)
 	}
 	return s, nil
@@ -264,19 +279,34 @@ func redactURL(raw string) string {
 }
 
 // Close drops the connection.
-func (s *Store) Close() error {
-	s.nc.Close()
+func (c *Conn) Close() error {
+	c.nc.Close()
 	return nil
 }
 
 // URL is the store's URL, any password hidden.
-func (s *Store) URL() string { return s.url }
+func (c *Conn) URL() string { return c.url }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// isToken says whether s is 1 to max letters, digits, - and _: one
+// subject token. (Not a regexp: a bounded repeat compiles to a large
+// program at start-up, which every binary linking this package, the
+// gateway included, would pay.)
+func isToken(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // checkID refuses a run id that cannot be one subject token.
 func checkID(id string) error {
-	if !runIDPattern.MatchString(id) {
+	if !isToken(id, 128) {
 		return fmt.Errorf("run id %q: a run in a shared store is named by letters, digits, - and _ only", id)
 	}
 	return nil

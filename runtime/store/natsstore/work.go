@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -41,8 +40,6 @@ func Remote(def json.RawMessage) bool {
 	return json.Unmarshal(def, &d) == nil && d.Remote
 }
 
-var kindToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 func (s *Store) workStream(ctx context.Context) (jetstream.Stream, error) {
 	var st jetstream.Stream
 	err := retry(ctx, func(ctx context.Context) error {
@@ -70,7 +67,7 @@ func (s *Store) Enqueue(ctx context.Context, runID string, acts []run.Action) (i
 		if !Remote(a.TaskDef) {
 			continue
 		}
-		if !kindToken.MatchString(a.Kind) {
+		if !isToken64(a.Kind) {
 			return n, fmt.Errorf("effect %s: kind %q cannot name a work queue subject", a.EffectID, a.Kind)
 		}
 		if _, err := s.workStream(ctx); err != nil {
@@ -119,7 +116,7 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	}
 	var filters []string
 	for _, k := range slices.Sorted(slices.Values(o.Kinds)) {
-		if !kindToken.MatchString(k) {
+		if !isToken64(k) {
 			return 0, fmt.Errorf("--kinds: %q is not a kind", k)
 		}
 		filters = append(filters, WorkPrefix+k)
