@@ -61,6 +61,9 @@ type Config struct {
 	Log          *slog.Logger
 	// Client overrides the upstream HTTP client (tests).
 	Client *http.Client
+	// State, when set, also keeps what the gateway remembers between
+	// requests (Gemini thought signatures) where other replicas see it.
+	State SharedState
 }
 
 // Server is the gateway's http.Handler.
@@ -102,7 +105,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	cfg.Provider.sigs = newSigStore(24 * time.Hour)
+	cfg.Provider.sigs = newSigStore(SignatureTTL)
+	cfg.Provider.sigs.shared = cfg.State
 	s := &Server{cfg: cfg, client: cfg.Client, endGrace: time.Second}
 	if s.client == nil {
 		s.client = &http.Client{Transport: &http.Transport{

@@ -47,6 +47,7 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 		Example: `  OPENAI_API_KEY=… sitter proxy --provider openai
   sitter proxy --provider anthropic --listen 127.0.0.1:8787 --token-file ~/.sitter-proxy-token --json
   sitter proxy --routes routes.json --harness claude-code
+  GEMINI_API_KEY=… sitter proxy --provider gemini --listen 0.0.0.0:8787 --state-store nats://nats.internal:4222
   sitter proxy stats`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{runsItself: "serves; stats reads its record"},
@@ -67,6 +68,7 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 	fs.String("routes", "", "routes `FILE`: provider and model per request (docs/routing.md); replaces --provider, --model, --upstream")
 	fs.String("harness", "", "with --routes: the `HARNESS` the clients are (its background signals, custom harness rules)")
 	fs.String("record", "", "with --routes: the JSON-lines `FILE` recording routed requests (default: the state dir's proxy/routes.jsonl)")
+	fs.String("state-store", "", "keep what replicas share between requests (Gemini thought signatures) in the NATS JetStream store at `URL` (docs/store.md)")
 	c.AddCommand(newProxyStatsCmd(e))
 	c.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ids []string

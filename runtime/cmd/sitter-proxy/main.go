@@ -27,8 +27,8 @@ import (
 )
 
 const proxyUsage = `Usage: sitter proxy (sitter-proxy) --provider P [--model M] [--upstream URL] [--listen 127.0.0.1:0]
-                    [--token T | --token-file F] [--json]
-       sitter proxy (sitter-proxy) --routes FILE [--harness H] [--record FILE] [--listen …] [--token …] [--json]
+                    [--token T | --token-file F] [--state-store URL] [--json]
+       sitter proxy (sitter-proxy) --routes FILE [--harness H] [--record FILE] [--listen …] [--token …] [--state-store URL] [--json]
 
 Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
 /v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
@@ -38,6 +38,9 @@ JSON line in --record (default $SITTER_STATE_DIR/proxy/routes.jsonl). Prints
 SITTER_PROXY_URL=http://… on start. The upstream
 key comes from the provider's environment variable; clients authenticate with the
 token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode 0600).
+With --state-store nats://host:port, what the gateway keeps between requests (Gemini
+thought signatures) lives in the store's bucket sitter-proxy-state, so replicas behind
+one address serve one conversation (docs/store.md).
 `
 
 func main() {
@@ -61,12 +64,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	routesFile := fs.String("routes", "", "routes file: pick provider and model per request (docs/routing.md)")
 	harness := fs.String("harness", "", "with --routes: the harness the clients are (its background signals, custom harness rules)")
 	record := fs.String("record", "", "with --routes: the JSON-lines file of routed requests (default: the state dir's proxy/routes.jsonl)")
+	stateStore := fs.String("state-store", "", "keep the state shared by replicas (thought signatures) in this NATS JetStream store URL")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var state proxy.SharedState
+	if *stateStore != "" {
+		st, closeState, err := openState(ctx, *stateStore, logger(stderr, *jsonLogs))
+		if err != nil {
+			fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
+			return 1
+		}
+		defer closeState()
+		state = st
+	}
 	if *routesFile != "" {
 		return serveRoutes(ctx, routesOptions{file: *routesFile, harness: *harness, record: *record, listen: *listen, token: *token,
-			tokenFile: *tokenFile, jsonLogs: *jsonLogs, provider: *provider, model: *model, upstream: *upstream}, getenv, stdout, stderr)
+			tokenFile: *tokenFile, jsonLogs: *jsonLogs, provider: *provider, model: *model, upstream: *upstream, state: state}, getenv, stdout, stderr)
 	}
 	if *harness != "" || *record != "" {
 		fmt.Fprintln(stderr, "sitter proxy: --harness and --record go with --routes")
@@ -92,6 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Token = newToken()
 	}
 	cfg.Log = logger(stderr, *jsonLogs)
+	cfg.State = state
 	srv, err := proxy.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)

@@ -17,6 +17,7 @@ type routesOptions struct {
 	jsonLogs                                        bool
 	// provider, model and upstream do not go with --routes.
 	provider, model, upstream string
+	state                     proxy.SharedState
 }
 
 // serveRoutes is sitter proxy --routes: the routes file is read and
@@ -72,7 +73,7 @@ func serveRoutes(ctx context.Context, o routesOptions, getenv func(string) strin
 		token = newToken()
 	}
 	router, err := proxy.NewRouter(proxy.RouterConfig{Routes: rt, Signals: Signals(), Harness: o.harness,
-		Base: proxy.Config{Token: token, Log: logger(stderr, o.jsonLogs)}, Record: rec.Record})
+		Base: proxy.Config{Token: token, Log: logger(stderr, o.jsonLogs), State: o.state}, Record: rec.Record})
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
 		return 2
