@@ -102,7 +102,8 @@ bench:
 	$(GO) test ./runtime/hook -run '^$$' -bench . -benchmem
 
 ## chaos: the fault suite (every TestChaos* test: concurrency, floods, signals,
-## cut streams, symlinks, the redaction corpus) with a table of cases tried/passed
+## cut streams, symlinks, the redaction corpus, the run store against a real
+## nats-server process killed mid-run) with a table of cases tried/passed
 chaos:
 	$(GO) run ./runtime/cmd/chaos
 

@@ -4,6 +4,11 @@
 // table of the cases tried and their outcome. It exits 1 when a case
 // failed or when no case ran.
 //
+// It first builds nats-server from the Go module (runtime/internal/natsproc)
+// and names it in $SITTER_TEST_NATS_SERVER, so the run store's chaos case
+// (runtime/store/natsstore TestChaosNATSProcess) runs against a real
+// nats-server process, killed with SIGKILL and restarted mid-run.
+//
 //	go run ./runtime/cmd/chaos [-run REGEXP] [packages]
 package main
 
@@ -19,6 +24,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"sitter.dev/sitter/runtime/internal/natsproc"
 )
 
 // event is one line of `go test -json`.
@@ -37,6 +44,10 @@ type result struct {
 }
 
 func main() {
+	os.Exit(chaos())
+}
+
+func chaos() int {
 	run := flag.String("run", "", "only the TestChaos cases matching this regexp (after the TestChaos prefix)")
 	flag.Parse()
 	pkgs := flag.Args()
@@ -44,8 +55,19 @@ func main() {
 		pkgs = []string{"./..."}
 	}
 	pattern := "^TestChaos" + *run
+	tmp, err := os.MkdirTemp("", "sitter-chaos-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	natsServer, err := natsproc.Build(tmp)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		return 2
+	}
 	args := append([]string{"test", "-json", "-count=1", "-run", pattern}, pkgs...)
 	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "SITTER_TEST_NATS_SERVER="+natsServer)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -61,13 +83,14 @@ func main() {
 	switch {
 	case len(results) == 0:
 		fmt.Fprintln(os.Stderr, "chaos: no TestChaos case ran")
-		os.Exit(1)
+		return 1
 	case failed > 0 || buildFailed:
-		os.Exit(1)
+		return 1
 	case waitErr != nil:
 		fmt.Fprintf(os.Stderr, "chaos: go test: %v\n", waitErr)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func fatal(err error) {

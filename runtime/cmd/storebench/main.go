@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"sitter.dev/sitter/runtime/internal/natsproc"
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/store"
@@ -156,28 +156,11 @@ func cycle(ctx context.Context, with func(func(string) error) error) time.Durati
 // natsServer builds nats-server from the Go module and runs it on a free
 // loopback port with JetStream in dir.
 func natsServer(dir string) (string, func()) {
-	bin := filepath.Join(dir, "nats-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput(); err != nil {
-		fatalf("build nats-server: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	bin, err := natsproc.Build(dir)
 	must(err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", filepath.Join(dir, "js"))
-	must(cmd.Start())
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i == 200 {
-			fatalf("nats-server did not listen on %s", addr)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return "nats://" + addr, func() { cmd.Process.Kill(); cmd.Wait() }
+	srv, err := natsproc.Start(bin, filepath.Join(dir, "js"))
+	must(err)
+	return srv.URL, srv.Stop
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }

@@ -200,9 +200,12 @@ func checkJournal(st *run.State, n int) error {
 // and the inputs travel with the run.
 func TestRunMovesBetweenMachines(t *testing.T) {
 	needNode(t)
-	srv := startServer(t)
+	runMovesBetweenMachines(t, startServer(t).ClientURL())
+}
+
+func runMovesBetweenMachines(t *testing.T, url string) {
 	ctx := context.Background()
-	a, b := machine(t, srv.ClientURL(), Options{}), machine(t, srv.ClientURL(), Options{})
+	a, b := machine(t, url, Options{}), machine(t, url, Options{})
 	entry := writeProcess(t)
 	_, m, err := a.Create(ctx, run.CreateOptions{ProcessID: "p", Entry: entry + "#process", Inputs: json.RawMessage(`{"n": 3}`)})
 	if err != nil {
@@ -220,7 +223,7 @@ func TestRunMovesBetweenMachines(t *testing.T) {
 	if r.CompletionProof != m.CompletionProof {
 		t.Errorf("completion proof %q, want the one made at create %q", r.CompletionProof, m.CompletionProof)
 	}
-	st := loadFresh(t, srv.ClientURL(), m.RunID)
+	st := loadFresh(t, url, m.RunID)
 	if err := checkJournal(st, 3); err != nil {
 		t.Error(err)
 	}
@@ -237,12 +240,15 @@ func compact(s string) string {
 // event duplicated or missing.
 func TestRacingDrivers(t *testing.T) {
 	needNode(t)
-	srv := startServer(t)
+	racingDrivers(t, startServer(t).ClientURL())
+}
+
+func racingDrivers(t *testing.T, url string) {
 	ctx := context.Background()
 	for _, noLease := range []bool{false, true} {
 		t.Run(fmt.Sprintf("noLease=%t", noLease), func(t *testing.T) {
-			a := machine(t, srv.ClientURL(), Options{NoLease: noLease})
-			b := machine(t, srv.ClientURL(), Options{NoLease: noLease})
+			a := machine(t, url, Options{NoLease: noLease})
+			b := machine(t, url, Options{NoLease: noLease})
 			_, m, err := a.Create(ctx, run.CreateOptions{ProcessID: "p", Entry: writeProcess(t) + "#process", Inputs: json.RawMessage(`{"n": 4}`)})
 			if err != nil {
 				t.Fatal(err)
@@ -262,7 +268,7 @@ func TestRacingDrivers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := checkJournal(loadFresh(t, srv.ClientURL(), m.RunID), 4); err != nil {
+			if err := checkJournal(loadFresh(t, url, m.RunID), 4); err != nil {
 				t.Error(err)
 			}
 		})

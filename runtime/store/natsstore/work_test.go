@@ -25,9 +25,12 @@ export async function process(inputs, ctx) {
 // message of a resolved effect is dropped without running it again.
 func TestWorkerKilledMidEffect(t *testing.T) {
 	needNode(t)
-	srv := startServer(t)
+	workerKilledMidEffect(t, startServer(t).ClientURL())
+}
+
+func workerKilledMidEffect(t *testing.T, url string) {
 	ctx := context.Background()
-	a := machine(t, srv.ClientURL(), Options{})
+	a := machine(t, url, Options{})
 	ws := t.TempDir()
 	entry := filepath.Join(ws, "proc.mjs")
 	os.WriteFile(entry, []byte(remoteProc), 0o644)
@@ -43,7 +46,7 @@ func TestWorkerKilledMidEffect(t *testing.T) {
 
 	var runs atomic.Int32
 	started := make(chan struct{})
-	w1 := machine(t, srv.ClientURL(), Options{})
+	w1 := machine(t, url, Options{})
 	kctx, kill := context.WithCancel(ctx)
 	done1 := make(chan int)
 	go func() {
@@ -65,7 +68,7 @@ func TestWorkerKilledMidEffect(t *testing.T) {
 		t.Fatalf("the killed worker reported %d effects done", n)
 	}
 
-	w2 := machine(t, srv.ClientURL(), Options{})
+	w2 := machine(t, url, Options{})
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	n, err := w2.Work(wctx, WorkOptions{Max: 1, AckWait: 2 * time.Second, Do: func(context.Context, json.RawMessage) run.PostOptions {
@@ -98,7 +101,7 @@ func TestWorkerKilledMidEffect(t *testing.T) {
 	if err != nil || r.Status != run.StatusCompleted || compact(string(r.Output)) != `"built"` {
 		t.Fatalf("after the workers: %+v, %v", r, err)
 	}
-	st := loadFresh(t, srv.ClientURL(), m.RunID)
+	st := loadFresh(t, url, m.RunID)
 	resolved := 0
 	for _, ev := range st.Journal.Events {
 		if ev.Type == journal.EffectResolved {
