@@ -20,7 +20,9 @@ type runner func(t *testing.T, llm *llmscript.Server, project, home string, more
 // rewriteAndToolContext is the probe case for the tool phases' answers:
 // preToolUse rewrites the shell command (the rewritten command runs, the
 // model's does not) and postToolUse adds context (it reaches the model with
-// the tool result). install is nil when the runner loads the bundle itself.
+// the tool result). install is nil when the runner loads the bundle itself;
+// postEvent "" skips the post-tool context (a harness whose post-tool event
+// cannot add any).
 func rewriteAndToolContext(t *testing.T, harness, preEvent, postEvent string, install func(project, home string), run runner) {
 	project, home, rec := probeCase(t, "")
 	os.WriteFile(filepath.Join(rec, "pre-tool-reply"), []byte(`{"updatedInput":{"command":"echo rewritten > rewritten.txt"}}`), 0o644)
@@ -44,15 +46,17 @@ func rewriteAndToolContext(t *testing.T, harness, preEvent, postEvent string, in
 			t.Errorf("the model's own command ran: original.txt exists")
 		}
 	})
-	t.Run("tool-context", func(t *testing.T) {
-		verified(t, harness, "add context", postEvent)
-		if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("CTX-POST-TOOL") }) {
-			t.Errorf("post-tool context never reached the model (%d requests)", len(llm.Requests()))
-			for _, q := range llm.Requests() {
-				t.Logf("%s", q.Body)
+	if postEvent != "" {
+		t.Run("tool-context", func(t *testing.T) {
+			verified(t, harness, "add context", postEvent)
+			if !llm.Any(func(q *llmscript.Request) bool { return q.HasToolResult() && q.Contains("CTX-POST-TOOL") }) {
+				t.Errorf("post-tool context never reached the model (%d requests)", len(llm.Requests()))
+				for _, q := range llm.Requests() {
+					t.Logf("%s", q.Body)
+				}
 			}
-		}
-	})
+		})
+	}
 	checkEvents(t, harness, project, evs, "preToolUse", "postToolUse")
 }
 

@@ -61,7 +61,10 @@ func TestOpenClawGuard(t *testing.T) { guardCase(t, "openclaw", "before_tool_cal
 // (before_agent_finalize → action "revise") sends its reason to the model
 // and the run goes on. OpenClaw ignores a revision once the run had a
 // side effect (an exec call), so the stop case is a run without a tool. The
-// deny on before_tool_call is TestOpenClawGuard's.
+// deny on before_tool_call is TestOpenClawGuard's; its rewrite (params) runs
+// the rewritten command, a before_agent_run block keeps the prompt from the
+// model, and an observer on every phase sees agent_end with the run's
+// session.
 func TestOpenClawProbe(t *testing.T) {
 	fidelityNote("openclaw", "`openclaw agent --local` 2026.9.6 fires neither `session_start` nor `session_end` (left out of the atlas); workspace plugins load only once enabled in ~/.openclaw/openclaw.json, and the prompt and stop hooks need `hooks.allowConversationAccess` there (the runner sets both).")
 	fidelityNote("openclaw", "`before_agent_finalize` continue: OpenClaw finalizes anyway when the run already had a side effect (\"requested revision after potential side effects\"), so it is proved on a run without a tool call; the revision pass's `stopHookActive` does not say true.")
@@ -110,5 +113,18 @@ func TestOpenClawProbe(t *testing.T) {
 		if stops := stopEvents(events(t, rec)); len(stops) != 2 {
 			t.Errorf("want two stops (the block, then the end), got %d", len(stops))
 		}
+	})
+	t.Run("tool-rewrite", func(t *testing.T) {
+		// after_tool_call cannot add context: the rewrite only.
+		rewriteAndToolContext(t, "openclaw", "before_tool_call", "", func(project, home string) { pluginInstall(t, bundle, "openclaw", project, home) }, openclawRun)
+	})
+	// A before_agent_run block keeps the prompt from the model; OpenClaw
+	// prints its own refusal, naming the plugin, not the reason.
+	t.Run("prompt-deny", func(t *testing.T) {
+		promptDeny(t, "openclaw", "before_agent_run", "Your message could not be sent", func(project, home string) { pluginInstall(t, bundle, "openclaw", project, home) }, openclawRun)
+	})
+	t.Run("observe-all", func(t *testing.T) {
+		observer := observerBundle(t, "openclaw")
+		observeAll(t, "openclaw", func(project, home string) { pluginInstall(t, observer, "openclaw", project, home) }, openclawRun)
 	})
 }
