@@ -127,13 +127,159 @@ func TestClineProbe(t *testing.T) {
 }
 
 // TestClineLifecycle: the task events a plain turn does not raise. A model
-// that refuses every request (HTTP 400) fails the task: TaskError. (A
-// SIGINT to `cline --json` while a shell call runs ends the process
-// without TaskCancel or SessionShutdown.)
+// that refuses every request (HTTP 400) fails the task: TaskError. A model
+// error that says the request was aborted fails it as a cancel: TaskCancel,
+// then SessionShutdown. A run a hook cancels ends aborted without an error:
+// SessionShutdown only (3.0.65 calls TaskCancel only for an abort-like
+// error). (A SIGINT to `cline --json` while a shell call runs ends the
+// process without TaskCancel or SessionShutdown.)
 func TestClineLifecycle(t *testing.T) {
+	fidelityNote("cline", "`TaskCancel` fires only for a run that failed with an error mentioning cancel, abort or interrupt (proved with a model error saying the request was aborted); a run stopped with Esc in the terminal UI or by a hook's cancel ends `aborted` without an error and calls `SessionShutdown` alone.")
 	replier := replierBundle(t, "cline")
 	withReplier := func(project, home string) { pluginInstall(t, replier, "cline", project, home) }
 	t.Run("task-error", func(t *testing.T) {
 		apiFailure(t, "cline", "TaskError", withReplier, clineRun)
+	})
+	t.Run("task-cancel", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		withReplier(project, home)
+		llm := startLLM(t, func(*llmscript.Request) llmscript.Turn {
+			return llmscript.Turn{Status: 400, Text: "E2E-ABORT: the request was aborted upstream"}
+		})
+		clineRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "say hi")
+		// The task's end hooks run detached: they may finish after cline.
+		evs := waitRecorded(t, rec, 30*time.Second, "TaskCancel", "SessionShutdown")
+		for _, e := range []struct{ native, phase string }{{"TaskCancel", "interrupt"}, {"SessionShutdown", "sessionEnd"}} {
+			got := nativeEvents(t, "cline", project, evs, e.native, e.phase)
+			observed(t, "cline", got)
+			if !strings.Contains(string(got[0].Raw), "E2E-ABORT") {
+				t.Errorf("%s does not carry the error as its reason: %s", e.native, got[0].Raw)
+			}
+		}
+		if n := nativeNames(evs)["TaskError"]; n != 0 {
+			t.Errorf("TaskError called %d times for an abort", n)
+		}
+	})
+	// A hook's cancel aborts the run: SessionShutdown (with the run's
+	// session), no TaskCancel.
+	t.Run("shutdown-on-abort", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		os.WriteFile(filepath.Join(rec, "preToolUse-reply"), []byte(`{"decision":"deny","reason":"REASON-CANCEL-RUN"}`), 0o644)
+		withReplier(project, home)
+		llm := startLLM(t, llmscript.ShellThenText("echo hi > hi.txt", "done"))
+		r := clineRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "write hi.txt")
+		if !strings.Contains(r.stdout, `"finishReason":"aborted"`) {
+			t.Fatalf("the run did not end aborted\n%s\n%s", r.stdout, r.stderr)
+		}
+		evs := waitRecorded(t, rec, 30*time.Second, "SessionShutdown")
+		observed(t, "cline", nativeEvents(t, "cline", project, evs, "SessionShutdown", "sessionEnd"))
+		time.Sleep(2 * time.Second)
+		if n := nativeNames(events(t, rec))["TaskCancel"]; n != 0 {
+			t.Errorf("TaskCancel called %d times for an abort without an error (3.0.65 does not)", n)
+		}
+	})
+}
+
+// waitRecorded waits until each native event was recorded in rec at least
+// once (hooks Cline runs detached may finish after the process), then
+// returns the recorded events; it fails the test at the timeout.
+func waitRecorded(t *testing.T, rec string, timeout time.Duration, nativeEvents ...string) []event {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		evs := events(t, rec)
+		seen := nativeNames(evs)
+		missing := false
+		for _, n := range nativeEvents {
+			missing = missing || seen[n] == 0
+		}
+		if !missing {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want %v recorded within %s; got %v", nativeEvents, timeout, seen)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// clineTTY starts Cline's terminal UI (act mode, tools auto-approved) in a
+// pseudo-terminal with the given arguments and waits for its prompt,
+// closing the subscription offer it may show first.
+func clineTTY(t *testing.T, project string, env []string, bin string, args ...string) *tty {
+	t.Helper()
+	d := startTTY(t, project, env, bin, args...)
+	d.waitScreen(`any other key to close|Act \(Tab\)`, 2*time.Minute)
+	time.Sleep(3 * time.Second)
+	if strings.Contains(d.text(), "any other key to close") {
+		d.send("x")
+		d.waitFor("the offer to close", time.Minute, func(s string) bool { return !strings.Contains(s, "any other key to close") })
+	}
+	time.Sleep(time.Second)
+	return d
+}
+
+// TestClineTUI drives Cline's terminal UI, where a session is resumed and a
+// message can be added to a running task.
+func TestClineTUI(t *testing.T) {
+	replier := replierBundle(t, "cline")
+	// A message typed while a task runs is queued; Enter on the empty
+	// input sends it to steer the running task: that user message, not
+	// the task's own prompt, calls UserPromptSubmit.
+	t.Run("steer-prompt", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		pluginInstall(t, replier, "cline", project, home)
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			if q.HasToolResult() || q.Contains("STEER-PROMPT-3b9e") {
+				return llmscript.Turn{Text: "TURN-DONE"}
+			}
+			return llmscript.Turn{Shell: "sleep 15"}
+		})
+		bin, env := clineSetup(t, llm, home, []string{"E2E_DIR=" + rec})
+		d := clineTTY(t, project, env, bin)
+		d.typeShown("write hi.txt")
+		d.waitScreen(`run_commands\(sleep 15\)`, time.Minute)
+		d.typeShown("STEER-PROMPT-3b9e also say done")
+		d.waitScreen(`Queued messages`, time.Minute)
+		time.Sleep(time.Second)
+		d.send("\r")
+		waitEvent(t, d, rec, "UserPromptSubmit", time.Minute)
+		got := nativeEvents(t, "cline", project, events(t, rec), "UserPromptSubmit", "userPromptSubmit")
+		observed(t, "cline", got)
+		if !strings.Contains(string(got[0].Raw), "STEER-PROMPT-3b9e") {
+			t.Errorf("UserPromptSubmit does not carry the steering message: %s", got[0].Raw)
+		}
+	})
+	// `cline --id <session>` opens the terminal UI on a session a headless
+	// run left; the next prompt's run calls TaskResume, not TaskStart, with
+	// that session.
+	t.Run("resume", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		pluginInstall(t, replier, "cline", project, home)
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			if q.Contains("RESUMED-PROMPT") {
+				return llmscript.Turn{Text: "TURN-DONE-RESUMED"}
+			}
+			return llmscript.Turn{Text: "TURN-DONE"}
+		})
+		r := clineRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "say done")
+		if r.err != nil {
+			t.Fatalf("cline: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		first := waitRecorded(t, rec, 30*time.Second, "TaskStart")
+		session := first[0].Session.ID
+		if n := nativeNames(first)["TaskResume"]; n != 0 {
+			t.Fatalf("the first run called TaskResume")
+		}
+		bin, env := clineSetup(t, llm, home, []string{"E2E_DIR=" + rec})
+		d := clineTTY(t, project, env, bin, "--id", session)
+		d.typeShown("RESUMED-PROMPT say done again")
+		waitEvent(t, d, rec, "TaskResume", time.Minute)
+		d.waitScreen(`TURN-DONE-RESUMED`, time.Minute)
+		got := nativeEvents(t, "cline", project, events(t, rec), "TaskResume", "sessionStart")
+		observed(t, "cline", got)
+		if got[0].Session.ID != session {
+			t.Errorf("TaskResume session %q, want the resumed %q", got[0].Session.ID, session)
+		}
 	})
 }

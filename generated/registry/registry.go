@@ -1470,11 +1470,14 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineTUI: the terminal UI in a pseudo-terminal (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
 			}},
 			Name:    "TaskResume",
-			Note:    "hookName agent_resume: TaskStart's slot when the run resumes a task (CLINE_HOOK_AGENT_RESUME=1). Output ignored.",
+			Note:    "hookName agent_resume: TaskStart's slot for a run of a resumed session (`cline --id <session>` opens the terminal UI on it and sets CLINE_HOOK_AGENT_RESUME=1; its next prompt's run calls this with that session). Output ignored.",
 			Phase:   "sessionStart",
 			Support: "lossy",
 		}, true
@@ -1482,11 +1485,14 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineTUI: the terminal UI in a pseudo-terminal (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
 			}},
 			Name:    "UserPromptSubmit",
-			Note:    "hookName prompt_submit, for a user message added during a run (not the run's own prompt: a one-shot `cline \"<prompt>\"` does not call it). Detached: output ignored.",
+			Note:    "hookName prompt_submit, for a user message added during a run: in the terminal UI, a message queued while a task runs and sent to steer it (Enter on the empty input). Not a run's own prompt: neither a one-shot `cline \"<prompt>\"` nor a prompt typed at an idle UI calls it. Detached: output ignored.",
 			Phase:   "userPromptSubmit",
 			Support: "native",
 		}, true
@@ -1577,6 +1583,9 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineLifecycle (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
 			}},
@@ -1589,11 +1598,14 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineLifecycle (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
 			}},
 			Name:    "TaskCancel",
-			Note:    "hookName agent_abort: the run was aborted (reason). Detached: output ignored.",
+			Note:    "hookName agent_abort (reason): in 3.0.65 only for a run that failed with an error mentioning cancel, abort or interrupt (a model error saying the request was aborted, say). A run stopped with Esc in the terminal UI or by a hook's cancel ends aborted without an error and calls SessionShutdown alone. Detached: output ignored.",
 			Phase:   "interrupt",
 			Support: "native",
 		}, true
@@ -1601,6 +1613,9 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/cline_test.go TestClineLifecycle (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "cline@3.0.65 with @cline/core@0.0.86: dist/index.js (hook-file discovery, payloads, output parser) and @cline/agents@0.0.86 dist/index.js (how a tool hook's answer is applied)",
 			}, {
@@ -1608,7 +1623,7 @@ func eventCline(name string) (*adapter.EventSpec, bool) {
 				Ref:  "cline 3.0.65 --json against a fake OpenAI chat server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "SessionShutdown",
-			Note:    "hookName session_shutdown, when a session closes in the background hub (the default backend); a run in the local backend (CLINE_SESSION_BACKEND_MODE=local, as the e2e suite runs it) does not call it. Detached: output ignored.",
+			Note:    "hookName session_shutdown (reason): after a run that ended aborted (Esc in the terminal UI, a hook's cancel) or failed with an abort-like error (after TaskCancel), in the local backend (CLINE_SESSION_BACKEND_MODE=local) too; a run that completes or fails otherwise does not call it. Detached: output ignored.",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
