@@ -346,8 +346,9 @@ func TestClaudeHooks(t *testing.T) {
 
 // claudeConfigChange runs a turn with a ConfigChange hook answering reply
 // ("" for nothing): while the model answers, settings.local.json gains a
-// rule denying "touch blocked.txt"; once the hook has run (and a moment
-// for Claude to apply the change) the model runs that command.
+// rule denying "touch blocked.txt"; once the hook has run and Claude has
+// applied or dropped the change (its debug log says which) the model runs
+// that command.
 func claudeConfigChange(t *testing.T, reply string) (project string, evs []event) {
 	t.Helper()
 	project, home, rec := probeCase(t, "")
@@ -356,6 +357,7 @@ func claudeConfigChange(t *testing.T, reply string) (project string, evs []event
 	}
 	claudeSettingsHooks(t, project, claudeRecorder, "ConfigChange")
 	local := filepath.Join(project, ".claude", "settings.local.json")
+	debug := filepath.Join(rec, "claude-debug.log")
 	var n atomic.Int32
 	llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
 		switch {
@@ -364,13 +366,25 @@ func claudeConfigChange(t *testing.T, reply string) (project string, evs []event
 		case q.HasToolResult():
 			return llmscript.Turn{Text: "done"}
 		}
+		// Claude's debug log says when it has applied the change or
+		// dropped it for the hook (in what it logs after the first write).
+		before, _ := os.ReadFile(debug)
 		recorded(rec, "ConfigChange", 30*time.Second, func() {
 			os.WriteFile(local, []byte(fmt.Sprintf(`{"permissions":{"deny":["Bash(touch blocked.txt)","Bash(echo e2e-%d)"]}}`, n.Add(1))), 0o644)
 		})
-		time.Sleep(2 * time.Second)
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			b, _ := os.ReadFile(debug)
+			if len(b) < len(before) {
+				continue
+			}
+			b = b[len(before):]
+			if bytes.Contains(b, []byte("Settings changed from localSettings")) || bytes.Contains(b, []byte("ConfigChange hook blocked change")) {
+				break
+			}
+		}
 		return llmscript.Turn{Shell: "touch blocked.txt"}
 	})
-	r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "touch a file")
+	r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "touch a file", "--debug", "--debug-file", debug)
 	if r.err != nil {
 		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
