@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/internal/natsproc"
 	"sitter.dev/sitter/runtime/run"
 )
@@ -47,6 +48,31 @@ func TestChaosNATSProcess(t *testing.T) {
 	t.Run("racing", func(t *testing.T) { racingDrivers(t, realServer(t).URL) })
 	t.Run("killedWorker", func(t *testing.T) { workerKilledMidEffect(t, realServer(t).URL) })
 	t.Run("serverKilled", serverKilledMidRun)
+	t.Run("auditAcrossRestart", auditAcrossRestart)
+}
+
+// The team audit across a SIGKILL of the server: what was shipped before
+// stays, a ship after the restart goes on after it, nothing twice.
+func auditAcrossRestart(t *testing.T) {
+	srv := realServer(t)
+	ctx := context.Background()
+	log := audit.Config{Dir: t.TempDir(), MaxBytes: 2000, Keep: 10}
+	appendEntries(t, log, 0, 5)
+	c := dialT(t, srv.URL)
+	if r, err := c.ShipAudit(ctx, ShipOptions{Log: log, Source: "m"}); err != nil || r.Shipped != 5 {
+		t.Fatalf("before the kill: %+v, %v", r, err)
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	appendEntries(t, log, 5, 20) // the log rotates meanwhile
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.ShipAudit(ctx, ShipOptions{Log: log, Source: "m"}); err != nil || r.Shipped != 20 {
+		t.Fatalf("after the restart: %+v, %v", r, err)
+	}
+	checkShipped(t, c, "m", 25)
 }
 
 func serverKilledMidRun(t *testing.T) {

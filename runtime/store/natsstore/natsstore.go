@@ -708,6 +708,14 @@ func (c *checkout) publish(ctx context.Context, rel string, data []byte, del boo
 		return err
 	})
 	if wrongLastSeq(err) {
+		// The server checks the expected sequence before the message id:
+		// a retry of a publish that was stored but whose ack was lost is
+		// refused as out of order, not answered as a duplicate. It is
+		// ours when the run's last message carries its id.
+		if seq, mine := c.s.lastIs(ctx, c.id, id); mine {
+			c.m.Seq = seq
+			return nil
+		}
 		return fmt.Errorf("run %s: %w", c.id, store.ErrConflict)
 	}
 	if err != nil {
@@ -715,6 +723,21 @@ func (c *checkout) publish(ctx context.Context, rel string, data []byte, del boo
 	}
 	c.m.Seq = ack.Sequence
 	return nil
+}
+
+// lastIs says whether run id's last message has message id msgID, and
+// its sequence.
+func (s *Store) lastIs(ctx context.Context, id, msgID string) (uint64, bool) {
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = s.stream.GetLastMsgForSubject(ctx, subject(id))
+		return err
+	})
+	if err != nil || m.Header.Get(jetstream.MsgIDHeader) != msgID {
+		return 0, false
+	}
+	return m.Sequence, true
 }
 
 func wrongLastSeq(err error) bool {

@@ -346,3 +346,38 @@ func TestLosingWriterReplays(t *testing.T) {
 		t.Errorf("the result that counts is %s, want a's (0)", res["value"])
 	}
 }
+
+// A publish stored whose acknowledgement was lost is retried with the same
+// id and expectation: the server refuses it as out of order (it checks the
+// sequence before the id), and the writer recognises its own message
+// rather than losing a commit it made. Another writer's message at that
+// place is still a conflict.
+func TestPublishAckLost(t *testing.T) {
+	needNode(t)
+	srv := startServer(t)
+	ctx := context.Background()
+	a := machine(t, srv.ClientURL(), Options{})
+	_, m, err := a.Create(ctx, run.CreateOptions{ProcessID: "p", Entry: writeProcess(t) + "#process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := a.Checkout(ctx, m.RunID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Release()
+	c := co.(*checkout)
+	before := c.m.Seq
+	if err := c.publish(ctx, "notes.txt", []byte("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	after := c.m.Seq
+	c.m.Seq, c.n = before, c.n-1 // the ack was lost
+	if err := c.publish(ctx, "notes.txt", []byte("x"), false); err != nil || c.m.Seq != after {
+		t.Fatalf("the retried publish: %v (sequence %d, want %d)", err, c.m.Seq, after)
+	}
+	c.m.Seq = before // a new message expecting a place already taken
+	if err := c.publish(ctx, "other.txt", []byte("y"), false); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a different message at a taken place: %v, want ErrConflict", err)
+	}
+}
