@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
 )
@@ -70,6 +71,12 @@ func (g *routesRig) launch(t *testing.T, harness, prompt string) (string, []map[
 	if ps == nil || ps["routes"] != g.file {
 		t.Errorf("no proxy_started event with the routes file: %v", evs)
 	}
+	return project, readRecords(t, home)
+}
+
+// readRecords reads the proxy's route records in home's state dir.
+func readRecords(t *testing.T, home string) []map[string]any {
+	t.Helper()
 	var recs []map[string]any
 	f, err := os.Open(filepath.Join(home, ".sitter-state", "proxy", "routes.jsonl"))
 	if err != nil {
@@ -85,9 +92,9 @@ func (g *routesRig) launch(t *testing.T, harness, prompt string) (string, []map[
 		recs = append(recs, m)
 	}
 	for _, m := range recs {
-		t.Logf("%s: rule %v → %v,%v status %v attempts %v", harness, m["rule"], m["provider"], m["model"], m["status"], m["attempts"])
+		t.Logf("rule %v → %v,%v status %v attempts %v", m["rule"], m["provider"], m["model"], m["status"], m["attempts"])
 	}
-	return project, recs
+	return recs
 }
 
 func hasRecord(recs []map[string]any, rule, provider string) bool {
@@ -194,5 +201,65 @@ func TestRoutesCodexGemini(t *testing.T) {
 				t.Errorf("the record lacks default→b: %v", recs)
 			}
 		})
+	}
+}
+
+// TestRoutesClaudeModelSwitch: `/model provider,model` typed in a real
+// Claude Code TUI session launched through sitter launch --routes: the turn
+// before the switch goes by the rules (default: B, Anthropic), the turn
+// after it straight to the named provider with the named model (C,
+// Gemini), asserted at the fakes and in the route record.
+func TestRoutesClaudeModelSwitch(t *testing.T) {
+	g := newRoutesRig(t)
+	g.b.SetScript(llmscript.Text("FIRST-TURN-DONE"))
+	g.c.SetScript(llmscript.Text("SECOND-TURN-DONE"))
+	bin := install(t, clis["claude-code"])
+	home, project := userHome(t), t.TempDir()
+	env := append(baseEnv(t, home), g.env...)
+	d := startTTY(t, project, env, sitter(t), "launch", "claude-code", "--mode", "hook-driven", "--bin", bin, "--workspace", project, "--routes", g.file)
+	d.waitScreen(`for shortcuts`, 90*time.Second)
+	d.typeLine("say the first thing")
+	d.waitScreen(`FIRST-TURN-DONE`, 90*time.Second)
+	mainTurn := func(q *llmscript.Request) bool {
+		return len(q.ToolNames()) > 0 && q.UserTextContains("the second thing")
+	}
+	if !g.b.Any(func(q *llmscript.Request) bool {
+		return q.Protocol == "anthropic" && len(q.ToolNames()) > 0 && q.UserTextContains("the first thing") && q.Contains(`"claude-main"`)
+	}) {
+		t.Errorf("B (Anthropic) never got the first main turn with model claude-main")
+	}
+	before := len(g.c.Requests())
+	d.typeLine("/model c,gemini-direct")
+	// 2.1.197 asks before it switches a conversation cached for the old model.
+	d.waitScreen(`Yes, switch to c,gemini-direct`, 30*time.Second)
+	d.send("\r")
+	d.waitScreen(`Set model to.*c,gemini-direct`, 30*time.Second)
+	d.typeLine("say the second thing")
+	d.waitScreen(`SECOND-TURN-DONE`, 90*time.Second)
+	var got *llmscript.Request
+	for _, q := range g.c.Requests()[before:] {
+		if mainTurn(q) {
+			got = q
+		}
+	}
+	if got == nil {
+		t.Fatalf("C (Gemini) never got the turn after /model c,gemini-direct; C got %d requests", len(g.c.Requests())-before)
+	}
+	if got.Protocol != "gemini" || !strings.Contains(got.Path, "/models/gemini-direct:") {
+		t.Errorf("the switched turn reached C as %s %s, want Gemini model gemini-direct", got.Protocol, got.Path)
+	}
+	if g.b.Any(mainTurn) || g.a.Any(mainTurn) {
+		t.Errorf("the turn after the switch reached A or B too")
+	}
+	d.send("\x03")
+	d.send("\x03")
+	d.wait(30 * time.Second)
+	recs := readRecords(t, home)
+	direct := false
+	for _, m := range recs {
+		direct = direct || m["rule"] == "direct" && m["provider"] == "c" && m["model"] == "gemini-direct" && m["status"] == float64(200)
+	}
+	if !direct || !hasRecord(recs, "default", "b") {
+		t.Errorf("the record lacks direct→c,gemini-direct or default→b: %v", recs)
 	}
 }

@@ -25,36 +25,34 @@ type Signals struct {
 	Background              map[string][][]SignalMatch
 }
 
-// matcher is a compiled SignalMatch.
+// matcher is a compiled SignalMatch. It reads the request's bytes: the
+// value of its path's first member comes from the one split of the
+// body's top level (bodyView), the rest of the path is walked in that
+// value's bytes, and nothing is decoded.
 type matcher struct {
 	segs []pathSeg
-	// name is the last member's name, quoted: a body without it has no
-	// value at the path. lits: a body with none of them cannot match
-	// (a value or prefix, as it is written in JSON).
+	top  int // index of segs[0].name in compiledSignals.tops
+	// name is the last member's name, quoted: a member value without it
+	// has no value at the path. lits: one without any of them cannot
+	// match (a value or prefix, as it is written in JSON).
 	name    []byte
 	lits    [][]byte
 	values  [][]byte
-	prefix  string
+	prefix  []byte
 	re      *regexp.Regexp
 	present int // 0: not this kind, 1: present, -1: absent
 }
 
 type pathSeg struct {
 	name string
-	each bool   // name[]
-	key  string // the path up to and including this segment (cache key)
+	each bool // name[]
 }
 
 func compileMatch(m SignalMatch) (*matcher, error) {
-	c := &matcher{prefix: m.Prefix}
-	var key strings.Builder
-	for i, s := range strings.Split(m.Path, ".") {
-		if i > 0 {
-			key.WriteByte('.')
-		}
-		key.WriteString(s)
+	c := &matcher{}
+	for _, s := range strings.Split(m.Path, ".") {
 		name, each := strings.CutSuffix(s, "[]")
-		c.segs = append(c.segs, pathSeg{name: name, each: each, key: key.String()})
+		c.segs = append(c.segs, pathSeg{name: name, each: each})
 	}
 	c.name = []byte(`"` + c.segs[len(c.segs)-1].name + `"`)
 	for _, v := range m.Values {
@@ -62,6 +60,7 @@ func compileMatch(m SignalMatch) (*matcher, error) {
 		c.lits = append(c.lits, []byte(v))
 	}
 	if m.Prefix != "" {
+		c.prefix = []byte(m.Prefix)
 		b, _ := json.Marshal(m.Prefix)
 		c.lits = append(c.lits, b[:len(b)-1])
 	}
@@ -81,21 +80,35 @@ func compileMatch(m SignalMatch) (*matcher, error) {
 	return c, nil
 }
 
-// compiled signals, by protocol and harness.
+// compiled signals, by protocol and harness, and the top-level members
+// any of them reads ("model" first).
 type compiledSignals struct {
 	think, webSearch, image map[string][]*matcher
 	background              map[string][][]*matcher
+	tops                    []string
 }
 
 func compileSignals(s Signals) (*compiledSignals, error) {
-	c := &compiledSignals{think: map[string][]*matcher{}, webSearch: map[string][]*matcher{}, image: map[string][]*matcher{}, background: map[string][][]*matcher{}}
+	c := &compiledSignals{think: map[string][]*matcher{}, webSearch: map[string][]*matcher{}, image: map[string][]*matcher{}, background: map[string][][]*matcher{}, tops: []string{"model"}}
+	compile := func(m SignalMatch) (*matcher, error) {
+		cm, err := compileMatch(m)
+		if err != nil {
+			return nil, err
+		}
+		cm.top = slices.Index(c.tops, cm.segs[0].name)
+		if cm.top < 0 {
+			cm.top = len(c.tops)
+			c.tops = append(c.tops, cm.segs[0].name)
+		}
+		return cm, nil
+	}
 	for _, set := range []struct {
 		in  map[string][]SignalMatch
 		out map[string][]*matcher
 	}{{s.Think, c.think}, {s.WebSearch, c.webSearch}, {s.Image, c.image}} {
 		for proto, ms := range set.in {
 			for _, m := range ms {
-				cm, err := compileMatch(m)
+				cm, err := compile(m)
 				if err != nil {
 					return nil, err
 				}
@@ -107,7 +120,7 @@ func compileSignals(s Signals) (*compiledSignals, error) {
 		for _, g := range groups {
 			var cg []*matcher
 			for _, m := range g {
-				cm, err := compileMatch(m)
+				cm, err := compile(m)
 				if err != nil {
 					return nil, err
 				}
@@ -119,133 +132,147 @@ func compileSignals(s Signals) (*compiledSignals, error) {
 	return c, nil
 }
 
-// bodyView decodes a request body lazily: the top-level members once,
-// deeper paths only when a match asks, each path prefix once.
+// bodyView is a request body split once at its top level: the values of
+// the members the signals read (tops[i] for compiledSignals.tops[i], nil
+// when absent), as slices of the body.
 type bodyView struct {
-	body      []byte
-	pathModel string // Gemini: the model is in the URL
-	// model is the request's model as JSON, once known.
-	model   *json.RawMessage
-	root    map[string]json.RawMessage
-	decoded bool
-	cache   map[string][]json.RawMessage
+	body []byte
+	tops [][]byte
 }
 
-func (v *bodyView) top() map[string]json.RawMessage {
-	if !v.decoded {
-		v.decoded = true
-		v.root = topMembers(v.body)
+// newBodyView splits body; pathModel (Gemini: the model is in the URL)
+// stands for the "model" member.
+func newBodyView(body []byte, names []string, pathModel string) *bodyView {
+	v := &bodyView{body: body, tops: make([][]byte, len(names))}
+	topMembers(body, names, v.tops)
+	if pathModel != "" {
+		b, _ := json.Marshal(pathModel)
+		v.tops[0] = b
 	}
-	return v.root
+	return v
 }
 
-// values returns every value at the path up to segment i.
-func (v *bodyView) values(segs []pathSeg, i int) []json.RawMessage {
-	s := segs[i]
-	if got, ok := v.cache[s.key]; ok {
-		return got
+// model is the request's model, "" when it has none.
+func (v *bodyView) model() string {
+	s, ok := rawString(v.tops[0])
+	if !ok {
+		return ""
 	}
-	var out []json.RawMessage
-	var parents []map[string]json.RawMessage
-	if i == 0 {
-		if s.name == "model" && v.pathModel != "" {
-			b, _ := json.Marshal(v.pathModel)
-			out = []json.RawMessage{b}
-			parents = nil
-		} else {
-			parents = []map[string]json.RawMessage{v.top()}
-		}
-	} else {
-		for _, raw := range v.values(segs, i-1) {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(raw, &m) == nil {
-				parents = append(parents, m)
-			}
-		}
-	}
-	for _, p := range parents {
-		raw, ok := p[s.name]
-		if !ok {
-			continue
-		}
-		if !s.each {
-			out = append(out, raw)
-			continue
-		}
-		var arr []json.RawMessage
-		if json.Unmarshal(raw, &arr) == nil {
-			out = append(out, arr...)
-		}
-	}
-	if v.cache == nil {
-		v.cache = map[string][]json.RawMessage{}
-	}
-	v.cache[s.key] = out
-	return out
+	return string(s)
 }
 
-func present(raw json.RawMessage) bool {
-	switch string(bytes.TrimSpace(raw)) {
-	case "", "null", "false", `""`, "[]", "{}":
+// rawString is the text of a JSON string without copying it when it has
+// no escapes.
+func rawString(raw []byte) ([]byte, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+func present(raw []byte) bool {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
 		return false
 	}
-	b := bytes.TrimSpace(raw)
+	switch string(b) {
+	case "null", "false", `""`:
+		return false
+	}
 	if (b[0] == '[' || b[0] == '{') && len(bytes.TrimSpace(b[1:len(b)-1])) == 0 {
 		return false
 	}
 	return true
 }
 
-// holds reports whether the match holds on a body. Bytes first: a body
-// that does not contain the member's name, or any of the values the match
-// looks for, is decided without decoding it (a client that escapes plain
-// letters in JSON, which none does, would go unmatched).
+// holds reports whether the match holds on a body. Bytes first: a member
+// value that does not contain the path's last name, or any of the values
+// the match looks for, is decided without walking it (a client that
+// escapes plain letters in JSON, which none does, would go unmatched).
 func (m *matcher) holds(v *bodyView) bool {
-	if len(m.segs) == 1 && m.segs[0].name == "model" && v.model != nil {
-		return m.test([]json.RawMessage{*v.model})
-	}
-	if !bytes.Contains(v.body, m.name) {
+	raw := v.tops[m.top]
+	if raw == nil {
 		return m.present < 0
 	}
-	if m.lits != nil && !slices.ContainsFunc(m.lits, func(l []byte) bool { return bytes.Contains(v.body, l) }) {
+	if len(m.segs) > 1 && !bytes.Contains(raw, m.name) {
+		return m.present < 0
+	}
+	if m.lits != nil && !slices.ContainsFunc(m.lits, func(l []byte) bool { return bytes.Contains(raw, l) }) {
 		return false
 	}
-	return m.test(v.values(m.segs, len(m.segs)-1))
+	hit := m.walk(raw, 0)
+	if m.present < 0 {
+		return !hit
+	}
+	return hit
 }
 
-func (m *matcher) test(vals []json.RawMessage) bool {
-	if m.present < 0 {
-		for _, raw := range vals {
-			if present(raw) {
-				return false
-			}
-		}
-		return true
+// walk reports whether any value at the path from segment i on, in raw
+// (segment i's value), hits.
+func (m *matcher) walk(raw []byte, i int) bool {
+	if !m.segs[i].each {
+		return m.down(raw, i)
 	}
-	for _, raw := range vals {
-		switch {
-		case m.present > 0:
-			if present(raw) {
-				return true
-			}
-		case m.values != nil:
-			t := bytes.TrimSpace(raw)
-			for _, want := range m.values {
-				if bytes.Equal(t, want) {
-					return true
-				}
-			}
-		default:
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				continue
-			}
-			if m.re != nil && m.re.MatchString(s) || m.prefix != "" && strings.HasPrefix(s, m.prefix) {
-				return true
-			}
+	j := skipSpace(raw, 0)
+	if j >= len(raw) || raw[j] != '[' {
+		return false
+	}
+	j = skipSpace(raw, j+1)
+	for j < len(raw) && raw[j] != ']' {
+		end := skipValue(raw, j)
+		if end < 0 {
+			return false
+		}
+		if m.down(raw[j:end], i) {
+			return true
+		}
+		j = skipSpace(raw, end)
+		if j < len(raw) && raw[j] == ',' {
+			j = skipSpace(raw, j+1)
 		}
 	}
 	return false
+}
+
+func (m *matcher) down(raw []byte, i int) bool {
+	if i == len(m.segs)-1 {
+		return m.hit(raw)
+	}
+	c := member(raw, m.segs[i+1].name)
+	if c == nil {
+		return false
+	}
+	return m.walk(c, i+1)
+}
+
+// hit tests one value at the path (for present: false, whether it is
+// present: the match then holds when none is).
+func (m *matcher) hit(raw []byte) bool {
+	switch {
+	case m.present != 0:
+		return present(raw)
+	case m.values != nil:
+		t := bytes.TrimSpace(raw)
+		for _, want := range m.values {
+			if bytes.Equal(t, want) {
+				return true
+			}
+		}
+		return false
+	}
+	s, ok := rawString(raw)
+	if !ok {
+		return false
+	}
+	return m.re != nil && m.re.Match(s) || m.prefix != nil && bytes.HasPrefix(s, m.prefix)
 }
 
 func anyHolds(ms []*matcher, v *bodyView) bool {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +45,8 @@ type RouteRecord struct {
 	Client       string   `json:"client"` // the client's protocol
 	Stream       bool     `json:"stream,omitempty"`
 	Error        string   `json:"error,omitempty"`
+
+	at time.Time // Time, formatted when written
 }
 
 // Router is the gateway's http.Handler with a routes file: it picks a
@@ -56,6 +57,8 @@ type Router struct {
 	routes  *Routes
 	sig     *compiledSignals
 	servers map[string]*Server
+	// headers: each custom rule's header, canonical (http.Header's keys).
+	headers []string
 	mux     *http.ServeMux
 }
 
@@ -69,6 +72,9 @@ func NewRouter(rc RouterConfig) (*Router, error) {
 		return nil, err
 	}
 	rt := &Router{cfg: rc, routes: rc.Routes, sig: sig, servers: map[string]*Server{}}
+	for _, r := range rc.Routes.Custom {
+		rt.headers = append(rt.headers, http.CanonicalHeaderKey(r.Header))
+	}
 	if rt.cfg.Base.Log == nil {
 		rt.cfg.Base.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -115,6 +121,12 @@ type request struct {
 	view                  *bodyView
 }
 
+// newRequest splits the body once; every signal reads that split.
+func (rt *Router) newRequest(proto, harness string, body []byte, header http.Header, pathModel string) *request {
+	v := newBodyView(body, rt.sig.tops, pathModel)
+	return &request{proto: proto, harness: harness, model: v.model(), tokens: len(body) / 4, header: header, view: v}
+}
+
 // pick returns the rule for a request and the targets to try in order.
 func (rt *Router) pick(q *request) (string, []Target) {
 	if p, m, ok := strings.Cut(q.model, ","); ok {
@@ -122,7 +134,7 @@ func (rt *Router) pick(q *request) (string, []Target) {
 			return RuleDirect, []Target{{Provider: p, Model: m}}
 		}
 	}
-	for _, r := range rt.routes.Custom {
+	for i, r := range rt.routes.Custom {
 		if r.Model != nil && !r.Model.MatchString(q.model) {
 			continue
 		}
@@ -130,7 +142,7 @@ func (rt *Router) pick(q *request) (string, []Target) {
 			continue
 		}
 		if r.Header != "" {
-			v, ok := q.header[http.CanonicalHeaderKey(r.Header)]
+			v, ok := q.header[rt.headers[i]]
 			if !ok || r.Value != nil && !slices.ContainsFunc(v, r.Value.MatchString) {
 				continue
 			}
@@ -170,31 +182,12 @@ func (rt *Router) pick(q *request) (string, []Target) {
 // Classify reports the rule and targets a request body would get (tests,
 // and the routes bench).
 func (rt *Router) Classify(proto, harness string, body []byte, header http.Header, pathModel string) (string, []Target) {
-	q := &request{proto: proto, harness: harness, tokens: len(body) / 4, header: header, view: &bodyView{body: body, pathModel: pathModel}}
-	q.model = requestModel(q.view)
-	return rt.pick(q)
-}
-
-// requestModel reads the model (Gemini: from the URL) from the body's
-// top-level members, split without decoding.
-func requestModel(v *bodyView) string {
-	if v.pathModel != "" {
-		raw, _ := json.Marshal(v.pathModel)
-		jr := json.RawMessage(raw)
-		v.model = &jr
-		return v.pathModel
-	}
-	raw, ok := v.top()["model"]
-	if !ok {
-		raw = json.RawMessage(`""`)
-	}
-	v.model = &raw
-	var m string
-	json.Unmarshal(raw, &m)
-	return m
+	return rt.pick(rt.newRequest(proto, harness, body, header, pathModel))
 }
 
 func (rt *Router) handle(proto, kind string) http.HandlerFunc {
+	// Any provider's Server checks the token the same way.
+	probe := &Server{cfg: rt.cfg.Base}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		fail := func(status int, msg string) {
@@ -203,8 +196,6 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 			w.WriteHeader(st)
 			w.Write(b)
 		}
-		// Any provider's Server checks the token the same way.
-		probe := Server{cfg: rt.cfg.Base}
 		if !probe.authorized(proto, r) {
 			fail(401, "sitter proxy: missing or wrong token (use the token sitter proxy printed, in this API's key header)")
 			return
@@ -224,29 +215,31 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 			pathModel, _, _ = strings.Cut(r.PathValue("call"), ":")
 		}
 		harness := rt.cfg.Harness
-		q := &request{proto: proto, harness: harness, tokens: len(body) / 4, header: r.Header, view: &bodyView{body: body, pathModel: pathModel}}
-		q.model = requestModel(q.view)
-		rule, chain := rt.pick(q)
+		rule, chain := rt.pick(rt.newRequest(proto, harness, body, r.Header, pathModel))
 		n := min(len(chain), rt.routes.Attempts)
 		rec := RouteRecord{Rule: rule, Harness: harness, Client: proto}
 		for i, t := range chain[:n] {
-			o := &routed{model: t.Model}
-			r2 := r.WithContext(context.WithValue(r.Context(), routedKey{}, o))
-			r2.Body = io.NopCloser(bytes.NewReader(body))
-			r2.ContentLength = int64(len(body))
-			tw := &tryWriter{w: w, last: i == n-1, h: http.Header{}}
-			rt.servers[t.Provider].ServeHTTP(tw, r2)
+			// The provider's Server is called directly with the body read
+			// here: no second dispatch, token check or read.
+			o := &routed{model: t.Model, body: body}
+			if i == n-1 {
+				rt.servers[t.Provider].serve(w, r, proto, kind, o)
+			} else {
+				tw := &tryWriter{w: w}
+				rt.servers[t.Provider].serve(tw, r, proto, kind, o)
+				if tw.failed {
+					rec.Failed = append(rec.Failed, t.String())
+					rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", t.Model, "status", tw.status)
+					continue
+				}
+			}
 			rec.Attempts = i + 1
 			rec.Provider, rec.Model, rec.Status, rec.Error, rec.Stream = t.Provider, t.Model, o.status, o.err, o.stream
 			rec.InputTokens, rec.OutputTokens = o.usage.Input, o.usage.Output
-			if !tw.failed {
-				break
-			}
-			rec.Failed = append(rec.Failed, t.String())
-			rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", t.Model, "status", tw.status)
+			break
 		}
 		if rt.cfg.Record != nil {
-			rec.Time = start.UTC().Format(time.RFC3339Nano)
+			rec.at = start
 			rec.LatencyMS = float64(time.Since(start).Microseconds()) / 1000
 			rt.cfg.Record(rec)
 		}
@@ -257,24 +250,29 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 func retryable(status int) bool { return status == 429 || status >= 500 && status != 501 }
 
 // tryWriter holds back an attempt's answer when it is a failure another
-// fallback may still mend; the last attempt's answer always goes out.
+// fallback may still mend (the last attempt writes to the client
+// directly).
 type tryWriter struct {
 	w      http.ResponseWriter
 	h      http.Header
-	last   bool
 	wrote  bool
 	failed bool
 	status int
 }
 
-func (t *tryWriter) Header() http.Header { return t.h }
+func (t *tryWriter) Header() http.Header {
+	if t.h == nil {
+		t.h = http.Header{}
+	}
+	return t.h
+}
 
 func (t *tryWriter) WriteHeader(status int) {
 	if t.wrote {
 		return
 	}
 	t.wrote, t.status = true, status
-	if !t.last && retryable(status) {
+	if retryable(status) {
 		t.failed = true
 		return
 	}
@@ -307,31 +305,110 @@ func (t *tryWriter) Flush() {
 }
 
 // RecordFile appends route records to a JSON-lines file from one
-// goroutine, so that a request never waits for the disk.
+// goroutine: a request only appends its record to a queue (never waits
+// for the disk, nor for a full queue), and the writer writes what queued
+// up in one write. A record that cannot be written is never dropped
+// silently: the error is logged with the number of records lost, and
+// Close returns it.
 type RecordFile struct {
-	ch   chan RouteRecord
+	w    io.Writer
+	log  *slog.Logger
+	mu   sync.Mutex
+	q    []RouteRecord
+	err  error
+	lost int
+	shut bool
+	wake chan struct{}
 	done chan struct{}
-	once sync.Once
 }
 
-// NewRecordFile writes records to w until Close.
-func NewRecordFile(w io.Writer) *RecordFile {
-	f := &RecordFile{ch: make(chan RouteRecord, 1024), done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		enc := json.NewEncoder(w)
-		for r := range f.ch {
-			enc.Encode(r)
-		}
-	}()
+// NewRecordFile writes records to w until Close; log (nil: none) hears
+// of records that could not be written.
+func NewRecordFile(w io.Writer, log *slog.Logger) *RecordFile {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	f := &RecordFile{w: w, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go f.run()
 	return f
 }
 
 // Record queues one record.
-func (f *RecordFile) Record(r RouteRecord) { f.ch <- r }
+func (f *RecordFile) Record(r RouteRecord) {
+	f.mu.Lock()
+	if f.shut {
+		f.lost++
+		f.mu.Unlock()
+		f.log.Error("routes record: a record after close is lost", "rule", r.Rule, "provider", r.Provider, "model", r.Model)
+		return
+	}
+	f.q = append(f.q, r)
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+	f.mu.Unlock()
+}
 
-// Close writes what is queued and stops.
-func (f *RecordFile) Close() {
-	f.once.Do(func() { close(f.ch) })
+func (f *RecordFile) run() {
+	defer close(f.done)
+	var batch []RouteRecord
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for {
+		_, open := <-f.wake
+		f.mu.Lock()
+		batch, f.q = f.q, batch[:0]
+		shut := f.shut
+		f.mu.Unlock()
+		if len(batch) > 0 {
+			buf.Reset()
+			for i := range batch {
+				r := &batch[i]
+				if r.Time == "" && !r.at.IsZero() {
+					r.Time = r.at.UTC().Format(time.RFC3339Nano)
+				}
+				enc.Encode(r)
+			}
+			if _, err := f.w.Write(buf.Bytes()); err != nil {
+				f.mu.Lock()
+				f.lost += len(batch)
+				if f.err == nil {
+					f.err = err
+				}
+				f.mu.Unlock()
+				f.log.Error("routes record: records not written", "lost", len(batch), "error", err)
+			}
+			clear(batch)
+		}
+		if !open || shut {
+			f.mu.Lock()
+			rest := len(f.q)
+			f.mu.Unlock()
+			if rest == 0 {
+				return
+			}
+		}
+	}
+}
+
+// Close writes what is queued and stops; it returns the first write
+// error, with how many records were lost.
+func (f *RecordFile) Close() error {
+	f.mu.Lock()
+	if !f.shut {
+		f.shut = true
+		close(f.wake)
+	}
+	f.mu.Unlock()
 	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lost > 0 {
+		if f.err == nil {
+			return fmt.Errorf("routes record: %d records lost", f.lost)
+		}
+		return fmt.Errorf("routes record: %d records lost: %w", f.lost, f.err)
+	}
+	return nil
 }

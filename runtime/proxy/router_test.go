@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -290,7 +292,7 @@ func TestRouterNoHarness(t *testing.T) {
 func TestRecordFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.jsonl")
 	f, _ := os.Create(p)
-	rf := NewRecordFile(f)
+	rf := NewRecordFile(f, nil)
 	rf.Record(RouteRecord{Rule: "default", Provider: "b", Status: 200})
 	rf.Record(RouteRecord{Rule: "background", Provider: "a", Status: 429})
 	rf.Close()
@@ -325,27 +327,94 @@ func BenchmarkClassify(b *testing.B) {
 // gives up on what it rejects.
 func TestTopMembers(t *testing.T) {
 	for _, in := range []string{
-		`{"model":"m","n":1.5e3,"t":true,"x":null,"tools":[{"a":"}]\"{"},[]],"s":"a\"b\\","o":{"k":{"l":[1,2]}}}`,
+		`{"model":"m","n":1.5e3,"t":true,"x":null,"tools":[{"a":"}]\"{"},[]],"s":"a\"b\\","o":{"k":{"l":[1,2]}},"e":"\\\\"}`,
 		` { "a" : "b" , "c\u0041" : [ ] } `,
 		`{}`,
 	} {
-		got := topMembers([]byte(in))
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(want) {
-			t.Errorf("%s: %d members, want %d", in, len(got), len(want))
+		names := []string{"absent"}
+		for k := range want {
+			names = append(names, k)
 		}
-		for k, v := range want {
-			if strings.TrimSpace(string(got[k])) != strings.TrimSpace(string(v)) {
-				t.Errorf("%s: %s = %s, want %s", in, k, got[k], v)
+		got := make([][]byte, len(names))
+		if !topMembers([]byte(in), names, got) {
+			t.Errorf("%s: not split", in)
+		}
+		if got[0] != nil {
+			t.Errorf("%s: absent = %s", in, got[0])
+		}
+		for i, k := range names[1:] {
+			if strings.TrimSpace(string(got[i+1])) != strings.TrimSpace(string(want[k])) {
+				t.Errorf("%s: %s = %s, want %s", in, k, got[i+1], want[k])
+			}
+			if m := member([]byte(in), k); strings.TrimSpace(string(m)) != strings.TrimSpace(string(want[k])) {
+				t.Errorf("%s: member %s = %s, want %s", in, k, m, want[k])
 			}
 		}
 	}
-	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":"b"`, `{"a" "b"}`, `{"a":[1}`, ``} {
-		if got := topMembers([]byte(bad)); got != nil {
-			t.Errorf("%q: %v, want nil", bad, got)
+	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":"b"`, `{"a" "b"}`, `{"a":[1}`, ``, `{"a":"b\"}`} {
+		got := make([][]byte, 1)
+		if topMembers([]byte(bad), []string{"a"}, got) || got[0] != nil {
+			t.Errorf("%q: split as %q", bad, got[0])
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestRecordFileLoss: a record that cannot be written is counted and
+// reported, never dropped silently.
+func TestRecordFileLoss(t *testing.T) {
+	var log strings.Builder
+	rf := NewRecordFile(failWriter{}, slog.New(slog.NewTextHandler(&log, nil)))
+	rf.Record(RouteRecord{Rule: "default"})
+	rf.Record(RouteRecord{Rule: "think"})
+	err := rf.Close()
+	if err == nil || !strings.Contains(err.Error(), "2 records lost") || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("close: %v", err)
+	}
+	if !strings.Contains(log.String(), "disk full") {
+		t.Errorf("log: %q", log.String())
+	}
+	rf.Record(RouteRecord{Rule: "late"})
+	if !strings.Contains(log.String(), "after close") {
+		t.Errorf("a record after close: log %q", log.String())
+	}
+}
+
+// TestMatcherWalk: paths walked in the body's bytes, as encoding/json
+// would read them.
+func TestMatcherWalk(t *testing.T) {
+	cases := []struct {
+		m    SignalMatch
+		body string
+		want bool
+	}{
+		{SignalMatch{Path: "a.b", Present: "false"}, `{"a":{"c":1}}`, true},
+		{SignalMatch{Path: "a.b", Present: "false"}, `{"a":{"b":[]}}`, true},
+		{SignalMatch{Path: "a.b", Present: "false"}, `{"a":{"b":[0]}}`, false},
+		{SignalMatch{Path: "a[].b", Present: "true"}, `{"a":[{"b":null},{"b":{"x":1}}]}`, true},
+		{SignalMatch{Path: "a[].b", Present: "true"}, `{"a":[{"b":null},{"b":{ }}]}`, false},
+		{SignalMatch{Path: "a[].b[].c", Values: []string{`"x"`}}, `{"a":[{"b":[{"c":"y"}]},{"z":"x"},{"b":[{"d":"x"},{"c": "x" }]}]}`, true},
+		{SignalMatch{Path: "a[].b[].c", Values: []string{`"x"`}}, `{"a":[{"b":[{"c":"y"}]},{"c":"x"}]}`, false},
+		{SignalMatch{Path: "a.c", Prefix: "web_"}, `{"a":{"b":"web_x","c":"web_search"}}`, true},
+		{SignalMatch{Path: "a.c", Prefix: "web_"}, `{"a":{"b":"web_x","c":"\"web_"}}`, false},
+		{SignalMatch{Path: "m", Pattern: "(?i)haiku"}, `{"m":"claude-\u0048aiku"}`, true},
+		{SignalMatch{Path: "a.b", Values: []string{"true"}}, `{"x":"\"b\": true","a":{"b":false}}`, false},
+	}
+	for _, c := range cases {
+		cs, err := compileSignals(Signals{Think: map[string][]SignalMatch{"p": {c.m}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newBodyView([]byte(c.body), cs.tops, "")
+		if got := anyHolds(cs.think["p"], v); got != c.want {
+			t.Errorf("%+v on %s: %v, want %v", c.m, c.body, got, c.want)
 		}
 	}
 }

@@ -1,68 +1,97 @@
 package proxy
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
-// topMembers splits a JSON object into its members without decoding
-// them: the values are slices of body. It returns nil for anything but
-// an object of well-formed members (the caller then finds no values).
-// A byte loop: choosing a rule must cost microseconds.
-func topMembers(body []byte) map[string]json.RawMessage {
-	i := skipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, 8)
-	i = skipSpace(body, i+1)
-	if i < len(body) && body[i] == '}' {
-		return out
-	}
-	for i < len(body) {
-		if body[i] != '"' {
-			return nil
-		}
-		end := skipString(body, i)
-		if end < 0 {
-			return nil
-		}
-		key := body[i+1 : end-1]
-		var name string
-		if bytesHasByte(key, '\\') {
-			if json.Unmarshal(body[i:end], &name) != nil {
-				return nil
+// A byte scanner over JSON for choosing a rule: it splits objects and
+// arrays into slices of the body without decoding them, so that choosing
+// a rule costs microseconds and no second decode of the body (the
+// provider's Server decodes it once, for translation).
+
+// topMembers sets out[i] to the value of the body's top-level member
+// names[i] (nil when absent). It reports false, leaving out partly set,
+// for anything but an object of well-formed members.
+func topMembers(body []byte, names []string, out [][]byte) bool {
+	ok := eachMember(body, func(key, val []byte) bool {
+		for i, n := range names {
+			if string(key) == n {
+				out[i] = val
 			}
-		} else {
-			name = string(key)
 		}
-		i = skipSpace(body, end)
-		if i >= len(body) || body[i] != ':' {
-			return nil
-		}
-		i = skipSpace(body, i+1)
-		vend := skipValue(body, i)
-		if vend < 0 {
-			return nil
-		}
-		out[name] = json.RawMessage(body[i:vend])
-		i = skipSpace(body, vend)
-		if i >= len(body) {
-			return nil
-		}
-		switch body[i] {
-		case ',':
-			i = skipSpace(body, i+1)
-		case '}':
-			return out
-		default:
-			return nil
-		}
+		return false
+	})
+	if !ok {
+		clear(out)
 	}
-	return nil
+	return ok
 }
 
-func bytesHasByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
+// member returns the value of obj's member name, or nil.
+func member(obj []byte, name string) []byte {
+	var got []byte
+	eachMember(obj, func(key, val []byte) bool {
+		if string(key) == name {
+			got = val
 			return true
+		}
+		return false
+	})
+	return got
+}
+
+// eachMember calls f with each member of the object b (its name
+// unescaped, its value as a slice of b) until f returns true. It reports
+// whether b is an object of well-formed members (true when f stopped it).
+func eachMember(b []byte, f func(key, val []byte) bool) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return false
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var name string
+			if json.Unmarshal(b[i:end], &name) != nil {
+				return false
+			}
+			key = []byte(name)
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		vend := skipValue(b, i)
+		if vend < 0 {
+			return false
+		}
+		if f(key, b[i:vend]) {
+			return true
+		}
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return true
+		default:
+			return false
 		}
 	}
 	return false
@@ -75,17 +104,26 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"', or -1.
+// skipString returns the index after the string starting at b[i] == '"',
+// or -1. It jumps from quote to quote (a quote after an odd run of
+// backslashes is escaped).
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
+		j++
 	}
-	return -1
 }
 
 // skipValue returns the index after the value starting at b[i], or -1.

@@ -148,18 +148,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // and what the Server tells back.
 type routed struct {
 	model string // the model the rule chose
+	body  []byte // the request body, read (and the token checked) by the Router
 	// Filled by the Server when the request ends.
 	status int
 	usage  Usage
 	err    string
 	stream bool
-}
-
-type routedKey struct{}
-
-func routedOf(r *http.Request) *routed {
-	rt, _ := r.Context().Value(routedKey{}).(*routed)
-	return rt
 }
 
 // authorized checks the token in the ingress protocol's own header.
@@ -206,31 +200,40 @@ func (s *Server) log(l *logLine) {
 }
 
 func (s *Server) route(proto, kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ll := &logLine{route: r.URL.Path, start: time.Now()}
-		fixed := s.cfg.Model
-		rt := routedOf(r)
+	return func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, proto, kind, nil) }
+}
+
+// serve answers one request; rt, when a Router calls, carries the body
+// it read and the model its rule chose, and gets the outcome.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, proto, kind string, rt *routed) {
+	ll := &logLine{route: r.URL.Path, start: time.Now()}
+	fixed := s.cfg.Model
+	if rt != nil {
+		fixed = rt.model
+	}
+	defer func() {
+		s.log(ll)
 		if rt != nil {
-			fixed = rt.model
+			rt.status, rt.usage, rt.err, rt.stream = ll.status, ll.usage, ll.err, ll.stream
 		}
-		defer func() {
-			s.log(ll)
-			if rt != nil {
-				rt.status, rt.usage, rt.err, rt.stream = ll.status, ll.usage, ll.err, ll.stream
-			}
-		}()
-		fail := func(status int, msg string) {
-			ll.status, ll.err = status, msg
-			st, b := encodeError(proto, &APIError{Status: status, Message: msg})
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(st)
-			w.Write(b)
-		}
+	}()
+	fail := func(status int, msg string) {
+		ll.status, ll.err = status, msg
+		st, b := encodeError(proto, &APIError{Status: status, Message: msg})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		w.Write(b)
+	}
+	var body []byte
+	if rt != nil {
+		body = rt.body
+	} else {
 		if !s.authorized(proto, r) {
 			fail(401, "sitter proxy: missing or wrong token (use the token sitter proxy printed, in this API's key header)")
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -240,72 +243,73 @@ func (s *Server) route(proto, kind string) http.HandlerFunc {
 			fail(400, "read request: "+err.Error())
 			return
 		}
-		in := adapterFor(proto)
-		stream := false
-		pathModel := ""
-		if proto == Gemini {
-			call := r.PathValue("call")
-			m, action, ok := strings.Cut(call, ":")
-			if !ok {
-				fail(404, "want /v1beta/models/{model}:generateContent|streamGenerateContent|countTokens")
-				return
-			}
-			pathModel = m
-			switch action {
-			case "generateContent":
-			case "streamGenerateContent":
-				stream = true
-			case "countTokens":
-				kind = "count"
-			default:
-				fail(404, "unknown action "+action)
-				return
-			}
-		}
-		// Azure's deployment path is never the client's: always re-encode.
-		same := proto == s.cfg.Provider.Protocol && s.cfg.Provider.Auth != "api-key"
-		if kind == "count" {
-			s.countTokens(w, r, proto, body, fixed != "", ll, fail)
-			return
-		}
-		var req *Request
-		if !same || fixed != "" || proto == Gemini {
-			req, err = in.decodeRequest(body)
-			if err != nil {
-				fail(400, err.Error())
-				return
-			}
-			if proto == Gemini {
-				req.Model, req.Stream = pathModel, stream
-			}
-			req.Model = s.model(req.Model, fixed)
-			ll.model, ll.stream = req.Model, req.Stream
-		}
-		if same && fixed == "" {
-			// Passthrough: bytes untouched, only the credentials change.
-			if req == nil {
-				var peek struct {
-					Model  string `json:"model"`
-					Stream bool   `json:"stream"`
-				}
-				json.Unmarshal(body, &peek)
-				ll.model, ll.stream = peek.Model, peek.Stream
-			}
-			path := strings.TrimPrefix(r.URL.Path, "/v1")
-			if proto == Anthropic || proto == Gemini {
-				path = r.URL.Path
-			}
-			if proto == Gemini && strings.Contains(s.cfg.Provider.BaseURL, "/publishers/") {
-				path = "/models/" + r.PathValue("call")
-			}
-			q := r.URL.Query()
-			q.Del("key")
-			s.passthrough(w, r, proto, path, q, body, ll)
-			return
-		}
-		// Other protocols, or --model on a same-protocol route: re-encode.
-		s.translate(w, r, in, proto, req, ll)
 	}
+	in := adapterFor(proto)
+	stream := false
+	pathModel := ""
+	if proto == Gemini {
+		call := r.PathValue("call")
+		m, action, ok := strings.Cut(call, ":")
+		if !ok {
+			fail(404, "want /v1beta/models/{model}:generateContent|streamGenerateContent|countTokens")
+			return
+		}
+		pathModel = m
+		switch action {
+		case "generateContent":
+		case "streamGenerateContent":
+			stream = true
+		case "countTokens":
+			kind = "count"
+		default:
+			fail(404, "unknown action "+action)
+			return
+		}
+	}
+	// Azure's deployment path is never the client's: always re-encode.
+	same := proto == s.cfg.Provider.Protocol && s.cfg.Provider.Auth != "api-key"
+	if kind == "count" {
+		s.countTokens(w, r, proto, body, fixed != "", ll, fail)
+		return
+	}
+	var req *Request
+	var err error
+	if !same || fixed != "" || proto == Gemini {
+		req, err = in.decodeRequest(body)
+		if err != nil {
+			fail(400, err.Error())
+			return
+		}
+		if proto == Gemini {
+			req.Model, req.Stream = pathModel, stream
+		}
+		req.Model = s.model(req.Model, fixed)
+		ll.model, ll.stream = req.Model, req.Stream
+	}
+	if same && fixed == "" {
+		// Passthrough: bytes untouched, only the credentials change.
+		if req == nil {
+			var peek struct {
+				Model  string `json:"model"`
+				Stream bool   `json:"stream"`
+			}
+			json.Unmarshal(body, &peek)
+			ll.model, ll.stream = peek.Model, peek.Stream
+		}
+		path := strings.TrimPrefix(r.URL.Path, "/v1")
+		if proto == Anthropic || proto == Gemini {
+			path = r.URL.Path
+		}
+		if proto == Gemini && strings.Contains(s.cfg.Provider.BaseURL, "/publishers/") {
+			path = "/models/" + r.PathValue("call")
+		}
+		q := r.URL.Query()
+		q.Del("key")
+		s.passthrough(w, r, proto, path, q, body, ll)
+		return
+	}
+	// Other protocols, or --model on a same-protocol route: re-encode.
+	s.translate(w, r, in, proto, req, ll)
 }
 
 // model resolves aliases and --model (or the model a route chose: fixed).

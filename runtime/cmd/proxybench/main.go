@@ -134,7 +134,7 @@ func startRouted(body string) (*fakellm.Server, *http.Server, string, error) {
 			sig.Background[h.Harness] = append(sig.Background[h.Harness], conv(g))
 		}
 	}
-	rec := proxy.NewRecordFile(io.Discard)
+	rec := proxy.NewRecordFile(io.Discard, nil)
 	srv, err := proxy.NewRouter(proxy.RouterConfig{Routes: rt, Signals: sig, Harness: "claude-code", Base: proxy.Config{Token: "t"}, Record: rec.Record})
 	if err != nil {
 		return nil, nil, "", err

@@ -154,7 +154,9 @@ func serve(ctx context.Context, h http.Handler, listen, token string, chosen boo
 		f.Sync()
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -164,6 +166,9 @@ func serve(ctx context.Context, h http.Handler, listen, token string, chosen boo
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
 		return 1
 	}
+	// Serve returns at once on Shutdown: wait for the requests in flight
+	// (their route records come after their answers).
+	<-shut
 	return 0
 }
 

@@ -66,19 +66,28 @@ func serveRoutes(ctx context.Context, o routesOptions, getenv func(string) strin
 		return 1
 	}
 	defer f.Close()
-	rec := proxy.NewRecordFile(f)
-	defer rec.Close()
+	log := logger(stderr, o.jsonLogs)
+	rec := proxy.NewRecordFile(f, log)
 	token := o.token
 	if token == "" {
 		token = newToken()
 	}
 	router, err := proxy.NewRouter(proxy.RouterConfig{Routes: rt, Signals: Signals(), Harness: o.harness,
-		Base: proxy.Config{Token: token, Log: logger(stderr, o.jsonLogs), State: o.state}, Record: rec.Record})
+		Base: proxy.Config{Token: token, Log: log, State: o.state}, Record: rec.Record})
 	if err != nil {
+		rec.Close()
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
 		return 2
 	}
-	return serve(ctx, router, o.listen, token, o.token != "", o.tokenFile, stdout, stderr)
+	code := serve(ctx, router, o.listen, token, o.token != "", o.tokenFile, stdout, stderr)
+	if err := rec.Close(); err != nil {
+		// Written to the log as they happened; the exit says so too.
+		fmt.Fprintf(stderr, "sitter proxy: %s: %v\n", path, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
 
 // routesAtlas is what a routes file is checked against: the atlas's
