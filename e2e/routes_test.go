@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,4 +263,80 @@ func TestRoutesClaudeModelSwitch(t *testing.T) {
 	if !direct || !hasRecord(recs, "default", "b") {
 		t.Errorf("the record lacks direct→c,gemini-direct or default→b: %v", recs)
 	}
+}
+
+// TestRoutesBackgroundCodexGemini: the housekeeping calls of Codex and
+// Gemini CLI that the pinned versions make (atlas/routing.cue) land on the
+// background upstream A, their main turns on B. Codex compacts its
+// context when a turn reports more prompt tokens than its auto-compact
+// limit; Gemini CLI compresses its chat before a prompt when the last
+// turn reported over half its model's token limit (and the history ends
+// with a model answer: a second prompt in the TUI).
+func TestRoutesBackgroundCodexGemini(t *testing.T) {
+	background := func(t *testing.T, g *routesRig, marker string) {
+		t.Helper()
+		if !g.a.Any(func(q *llmscript.Request) bool {
+			return q.Protocol == "chat" && q.Contains(marker) && len(q.ToolNames()) == 0
+		}) {
+			t.Errorf("A (OpenAI Chat) never got the background call (%q)", marker)
+		}
+		if g.b.Any(func(q *llmscript.Request) bool { return q.Contains(marker) }) {
+			t.Errorf("B got the background call (%q)", marker)
+		}
+		if g.a.Any(func(q *llmscript.Request) bool { return len(q.ToolNames()) > 0 }) {
+			t.Errorf("A got a main turn")
+		}
+	}
+	t.Run("codex", func(t *testing.T) {
+		g := newRoutesRig(t)
+		g.b.SetScript(compactScript(0, 2000000))
+		_, recs := g.launch(t, "codex", "work in steps")
+		// codex-rs's inline compaction (no tools): the checkpoint prompt.
+		background(t, g, "You are performing a CONTEXT CHECKPOINT COMPACTION")
+		// The turn after the compaction carries its summary, not the tool result.
+		turns := 0
+		for _, q := range g.b.Requests() {
+			if len(q.ToolNames()) > 0 {
+				turns++
+			}
+		}
+		if turns < 2 {
+			t.Errorf("B got %d main turns, want the one before the compaction and the one after", turns)
+		}
+		if !hasRecord(recs, "background", "a") || !hasRecord(recs, "default", "b") {
+			t.Errorf("the record lacks background→a or default→b: %v", recs)
+		}
+	})
+	t.Run("gemini-cli", func(t *testing.T) {
+		g := newRoutesRig(t)
+		var n atomic.Int32
+		g.b.SetScript(func(q *llmscript.Request) llmscript.Turn {
+			if len(q.ToolNames()) == 0 { // a background call A did not take
+				return llmscript.Turn{Text: "<state_snapshot>B</state_snapshot>"}
+			}
+			if n.Add(1) == 1 {
+				return llmscript.Turn{Text: "FIRST-TURN-DONE", InputTokens: 600000}
+			}
+			return llmscript.Turn{Text: "SECOND-TURN-DONE"}
+		})
+		bin := install(t, clis["gemini-cli"])
+		home, project := userHome(t), t.TempDir()
+		env := append(baseEnv(t, home), g.env...)
+		d := startTTY(t, project, env, sitter(t), "launch", "gemini-cli", "--mode", "hook-driven", "--bin", bin, "--workspace", project, "--routes", g.file)
+		d.waitScreen(`Type your message`, 2*time.Minute)
+		time.Sleep(2 * time.Second)
+		d.typeLine("say the first thing")
+		d.waitScreen(`FIRST-TURN-DONE`, 2*time.Minute)
+		d.typeLine("say the second thing")
+		d.waitScreen(`SECOND-TURN-DONE`, 2*time.Minute)
+		// ChatCompressionService.compress: the <state_snapshot> request.
+		background(t, g, "state_snapshot")
+		d.send("\x03")
+		d.send("\x03")
+		d.wait(30 * time.Second)
+		recs := readRecords(t, home)
+		if !hasRecord(recs, "background", "a") || !hasRecord(recs, "default", "b") {
+			t.Errorf("the record lacks background→a or default→b: %v", recs)
+		}
+	})
 }

@@ -112,4 +112,18 @@ var Background = []HarnessSignals{
 		Harness:        "claude-code",
 		RoutedUnsetEnv: []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"},
 	},
+	{
+		Background: [][]Match{[]Match{{
+			Path:    "tools",
+			Present: "false",
+		}}},
+		Harness: "codex",
+	},
+	{
+		Background: [][]Match{[]Match{{
+			Path:    "tools",
+			Present: "false",
+		}}},
+		Harness: "gemini-cli",
+	},
 }

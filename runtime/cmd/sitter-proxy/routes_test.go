@@ -59,16 +59,20 @@ func TestGeneratedSignals(t *testing.T) {
 		{proxy.Anthropic, "", `{"model":"claude-haiku-4-5","messages":[]}`, "", "default"},
 		{proxy.Anthropic, "claude-code", `{"model":"m","thinking":{"type":"enabled","budget_tokens":2048},"messages":[],"tools":[{"name":"Bash","input_schema":{}}]}`, "", "think"},
 		{proxy.Anthropic, "claude-code", `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{}}]}]}],"tools":[{"name":"Bash","input_schema":{}}]}`, "", "image"},
-		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","reasoning":{"effort":"medium"},"input":[]}`, "", "think"},
+		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","reasoning":{"effort":"medium"},"input":[],"tools":[{"type":"function","name":"shell"}]}`, "", "think"},
+		// Codex's compaction request carries no tools.
+		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","reasoning":{"effort":"medium"},"input":[{"role":"user","content":[{"type":"input_text","text":"You are performing a CONTEXT CHECKPOINT COMPACTION."}]}],"tools":[]}`, "", "background"},
 		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","tools":[{"type":"web_search"}],"input":[]}`, "", "webSearch"},
-		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:"}]}]}`, "", "image"},
+		{proxy.OpenAIResponses, "codex", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:"}]}],"tools":[{"type":"function","name":"shell"}]}`, "", "image"},
 		{proxy.OpenAIChat, "", `{"model":"x","reasoning_effort":"high","messages":[]}`, "", "think"},
 		{proxy.OpenAIChat, "", `{"model":"x","web_search_options":{},"messages":[]}`, "", "default"},
 		{proxy.OpenAIChat, "", `{"model":"x","web_search_options":{"search_context_size":"low"},"messages":[]}`, "", "webSearch"},
 		{proxy.OpenAIChat, "", `{"model":"x","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:"}}]}]}`, "", "image"},
-		{proxy.Gemini, "gemini-cli", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png","data":""}}]}]}`, "gemini-2.5-pro", "image"},
+		{proxy.Gemini, "gemini-cli", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png","data":""}}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command"}]}]}`, "gemini-2.5-pro", "image"},
 		{proxy.Gemini, "gemini-cli", `{"contents":[],"tools":[{"googleSearch":{"x":1}}]}`, "gemini-2.5-pro", "webSearch"},
-		{proxy.Gemini, "gemini-cli", `{"contents":[],"generationConfig":{"thinkingConfig":{"includeThoughts":true}}}`, "gemini-2.5-pro", "think"},
+		{proxy.Gemini, "gemini-cli", `{"contents":[],"generationConfig":{"thinkingConfig":{"includeThoughts":true}},"tools":[{"functionDeclarations":[{"name":"run_shell_command"}]}]}`, "gemini-2.5-pro", "think"},
+		// Gemini CLI's chat compression (and its other BaseLlmClient calls) carries no tools.
+		{proxy.Gemini, "gemini-cli", `{"contents":[{"role":"user","parts":[{"text":"Generate a new <state_snapshot>"}]}],"systemInstruction":{"parts":[{"text":"distilling chat history"}]}}`, "gemini-3-pro-preview", "background"},
 	}
 	for _, c := range cases {
 		rule, _ := r.Classify(c.proto, c.harness, []byte(c.body), http.Header{}, c.pathModel)
