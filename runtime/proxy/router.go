@@ -307,7 +307,7 @@ func (t *tryWriter) Flush() {
 // RecordFile appends route records to a JSON-lines file from one
 // goroutine: a request only appends its record to a queue (never waits
 // for the disk, nor for a full queue), and the writer writes what queued
-// up in one write. A record that cannot be written is never dropped
+// up in one write, at most about ten times a second (recordDelay). A record that cannot be written is never dropped
 // silently: the error is logged with the number of records lost, and
 // Close returns it.
 type RecordFile struct {
@@ -318,7 +318,8 @@ type RecordFile struct {
 	err  error
 	lost int
 	shut bool
-	wake chan struct{}
+	wake chan struct{} // a record is queued
+	stop chan struct{} // closed by Close
 	done chan struct{}
 }
 
@@ -328,7 +329,7 @@ func NewRecordFile(w io.Writer, log *slog.Logger) *RecordFile {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	f := &RecordFile{w: w, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	f := &RecordFile{w: w, log: log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
 }
@@ -350,13 +351,27 @@ func (f *RecordFile) Record(r RouteRecord) {
 	f.mu.Unlock()
 }
 
+// recordDelay: after a record arrives, the writer waits this long for
+// more before it writes, so that a busy proxy wakes it (and writes) about
+// ten times a second rather than once per request.
+const recordDelay = 100 * time.Millisecond
+
 func (f *RecordFile) run() {
 	defer close(f.done)
 	var batch []RouteRecord
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for {
-		_, open := <-f.wake
+		select {
+		case <-f.wake:
+			t := time.NewTimer(recordDelay)
+			select {
+			case <-t.C:
+			case <-f.stop:
+				t.Stop()
+			}
+		case <-f.stop:
+		}
 		f.mu.Lock()
 		batch, f.q = f.q, batch[:0]
 		shut := f.shut
@@ -381,13 +396,9 @@ func (f *RecordFile) run() {
 			}
 			clear(batch)
 		}
-		if !open || shut {
-			f.mu.Lock()
-			rest := len(f.q)
-			f.mu.Unlock()
-			if rest == 0 {
-				return
-			}
+		if shut {
+			// Record refuses new records once shut: the queue is empty.
+			return
 		}
 	}
 }
@@ -398,7 +409,7 @@ func (f *RecordFile) Close() error {
 	f.mu.Lock()
 	if !f.shut {
 		f.shut = true
-		close(f.wake)
+		close(f.stop)
 	}
 	f.mu.Unlock()
 	<-f.done
