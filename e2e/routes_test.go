@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -232,9 +233,23 @@ func TestRoutesClaudeModelSwitch(t *testing.T) {
 	before := len(g.c.Requests())
 	d.typeLine("/model c,gemini-direct")
 	// 2.1.197 asks before it switches a conversation cached for the old model.
+	// Under load the dialog can drop an Enter pressed as it draws: press
+	// it again while the dialog is still up.
 	d.waitScreen(`Yes, switch to c,gemini-direct`, 30*time.Second)
+	time.Sleep(500 * time.Millisecond)
 	d.send("\r")
-	d.waitScreen(`Set model to.*c,gemini-direct`, 30*time.Second)
+	switched := regexp.MustCompile(`Set model to.*c,gemini-direct`)
+	pressed := time.Now()
+	d.waitFor("the switch to c,gemini-direct", time.Minute, func(screen string) bool {
+		if switched.MatchString(screen) {
+			return true
+		}
+		if time.Since(pressed) > 3*time.Second && strings.Contains(screen, "Yes, switch to c,gemini-direct") {
+			d.send("\r")
+			pressed = time.Now()
+		}
+		return false
+	})
 	d.typeLine("say the second thing")
 	d.waitScreen(`SECOND-TURN-DONE`, 90*time.Second)
 	var got *llmscript.Request
