@@ -107,6 +107,21 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 		st.Active = false
 		st.EndedBecause = d.Row
 	}
+	// The decision is journaled first: the journal file's fsync then
+	// commits no other file's data with it (on ext4, a file written and
+	// renamed before an fsync is flushed by it), and the session's state,
+	// written after without fsync, is on its way when the hook answers.
+	var journalErr error
+	if d.Row != RowUnreadable && lockErr == nil {
+		decision := "allow"
+		if d.Block {
+			decision = "block"
+		}
+		_, journalErr = held.Append(journal.StopHookInvoked, map[string]any{
+			"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
+			"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
+		})
+	}
 	save := writeCount // only the counter moved: the journal has the decision
 	if d.Deactivate {
 		save = Write
@@ -114,21 +129,10 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	if _, err := save(st); err != nil {
 		return d, err
 	}
-	if d.Row == RowUnreadable {
-		return d, nil
-	}
-	if lockErr != nil {
+	if d.Row != RowUnreadable && lockErr != nil {
 		return d, lockErr
 	}
-	decision := "allow"
-	if d.Block {
-		decision = "block"
-	}
-	_, err := held.Append(journal.StopHookInvoked, map[string]any{
-		"harness": ev.Harness, "sessionId": ev.Session.ID, "decision": decision, "row": d.Row,
-		"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
-	})
-	return d, err
+	return d, journalErr
 }
 
 // settleWait is the pause between two reads of such a transcript.
