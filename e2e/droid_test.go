@@ -19,6 +19,14 @@ import (
 // (exec is read-only by default).
 func droidRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
+	bin, env := droidSetup(t, llm, home, more)
+	return runCLI(t, project, env, 2*time.Minute, bin, "exec", "--auto", "high", "-m", "custom:Fake-0", prompt)
+}
+
+// droidSetup writes the home's settings with the fake LLM as a custom
+// model and returns the binary and the environment.
+func droidSetup(t *testing.T, llm *llmscript.Server, home string, more []string) (string, []string) {
+	t.Helper()
 	bin := install(t, clis["droid"])
 	dir := filepath.Join(home, ".factory")
 	os.MkdirAll(dir, 0o755)
@@ -27,8 +35,7 @@ func droidRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(baseEnv(t, home), more...)
-	return runCLI(t, project, env, 2*time.Minute, bin, "exec", "--auto", "high", "-m", "custom:Fake-0", prompt)
+	return bin, append(baseEnv(t, home), more...)
 }
 
 func TestDroidGuard(t *testing.T) { guardCase(t, "droid", "PreToolUse", droidRun) }
@@ -41,7 +48,7 @@ func TestDroidGuard(t *testing.T) { guardCase(t, "droid", "PreToolUse", droidRun
 // (or, with a deny, feedback) after the result, and an observer on every
 // phase sees the session's events (SessionEnd too).
 func TestDroidProbe(t *testing.T) {
-	fidelityNote("droid", "`droid exec` (the headless mode run here) does not call `UserPromptSubmit`; interactive and JSON-RPC sessions do (the atlas, from the shipped code).")
+	fidelityNote("droid", "A one-shot `droid exec` does not call `UserPromptSubmit`; a JSON-RPC session does (TestDroidRPC).")
 	bundle := probeBundle(t, "droid")
 	t.Run("events-stop-once", func(t *testing.T) {
 		project, home, rec := probeCase(t, "once")

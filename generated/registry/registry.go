@@ -3769,11 +3769,14 @@ func eventDroid(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_rpc_test.go TestDroidRPC: a droid exec --input-format stream-jsonrpc session (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
 			}},
 			Name:    "Notification",
-			Note:    "Output is ignored. Raised, among others, when the user stops the agent (notification_type idle_prompt).",
+			Note:    "Output is ignored. Raised, among others, when the user stops the agent (notification_type idle_prompt) and when a tool waits for the user's permission (a JSON-RPC session at autonomy off).",
 			Phase:   "notification",
 			Support: "native",
 		}, true
@@ -3790,11 +3793,14 @@ func eventDroid(name string) (*adapter.EventSpec, bool) {
 				Session: "none",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_rpc_test.go TestDroidRPC: a droid exec --input-format stream-jsonrpc session (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
 			}},
 			Name:    "UserPromptSubmit",
-			Note:    "Interactive and JSON-RPC sessions only: droid exec does not call it (docs/harnesses.md). Exit 2 or continue:false refuses the prompt (stderr, stopReason or systemMessage is the error shown); additionalContext (or plain stdout) is added to the prompt; updatedInput.prompt replaces it.",
+			Note:    "Interactive and JSON-RPC sessions (droid exec --input-format stream-jsonrpc, droid.add_user_message) only: a one-shot droid exec, and --input-format stream-json, do not call it (docs/harnesses.md). Exit 2 or continue:false refuses the prompt (stderr, stopReason or systemMessage is the error shown); additionalContext (or plain stdout) is added to the prompt; updatedInput.prompt replaces it.",
 			Phase:   "userPromptSubmit",
 			Support: "native",
 		}, true
@@ -3850,11 +3856,14 @@ func eventDroid(name string) (*adapter.EventSpec, bool) {
 				Session: "none",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/droid_rpc_test.go TestDroidRPC: a droid exec --input-format stream-jsonrpc session (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
 			}},
 			Name:    "PreCompact",
-			Note:    "Exit 2 (or 3) cancels the compaction; the reason is not shown.",
+			Note:    "Raised when the session is compacted (a JSON-RPC client's droid.compact_session, among others). Exit 2 (or 3) cancels the compaction; the reason is not shown.",
 			Phase:   "preCompact",
 			Support: "native",
 		}, true
