@@ -23,6 +23,14 @@ func lettaRun(t *testing.T, llm *llmscript.Server, project, home string, more []
 	return runCLI(t, project, env, 2*time.Minute, bin, "-p", prompt, "--backend", "local", "--output-format", "json")
 }
 
+// lettaRunStandard is lettaRun in the standard permission mode, where a
+// shell command that writes needs an approval (PermissionRequest).
+func lettaRunStandard(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+	t.Helper()
+	bin, env := lettaSetup(t, llm, home, more)
+	return runCLI(t, project, env, 2*time.Minute, bin, "-p", prompt, "--backend", "local", "--output-format", "json", "--permission-mode", "standard")
+}
+
 // lettaSetup writes the home's local-backend settings and provider for the
 // fake LLM and returns the binary and the environment to run it with.
 func lettaSetup(t *testing.T, llm *llmscript.Server, home string, more []string) (string, []string) {
@@ -79,6 +87,11 @@ func TestLettaProbe(t *testing.T) {
 	withReplier := func(project, home string) { pluginInstall(t, replier, "letta-code", project, home) }
 	t.Run("tool-failure", func(t *testing.T) {
 		toolFailure(t, "letta-code", "PostToolUseFailure", true, llmscript.ShellThenText(failingCommand, "done"), withReplier, lettaRun)
+	})
+	// In the standard permission mode a command that writes asks: the
+	// PermissionRequest deny refuses it and its reason reaches the model.
+	t.Run("permission-deny", func(t *testing.T) {
+		permissionDeny(t, "letta-code", "PermissionRequest", llmscript.ShellThenText("echo leaked > leaked.txt", "done"), withReplier, lettaRunStandard)
 	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "letta-code")

@@ -5026,11 +5026,14 @@ func eventLettaCode(name string) (*adapter.EventSpec, bool) {
 				Session: "none",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/letta_test.go TestLettaProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
 			}},
 			Name:    "PermissionRequest",
-			Note:    "Only when the permission check says ask. Exit 2 denies with stderr as the reason; any hook that exits 0, whatever it prints, approves the call: a registered sitter hook whose handlers answer nothing approves every request.",
+			Note:    "Only when the permission check says ask (letta -p --permission-mode standard: a shell command that writes). Exit 2 denies with stderr as the reason; any hook that exits 0, whatever it prints, approves the call: a registered sitter hook whose handlers answer nothing approves every request.",
 			Phase:   "permissionRequest",
 			Support: "lossy",
 		}, true
