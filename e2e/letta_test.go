@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,6 +94,59 @@ func TestLettaProbe(t *testing.T) {
 	// PermissionRequest deny refuses it and its reason reaches the model.
 	t.Run("permission-deny", func(t *testing.T) {
 		permissionDeny(t, "letta-code", "PermissionRequest", llmscript.ShellThenText("echo leaked > leaked.txt", "done"), withReplier, lettaRunStandard)
+	})
+	// The parent's Task call starts a background subagent (an agent of its
+	// own, which calls the model with the task); its end raises
+	// SubagentStop, whose agent_id is the subagent's: the id the Task
+	// result names.
+	t.Run("subagent-stop", func(t *testing.T) {
+		verified(t, "letta-code", "observe", "SubagentStop")
+		fidelityNote("letta-code", "`SubagentStop` carries the subagent's own agent id (the one the parent's Task result names), so its canonical session is the subagent's; the case checks that id.")
+		project, home, rec := probeCase(t, "")
+		withReplier(project, home)
+		// The subagent runs in the background: the parent's last answer
+		// waits (up to a minute) until the subagent has had its answer and
+		// a moment to end, or letta -p could exit first.
+		script := subagentScript("Task|Agent", map[string]any{"subagent_type": "general-purpose", "description": "e2e task", "prompt": subagentTask})
+		var answered atomic.Bool
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			if q.UserTextContains(subagentTask) {
+				answered.Store(true)
+			} else if q.HasToolResult() {
+				for i := 0; i < 300 && !answered.Load(); i++ {
+					time.Sleep(200 * time.Millisecond)
+				}
+				time.Sleep(5 * time.Second)
+			}
+			return script(q)
+		})
+		r := lettaRun(t, llm, project, home, []string{"E2E_DIR=" + rec}, "delegate the task")
+		if r.err != nil {
+			t.Fatalf("letta: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		evs := waitRecorded(t, rec, time.Minute, "SubagentStop")
+		var sub string
+		for _, e := range evs {
+			if e.NativeEvent == "PostToolUse" {
+				if _, after, ok := strings.Cut(string(e.Raw), "Agent ID: "); ok {
+					sub, _, _ = strings.Cut(after, `\n`)
+				}
+			}
+		}
+		if sub == "" {
+			t.Fatalf("the Task result names no subagent id; events %v", nativeNames(evs))
+		}
+		if !llm.Any(func(q *llmscript.Request) bool { return q.UserTextContains(subagentTask) }) {
+			t.Errorf("the subagent never called the model")
+		}
+		for _, e := range evs {
+			if e.NativeEvent != "SubagentStop" {
+				continue
+			}
+			if e.Phase != "subagentStop" || e.Session.ID != sub || e.Session.Cwd != project || !strings.Contains(string(e.Raw), `"success":true`) {
+				t.Errorf("SubagentStop %+v: want phase subagentStop, session %q (the subagent), the project as cwd, success", e, sub)
+			}
+		}
 	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "letta-code")

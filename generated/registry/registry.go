@@ -5075,11 +5075,14 @@ func eventLettaCode(name string) (*adapter.EventSpec, bool) {
 		return &adapter.EventSpec{
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "e2e/letta_test.go TestLettaProbe (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@letta-ai/letta-code@0.32.18: letta.js (src/hooks/executor.ts, loader.ts, index.ts)",
 			}},
 			Name:    "SubagentStop",
-			Note:    "Fire-and-forget: the result is ignored.",
+			Note:    "Fire-and-forget: the result is ignored. Its agent_id is the subagent's own agent (the id the parent's Task result names), not the parent's.",
 			Phase:   "subagentStop",
 			Support: "native",
 		}, true
