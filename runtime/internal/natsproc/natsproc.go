@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,24 +35,76 @@ type Server struct {
 	StoreDir string
 	Port     int
 	URL      string // nats://127.0.0.1:PORT
-	cmd      *exec.Cmd
+	// Name is the server's name; in a cluster (StartCluster) it is n1,
+	// n2, … and the node listens for routes on ClusterPort.
+	Name        string
+	ClusterPort int
+	routes      string
+	cmd         *exec.Cmd
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Start runs bin on a free loopback port with JetStream stored in
 // storeDir, and waits until it accepts connections.
 func Start(bin, storeDir string) (*Server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	s := &Server{Bin: bin, StoreDir: storeDir, Port: port, URL: fmt.Sprintf("nats://127.0.0.1:%d", port)}
 	return s, s.start()
 }
 
+// StartCluster runs one JetStream node per store directory, clustered on
+// loopback (cluster sitter-test, every node routing to every other, named
+// n1, n2, …), and waits until each accepts connections. The JetStream
+// meta leader is elected after that: a client's first requests may find
+// none for a moment (the store's retries cover it).
+func StartCluster(bin string, storeDirs []string) ([]*Server, error) {
+	var srvs []*Server
+	var routes []string
+	for i, dir := range storeDirs {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		cport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		srvs = append(srvs, &Server{Bin: bin, StoreDir: dir, Port: port, URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
+			Name: fmt.Sprintf("n%d", i+1), ClusterPort: cport})
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", cport))
+	}
+	for _, s := range srvs {
+		s.routes = strings.Join(routes, ",")
+		if err := s.start(); err != nil {
+			for _, s := range srvs {
+				s.Stop()
+			}
+			return nil, err
+		}
+	}
+	return srvs, nil
+}
+
 func (s *Server) start() error {
-	s.cmd = exec.Command(s.Bin, "-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-js", "-sd", s.StoreDir)
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-js", "-sd", s.StoreDir}
+	if s.Name != "" {
+		args = append(args, "-n", s.Name)
+	}
+	if s.ClusterPort != 0 {
+		args = append(args, "--cluster_name", "sitter-test", "--cluster", fmt.Sprintf("nats://127.0.0.1:%d", s.ClusterPort), "--routes", s.routes)
+	}
+	s.cmd = exec.Command(s.Bin, args...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}

@@ -49,6 +49,28 @@ func TestChaosNATSProcess(t *testing.T) {
 	t.Run("killedWorker", func(t *testing.T) { workerKilledMidEffect(t, realServer(t).URL) })
 	t.Run("serverKilled", serverKilledMidRun)
 	t.Run("auditAcrossRestart", auditAcrossRestart)
+	t.Run("clusterNodeKilled", clusterNodeKilled)
+}
+
+// A cluster of three nats-server processes loses the node leading the run
+// stream to SIGKILL mid-run; the node is restarted on its store a step
+// later and catches up.
+func clusterNodeKilled(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	srvs, err := natsproc.StartCluster(os.Getenv(natsServerEnv), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*natsproc.Server{}
+	nodes := map[string]string{}
+	for _, s := range srvs {
+		t.Cleanup(s.Stop)
+		byName[s.Name] = s
+		nodes[s.Name] = s.URL
+	}
+	clusterLosesANode(t, nodes,
+		func(name string) error { return byName[name].Kill() },
+		func(name string) error { return byName[name].Restart() })
 }
 
 // The team audit across a SIGKILL of the server: what was shipped before

@@ -52,14 +52,6 @@ func startCluster(t *testing.T, n int) []*server.Server {
 	return srvs
 }
 
-func clusterURL(srvs []*server.Server) string {
-	var urls []string
-	for _, s := range srvs {
-		urls = append(urls, s.ClientURL())
-	}
-	return strings.Join(urls, ",") + "?replicas=3"
-}
-
 // A 3-node cluster loses the node that leads the run stream in the middle
 // of a run: the run completes, and every step a command reported done
 // before the loss is in the journal.
@@ -69,7 +61,34 @@ func TestClusterLosesANode(t *testing.T) {
 	}
 	needNode(t)
 	srvs := startCluster(t, 3)
-	url := clusterURL(srvs)
+	nodes := map[string]string{} // name: client URL
+	for _, s := range srvs {
+		nodes[s.Name()] = s.ClientURL()
+	}
+	clusterLosesANode(t, nodes, func(name string) error {
+		for _, s := range srvs {
+			if s.Name() == name {
+				s.Shutdown()
+				return nil
+			}
+		}
+		return fmt.Errorf("no node %s", name)
+	}, nil)
+}
+
+// clusterLosesANode drives a run on the cluster of nodes (name: client
+// URL) and, after three steps, kills the node leading the run stream.
+// With restart, the node is started again after one more step (on its
+// store) and must come back as a current replica of the stream. The run
+// must complete on the nodes left, with one journal: every effect
+// requested and resolved once, checksums and links valid, every post a
+// command reported done in it.
+func clusterLosesANode(t *testing.T, nodes map[string]string, kill, restart func(name string) error) {
+	var urls []string
+	for _, u := range nodes {
+		urls = append(urls, u)
+	}
+	url := strings.Join(urls, ",") + "?replicas=3"
 	ctx := context.Background()
 	var a *Store
 	deadline := time.Now().Add(30 * time.Second)
@@ -108,30 +127,38 @@ func TestClusterLosesANode(t *testing.T) {
 	for range 3 {
 		step()
 	}
-	killed := ""
-	for _, s := range srvs {
-		if s.JetStreamIsStreamLeader(server.DEFAULT_GLOBAL_ACCOUNT, StreamName) {
-			killed = s.Name()
-			s.Shutdown()
-			break
-		}
+	info, err := a.stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if killed == "" {
-		t.Fatal("no node leads the run stream")
+	killed := ""
+	if info.Cluster != nil {
+		killed = info.Cluster.Leader
+	}
+	if _, ok := nodes[killed]; !ok {
+		t.Fatalf("no node leads the run stream (%q)", killed)
+	}
+	if err := kill(killed); err != nil {
+		t.Fatal(err)
 	}
 	var r *run.IterateResult
-	for range 10 {
+	for i := range 10 {
 		if r = step(); r.Status != run.StatusWaiting {
 			break
+		}
+		if i == 0 && restart != nil {
+			if err := restart(killed); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if r.Status != run.StatusCompleted {
 		t.Fatalf("after losing %s the run ended %s", killed, r.Status)
 	}
 	var live []string
-	for _, s := range srvs {
-		if s.Name() != killed {
-			live = append(live, s.ClientURL())
+	for name, u := range nodes {
+		if name != killed || restart != nil {
+			live = append(live, u)
 		}
 	}
 	st := loadFresh(t, strings.Join(live, ","), m.RunID)
@@ -143,11 +170,39 @@ func TestClusterLosesANode(t *testing.T) {
 			t.Errorf("effect %s was posted (acknowledged) but the journal has it %v", id, e)
 		}
 	}
-	info, err := a.stream.Info(ctx)
+	info, err = a.stream.Info(ctx)
 	if err != nil || info.Config.Replicas != 3 {
 		t.Errorf("the run stream after a client without ?replicas= connected: %v, %v; want 3 replicas kept", info, err)
 	}
 	if len(acked) != 6 {
 		t.Errorf("%d posts acknowledged, want 6", len(acked))
 	}
+	if restart != nil {
+		// The restarted node catches up with what was stored without it.
+		deadline := time.Now().Add(20 * time.Second)
+		for !currentReplica(ctx, a, killed) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the restarted node %s is not a current replica of the run stream after 20s", killed)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// currentReplica says whether node is a caught-up member of the run
+// stream's group.
+func currentReplica(ctx context.Context, s *Store, node string) bool {
+	info, err := s.stream.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		return false
+	}
+	if info.Cluster.Leader == node {
+		return true
+	}
+	for _, p := range info.Cluster.Replicas {
+		if p.Name == node && p.Current && !p.Offline {
+			return true
+		}
+	}
+	return false
 }
