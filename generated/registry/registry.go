@@ -3842,10 +3842,11 @@ func eventDroid(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@factory/cli-linux-x64@0.225.2: hook schemas, payload builders and output readers in the JS bundled into bin/droid",
 			}},
-			Name:    "SubagentStop",
-			Note:    "Observation only: the output is not read and stop_hook_active is always false. The payload has task_name, task_result and task_error.",
-			Phase:   "subagentStop",
-			Support: "lossy",
+			Name:         "SubagentStop",
+			Note:         "Observation only: the output is not read and stop_hook_active is always false. The payload has task_name, task_result and task_error (and the parent's session_id).",
+			Phase:        "subagentStop",
+			Support:      "lossy",
+			Unverifiable: map[string]string{"observe": "A Task subagent (a custom droid) runs through Factory's daemon: offline, droid exec 0.225.2 answers the Task call with \"Could not reach the daemon\" (with `droid daemon` running too), so no subagent ends and SubagentStop never fires."},
 		}, true
 	case "PreCompact":
 		return &adapter.EventSpec{
