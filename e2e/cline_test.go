@@ -3,10 +3,13 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,9 +208,19 @@ func waitRecorded(t *testing.T, rec string, timeout time.Duration, nativeEvents 
 
 // clineTTY starts Cline's terminal UI (act mode, tools auto-approved) in a
 // pseudo-terminal with the given arguments and waits for its prompt,
-// closing the subscription offer it may show first.
+// closing the subscription offer it may show first. The UI starts Cline's
+// hub daemon in a session of its own, which outlives the UI's process
+// group: it is killed at the end of the test too (found by the test's
+// HOME in its environment).
 func clineTTY(t *testing.T, project string, env []string, bin string, args ...string) *tty {
 	t.Helper()
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	t.Cleanup(func() { killByHome(home) })
 	d := startTTY(t, project, env, bin, args...)
 	d.waitScreen(`any other key to close|Act \(Tab\)`, 2*time.Minute)
 	time.Sleep(3 * time.Second)
@@ -282,4 +295,24 @@ func TestClineTUI(t *testing.T) {
 			t.Errorf("TaskResume session %q, want the resumed %q", got[0].Session.ID, session)
 		}
 	})
+}
+
+// killByHome kills every process whose environment has HOME=home: what a
+// harness started under a test's own home and detached from it.
+func killByHome(home string) {
+	if home == "" {
+		return
+	}
+	want := []byte("HOME=" + home + "\x00")
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", p.Name(), "environ"))
+		if err == nil && bytes.Contains(b, want) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
