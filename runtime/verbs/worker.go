@@ -31,7 +31,8 @@ func newWorkerCmd(e *env) *cobra.Command {
 	c := flagged("worker", "Carry out the remote effects of a shared store's runs",
 		"  sitter worker --store nats://127.0.0.1:4222\n  sitter worker --store nats://127.0.0.1:4222 --kinds shell --max 10",
 		[]string{storeFlag, "kinds=the effect `KINDS` to take, comma-separated (default shell)", "max=stop after `N` effects (default: until interrupted)",
-			"ack-wait=how long an effect may go without a sign of life before another worker gets it, a Go duration `D` (default 30s)", jsonOut},
+			"ack-wait=how long an effect may go without a sign of life before another worker gets it, a Go duration `D` (default 30s)",
+			"reconcile=how often to look for pending remote effects that are not on the queue and enqueue them, a Go duration `D` (default 1m; 0: only at start)", jsonOut},
 		func(_ *cobra.Command, f *cmdFlags) int { return worker(f, e) })
 	c.Long = c.Short + `.
 
@@ -44,7 +45,9 @@ cap on each output stream, 256 KiB here, over which the command is killed)
 and posts the result: ok with {exitCode, stdout, stderr} when it exits 0,
 an error otherwise. Delivery is at least once: an effect whose worker dies
 is given to another, and a second post of an effect is refused, so each is
-posted once.`
+posted once. At start and every --reconcile, a worker enqueues the pending
+remote effects of its kinds that are not on the queue (their writer died
+between its commit and its enqueue).`
 	c.Args = nArgs(0, 0, "")
 	return c
 }
@@ -72,6 +75,16 @@ func worker(f *cmdFlags, e *env) int {
 			return fail(e.stderr, verb, fmt.Errorf("--ack-wait %q: want a Go duration of at least 1s", v))
 		}
 		o.AckWait = d
+	}
+	if v := f.vals["reconcile"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d > 0 && d < time.Second) {
+			return fail(e.stderr, verb, fmt.Errorf("--reconcile %q: want a Go duration of at least 1s, or 0", v))
+		}
+		o.Reconcile = d
+		if d == 0 {
+			o.Reconcile = natsstore.ReconcileAtStart
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -29,3 +29,14 @@ func TestWorkerShellEffect(t *testing.T) {
 		}
 	}
 }
+
+// --reconcile takes 0 (at start only) or a duration of at least 1s; a bad
+// value is refused before the store is dialled.
+func TestWorkerReconcileFlag(t *testing.T) {
+	for _, v := range []string{"10ms", "-1s", "soon"} {
+		out, err := sitterCmd(nil, "worker", "--store", "nats://127.0.0.1:1", "--reconcile", v).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `--reconcile "`+v+`": want a Go duration of at least 1s, or 0`) {
+			t.Errorf("--reconcile %s: %v\n%s", v, err, out)
+		}
+	}
+}

@@ -35,10 +35,11 @@ func realServer(t *testing.T) *natsproc.Server {
 	return s
 }
 
-// The store's cross-machine, race and killed-worker tests against a real
-// nats-server process, and the process killed with SIGKILL in the middle
-// of a run and restarted on its store: the run completes, and every post
-// a command reported done is in the journal.
+// The store's cross-machine, race, killed-worker and lost-enqueue tests
+// against a real nats-server process, the process killed with SIGKILL in
+// the middle of a run and restarted on its store (the run completes, and
+// every post a command reported done is in the journal), and the same for
+// a node of a 3-process cluster.
 func TestChaosNATSProcess(t *testing.T) {
 	if os.Getenv(natsServerEnv) == "" {
 		t.Skip(natsServerEnv + " is not set: make chaos (runtime/cmd/chaos) builds nats-server and sets it")
@@ -47,6 +48,7 @@ func TestChaosNATSProcess(t *testing.T) {
 	t.Run("machines", func(t *testing.T) { runMovesBetweenMachines(t, realServer(t).URL) })
 	t.Run("racing", func(t *testing.T) { racingDrivers(t, realServer(t).URL) })
 	t.Run("killedWorker", func(t *testing.T) { workerKilledMidEffect(t, realServer(t).URL) })
+	t.Run("lostEnqueue", func(t *testing.T) { writerDiesBeforeEnqueue(t, realServer(t).URL) })
 	t.Run("serverKilled", serverKilledMidRun)
 	t.Run("auditAcrossRestart", auditAcrossRestart)
 	t.Run("clusterNodeKilled", clusterNodeKilled)

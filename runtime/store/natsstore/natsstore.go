@@ -93,6 +93,10 @@ type Store struct {
 	*Conn
 	stream jetstream.Stream
 	leases jetstream.KeyValue
+	// diesBeforeEnqueue, set by tests, ends a commit with this error
+	// after its messages are stored and before its remote effects are
+	// enqueued: a writer that died in between.
+	diesBeforeEnqueue error
 }
 
 // Dial connects to the server(s) of rawURL (see Open) and creates
@@ -640,12 +644,16 @@ func (c *checkout) Commit(ctx context.Context) error {
 	if err := c.saveManifest(); err != nil {
 		return err
 	}
+	if c.s.diesBeforeEnqueue != nil {
+		return c.s.diesBeforeEnqueue
+	}
 	return c.enqueueNew(ctx, puts)
 }
 
 // enqueueNew puts the remote effects that the committed events requested
 // on the work queue. (A writer that dies between its commit and this
-// leaves them off the queue: docs/store.md.)
+// leaves them off the queue until a worker's reconciliation finds them:
+// reconciler in work.go.)
 func (c *checkout) enqueueNew(ctx context.Context, puts []string) error {
 	var ids []string
 	for _, p := range puts {

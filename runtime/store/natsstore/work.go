@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -86,6 +87,9 @@ func (s *Store) Enqueue(ctx context.Context, runID string, acts []run.Action) (i
 	return n, nil
 }
 
+// ReconcileAtStart as WorkOptions.Reconcile reconciles once, at start.
+const ReconcileAtStart time.Duration = -1
+
 // WorkOptions tune Work.
 type WorkOptions struct {
 	Kinds []string // the kinds this worker carries out (default shell)
@@ -94,6 +98,12 @@ type WorkOptions struct {
 	// the queue gives it to another worker (default 30s; a worker signals
 	// every third of it while an effect runs).
 	AckWait time.Duration
+	// Reconcile is how often the worker looks for pending remote effects
+	// of its kinds that are not on the queue (a writer died between its
+	// commit and its enqueue) and enqueues them: at start and then every
+	// Reconcile (default 1m; ReconcileAtStart: at start only; other
+	// negative values: never).
+	Reconcile time.Duration
 	// Do carries out one effect from its task definition.
 	Do  func(ctx context.Context, def json.RawMessage) run.PostOptions
 	Log io.Writer
@@ -134,10 +144,22 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("work queue consumer: %w", err)
 	}
+	if o.Reconcile == 0 {
+		o.Reconcile = time.Minute
+	}
+	rec := newReconciler()
+	var reconciled time.Time
 	done := 0
 	for o.Max == 0 || done < o.Max {
 		if ctx.Err() != nil {
 			return done, nil
+		}
+		if reconciled.IsZero() && o.Reconcile == ReconcileAtStart || o.Reconcile > 0 && (reconciled.IsZero() || time.Since(reconciled) >= o.Reconcile) {
+			reconciled = time.Now()
+			if _, err := rec.pass(ctx, s, o.Kinds, o.Log); err != nil && ctx.Err() == nil {
+				// The next pass goes on from where this one stopped.
+				fmt.Fprintf(o.Log, "sitter worker: reconcile: %v\n", err)
+			}
 		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -223,4 +245,192 @@ func (s *Store) carryOut(ctx context.Context, msg jetstream.Msg, o WorkOptions) 
 
 func alreadyResolved(err error) bool {
 	return errors.Is(err, run.ErrAlreadyResolved)
+}
+
+// reconciler puts back on the queue the remote effects a writer committed
+// but never enqueued (it died between its commit and its enqueue). It
+// reads the run stream's headers from where its last pass stopped: every
+// tasks/<id>/task.json put makes the effect a candidate until its
+// result.json is put (a post is under way or done) or a read of its run
+// shows it resolved, not remote, or of another kind. A pass loads the
+// runs of the candidates, lists the items on the queue, and enqueues the
+// pending effects of its kinds that have none.
+type reconciler struct {
+	next    uint64                     // the first run stream sequence not read yet
+	pending map[string]map[string]bool // run id: effect ids
+}
+
+func newReconciler() *reconciler {
+	return &reconciler{next: 1, pending: map[string]map[string]bool{}}
+}
+
+// taskFile splits tasks/<id>/<name> into id and name.
+func taskFile(rel string) (id, name string, ok bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || parts[0] != run.TasksDir {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+// scan reads the run stream's headers after r.next.
+func (r *reconciler) scan(ctx context.Context, s *Store) error {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return err
+	}
+	last := info.State.LastSeq
+	if last < r.next {
+		return nil
+	}
+	cons, err := s.js.OrderedConsumer(ctx, StreamName, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq: r.next, HeadersOnly: true,
+	})
+	if err != nil {
+		return err
+	}
+	// A fetch returns when its batch is full or its wait is over: ask for
+	// what is left (the consumer's pending count), at most 512 at a time.
+	left := last - r.next + 1
+	for r.next <= last && left > 0 {
+		batch, err := cons.Fetch(int(min(left, 512)), jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return err
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			md, err := msg.Metadata()
+			if err != nil {
+				return err
+			}
+			r.next = md.Sequence.Stream + 1
+			left = md.NumPending
+			id, name, ok := taskFile(msg.Headers().Get(hdrPath))
+			if !ok {
+				continue
+			}
+			runID := strings.TrimPrefix(msg.Subject(), SubjectPrefix)
+			switch {
+			case name == "task.json" && msg.Headers().Get(hdrOp) != "delete":
+				if r.pending[runID] == nil {
+					r.pending[runID] = map[string]bool{}
+				}
+				r.pending[runID][id] = true
+			case name == "task.json" || name == "result.json":
+				delete(r.pending[runID], id)
+				if len(r.pending[runID]) == 0 {
+					delete(r.pending, runID)
+				}
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return err
+		}
+		if got == 0 {
+			break // the rest on the next pass
+		}
+	}
+	return nil
+}
+
+// queued lists the items on the queue's subjects of kinds, as
+// "<runId>.<effectId>".
+func (s *Store) queued(ctx context.Context, kinds []string) (map[string]bool, error) {
+	ws, err := s.workStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items := map[string]bool{}
+	for _, k := range kinds {
+		for seq := uint64(1); ; {
+			m, err := ws.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(WorkPrefix+k))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			var it WorkItem
+			if json.Unmarshal(m.Data, &it) == nil {
+				items[it.RunID+"."+it.EffectID] = true
+			}
+			seq = m.Sequence + 1
+		}
+	}
+	return items, nil
+}
+
+// pass runs one reconciliation for kinds and returns how many effects
+// it enqueued.
+func (r *reconciler) pass(ctx context.Context, s *Store, kinds []string, log io.Writer) (int, error) {
+	if err := r.scan(ctx, s); err != nil {
+		return 0, fmt.Errorf("read the run stream: %w", err)
+	}
+	// The runs first, then the queue: an item acknowledged in between
+	// belongs to an effect that is resolved by then, and its re-enqueue
+	// is dropped (by the duplicate window, or by the worker that finds
+	// the effect resolved).
+	acts := map[string][]run.Action{}
+	for _, runID := range slices.Sorted(maps.Keys(r.pending)) {
+		ids := r.pending[runID]
+		err := store.Do(ctx, s, runID, false, func(dir string) error {
+			st, err := run.Load(dir)
+			if err != nil {
+				return err
+			}
+			for id := range ids {
+				e := st.Effect(id)
+				if e == nil {
+					continue // its EFFECT_REQUESTED is not in yet
+				}
+				if e.Status != run.Requested || !slices.Contains(kinds, e.Kind) {
+					delete(ids, id)
+					continue
+				}
+				def, err := st.TaskDef(e)
+				if err != nil {
+					return err
+				}
+				if !Remote(def) {
+					delete(ids, id)
+					continue
+				}
+				acts[runID] = append(acts[runID], run.Action{EffectID: id, Kind: e.Kind, TaskDef: def})
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("read run %s: %w", runID, err)
+		}
+		if len(ids) == 0 {
+			delete(r.pending, runID)
+		}
+	}
+	if len(acts) == 0 {
+		return 0, nil
+	}
+	onQueue, err := s.queued(ctx, kinds)
+	if err != nil {
+		return 0, fmt.Errorf("list the work queue: %w", err)
+	}
+	n := 0
+	for _, runID := range slices.Sorted(maps.Keys(acts)) {
+		var missing []run.Action
+		for _, a := range acts[runID] {
+			if !onQueue[runID+"."+a.EffectID] {
+				missing = append(missing, a)
+			}
+		}
+		k, err := s.Enqueue(ctx, runID, missing)
+		n += k
+		if err != nil {
+			return n, err
+		}
+		for _, a := range missing {
+			fmt.Fprintf(log, "sitter worker: effect %s of run %s was pending and not on the queue: enqueued\n", a.EffectID, runID)
+		}
+	}
+	return n, nil
 }

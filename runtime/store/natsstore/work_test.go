@@ -3,6 +3,8 @@ package natsstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -110,5 +112,92 @@ func workerKilledMidEffect(t *testing.T, url string) {
 	}
 	if resolved != 1 {
 		t.Errorf("%d EFFECT_RESOLVED in the journal, want 1", resolved)
+	}
+}
+
+// A writer that dies between committing the request of a remote effect
+// and enqueueing it leaves the effect pending and off the queue; a worker
+// finds it when it starts (its reconciliation), enqueues it and runs it
+// once. A reconciliation while the item is on the queue enqueues nothing.
+func TestWriterDiesBeforeEnqueue(t *testing.T) {
+	needNode(t)
+	writerDiesBeforeEnqueue(t, startServer(t).ClientURL())
+}
+
+func writerDiesBeforeEnqueue(t *testing.T, url string) {
+	ctx := context.Background()
+	a := machine(t, url, Options{})
+	ws := t.TempDir()
+	entry := filepath.Join(ws, "proc.mjs")
+	os.WriteFile(entry, []byte(remoteProc), 0o644)
+	died := errors.New("the writer died")
+	lostEnqueue := func() string {
+		t.Helper()
+		_, m, err := a.Create(ctx, run.CreateOptions{ProcessID: "p", Entry: entry + "#process"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.diesBeforeEnqueue = died
+		_, err = iterate(ctx, a, m.RunID)
+		a.diesBeforeEnqueue = nil
+		if !errors.Is(err, died) {
+			t.Fatalf("iterate: %v, want the simulated death", err)
+		}
+		st := loadFresh(t, url, m.RunID)
+		if p := st.Pending(); len(p) != 1 {
+			t.Fatalf("after the commit: %d pending effects, want 1", len(p))
+		}
+		return m.RunID
+	}
+	onQueue := func() int {
+		t.Helper()
+		q, err := a.queued(ctx, []string{"shell"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(q)
+	}
+
+	id := lostEnqueue()
+	if n := onQueue(); n != 0 {
+		t.Fatalf("%d items on the queue after the writer died, want 0", n)
+	}
+	var runs atomic.Int32
+	w := machine(t, url, Options{})
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	n, err := w.Work(wctx, WorkOptions{Max: 1, Do: func(context.Context, json.RawMessage) run.PostOptions {
+		runs.Add(1)
+		return run.PostOptions{Status: "ok", Value: json.RawMessage(`"built"`)}
+	}})
+	if err != nil || n != 1 || runs.Load() != 1 {
+		t.Fatalf("the worker: %d effects done, %d runs, %v; want 1, 1", n, runs.Load(), err)
+	}
+	r, err := iterate(ctx, a, id)
+	if err != nil || r.Status != run.StatusCompleted || compact(string(r.Output)) != `"built"` {
+		t.Fatalf("after the worker: %+v, %v", r, err)
+	}
+	if k, err := newReconciler().pass(ctx, w, []string{"shell"}, io.Discard); err != nil || k != 0 {
+		t.Errorf("a pass after the effect was resolved enqueued %d, %v; want 0", k, err)
+	}
+
+	id2 := lostEnqueue()
+	rec := newReconciler()
+	if k, err := rec.pass(ctx, w, []string{"shell"}, io.Discard); err != nil || k != 1 {
+		t.Fatalf("first pass: %d enqueued, %v; want 1", k, err)
+	}
+	if k, err := rec.pass(ctx, w, []string{"shell"}, io.Discard); err != nil || k != 0 {
+		t.Errorf("second pass: %d enqueued, %v; want 0", k, err)
+	}
+	// A new worker's pass reads every run again; the item is on the queue.
+	if k, err := newReconciler().pass(ctx, w, []string{"shell"}, io.Discard); err != nil || k != 0 {
+		t.Errorf("a new worker's pass: %d enqueued, %v; want 0", k, err)
+	}
+	// A worker of other kinds leaves it alone.
+	if k, err := newReconciler().pass(ctx, w, []string{"agent"}, io.Discard); err != nil || k != 0 {
+		t.Errorf("a pass for kind agent: %d enqueued, %v; want 0", k, err)
+	}
+	if n := onQueue(); n != 1 {
+		t.Errorf("%d items of run %s on the queue, want 1", n, id2)
 	}
 }
