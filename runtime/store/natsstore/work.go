@@ -286,6 +286,8 @@ func (r *reconciler) scan(ctx context.Context, s *Store) error {
 	cons, err := s.js.OrderedConsumer(ctx, StreamName, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{SubjectPrefix + "*"}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq: r.next, HeadersOnly: true,
+		// One consumer a pass: the server drops it soon after.
+		InactiveThreshold: 30 * time.Second,
 	})
 	if err != nil {
 		return err
