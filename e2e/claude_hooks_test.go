@@ -85,6 +85,46 @@ const claudeRecorder = `cat >> "$E2E_DIR/events.jsonl"; cat "$E2E_DIR/$SITTER_PH
 // $E2E_DIR/<phase>-reply-once the first time only.
 const claudeOnceRecorder = `cat >> "$E2E_DIR/events.jsonl"; f="$E2E_DIR/$SITTER_PHASE-reply-once"; if [ -e "$f" ]; then cat "$f"; rm -f "$f"; fi; true`
 
+// haltHook is a plain (non-sitter) hook that answers continue:false, as
+// sitter would render a halt, and then touches $E2E_DIR/<name>: Claude
+// 2.1.197 runs ConfigChange, CwdChanged, FileChanged and InstructionsLoaded
+// through a hook runner that never reads continue, so the atlas claims no
+// halt there; the *-halt cases fail if a Claude version starts honouring it
+// (then claim halt on that event again).
+func haltHook(event, name string) settingsHook {
+	return settingsHook{event: event, command: `echo '{"continue":false,"stopReason":"HALT-E2E"}'; touch "$E2E_DIR/` + name + `"`}
+}
+
+// waitFile waits up to timeout for path to exist, calling poke first and
+// again every 5 s; then it gives Claude a moment to read the hook's output
+// (the hook touches path just before it exits). False at the timeout.
+func waitFile(path string, timeout time.Duration, poke func()) bool {
+	var last time.Time
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if poke != nil && time.Since(last) > 5*time.Second {
+			poke()
+			last = time.Now()
+		}
+		if exists(path) {
+			time.Sleep(time.Second)
+			return true
+		}
+	}
+	return false
+}
+
+// haltIgnored fails t unless the halt hook ran (marker exists) and the
+// session went on after it (after exists: the model's next tool call ran).
+func haltIgnored(t *testing.T, event, marker, after string, r runResult) {
+	t.Helper()
+	if !exists(marker) {
+		t.Fatalf("the %s halt hook never ran\n%v\n%s\n%s", event, r.err, r.stdout, r.stderr)
+	}
+	if !exists(after) {
+		t.Errorf("the session stopped after the %s hook answered continue:false: Claude now honours it there; claim halt on %s in the atlas again\n%s", event, event, r.stdout)
+	}
+}
+
 // gitRepo makes dir a git repository with one commit.
 func gitRepo(t *testing.T, dir string) {
 	t.Helper()
@@ -208,6 +248,75 @@ func TestClaudeHooks(t *testing.T) {
 			t.Errorf("FileChanged payload %s: want file_path %s", got[0].Raw, watched)
 		}
 	})
+	// continue:false from a CwdChanged hook does not stop the session: the
+	// model's next command runs (haltHook).
+	t.Run("cwd-changed-halt", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		claudeSettings(t, project, haltHook("CwdChanged", "halted"))
+		after := filepath.Join(project, "after.txt")
+		var n atomic.Int32
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			switch {
+			case len(q.ToolNames()) == 0:
+				return llmscript.Turn{Text: "title"}
+			case q.HasToolResult():
+				if n.Add(1) == 1 {
+					waitFile(filepath.Join(rec, "halted"), 30*time.Second, nil)
+					return llmscript.Turn{Shell: "touch " + after}
+				}
+				return llmscript.Turn{Text: "done"}
+			}
+			return llmscript.Turn{Shell: "mkdir -p sub && cd sub"}
+		})
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "go to sub")
+		haltIgnored(t, "CwdChanged", filepath.Join(rec, "halted"), after, r)
+	})
+	// continue:false from a FileChanged hook does not stop the session
+	// either (haltHook).
+	t.Run("file-changed-halt", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		watched := filepath.Join(project, "watched.txt")
+		os.WriteFile(watched, []byte("v0\n"), 0o644)
+		h := haltHook("FileChanged", "halted")
+		h.matcher = "watched.txt"
+		claudeSettings(t, project, h)
+		after := filepath.Join(project, "after.txt")
+		var n atomic.Int32
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			switch {
+			case len(q.ToolNames()) == 0:
+				return llmscript.Turn{Text: "title"}
+			case q.HasToolResult():
+				return llmscript.Turn{Text: "done"}
+			}
+			waitFile(filepath.Join(rec, "halted"), 30*time.Second, func() {
+				os.WriteFile(watched, []byte(fmt.Sprintf("v%d\n", n.Add(1))), 0o644)
+			})
+			return llmscript.Turn{Shell: "touch " + after}
+		})
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "wait for the file")
+		haltIgnored(t, "FileChanged", filepath.Join(rec, "halted"), after, r)
+	})
+	// continue:false from an InstructionsLoaded hook (CLAUDE.md loads at
+	// the session's start) does not stop the session (haltHook).
+	t.Run("instructions-loaded-halt", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		os.WriteFile(filepath.Join(project, "CLAUDE.md"), []byte("# e2e\nBe brief.\n"), 0o644)
+		claudeSettings(t, project, haltHook("InstructionsLoaded", "halted"))
+		after := filepath.Join(project, "after.txt")
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			switch {
+			case len(q.ToolNames()) == 0:
+				return llmscript.Turn{Text: "title"}
+			case q.HasToolResult():
+				return llmscript.Turn{Text: "done"}
+			}
+			waitFile(filepath.Join(rec, "halted"), 30*time.Second, nil)
+			return llmscript.Turn{Shell: "touch " + after}
+		})
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "hello")
+		haltIgnored(t, "InstructionsLoaded", filepath.Join(rec, "halted"), after, r)
+	})
 	// Claude watches its settings files during a session; a change raises
 	// ConfigChange, and exit 2 (sitter's deny) keeps the change from being
 	// applied. The change here adds a permission rule that denies the
@@ -223,6 +332,23 @@ func TestClaudeHooks(t *testing.T) {
 			}
 			if exists(filepath.Join(project, "blocked.txt")) {
 				t.Errorf("the denied command ran: the settings change was not applied although no hook blocked it")
+			}
+		})
+		// continue:false from a ConfigChange hook neither stops the session
+		// nor keeps the change out: the model's command runs and the new
+		// rule refuses it (haltHook).
+		t.Run("halt", func(t *testing.T) {
+			project, _ := claudeConfigChange(t, "", haltHook("ConfigChange", "halted"))
+			rec := filepath.Join(filepath.Dir(project), "rec")
+			if !exists(filepath.Join(rec, "halted")) {
+				t.Fatalf("the ConfigChange halt hook never ran")
+			}
+			b, _ := os.ReadFile(filepath.Join(rec, "ran-tool"))
+			if !bytes.Contains(b, []byte("ran")) {
+				t.Errorf("the session stopped after the ConfigChange hook answered continue:false: Claude now honours it there; claim halt on ConfigChange in the atlas again")
+			}
+			if exists(filepath.Join(project, "blocked.txt")) {
+				t.Errorf("the denied command ran: the settings change was not applied")
 			}
 		})
 		t.Run("deny", func(t *testing.T) {
@@ -349,13 +475,13 @@ func TestClaudeHooks(t *testing.T) {
 // rule denying "touch blocked.txt"; once the hook has run and Claude has
 // applied or dropped the change (its debug log says which) the model runs
 // that command.
-func claudeConfigChange(t *testing.T, reply string) (project string, evs []event) {
+func claudeConfigChange(t *testing.T, reply string, more ...settingsHook) (project string, evs []event) {
 	t.Helper()
 	project, home, rec := probeCase(t, "")
 	if reply != "" {
 		os.WriteFile(filepath.Join(rec, "configChange-reply"), []byte(reply), 0o644)
 	}
-	claudeSettingsHooks(t, project, claudeRecorder, "ConfigChange")
+	claudeSettings(t, project, append([]settingsHook{{event: "ConfigChange", command: sitterHook("ConfigChange", claudeRecorder)}}, more...)...)
 	local := filepath.Join(project, ".claude", "settings.local.json")
 	debug := filepath.Join(rec, "claude-debug.log")
 	var n atomic.Int32
@@ -364,6 +490,8 @@ func claudeConfigChange(t *testing.T, reply string) (project string, evs []event
 		case len(q.ToolNames()) == 0:
 			return llmscript.Turn{Text: "title"}
 		case q.HasToolResult():
+			// The model's next turn: the session went on after the hooks.
+			os.WriteFile(filepath.Join(rec, "ran-tool"), []byte("ran"), 0o644)
 			return llmscript.Turn{Text: "done"}
 		}
 		// Claude's debug log says when it has applied the change or

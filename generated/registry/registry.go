@@ -535,16 +535,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "Notification":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "doc",
 				Ref:  "https://code.claude.com/docs/en/hooks",
@@ -554,9 +545,12 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "test",
 				Ref:  "e2e/claude_tui_test.go TestClaudeTUI",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "Notification",
-			Note:    "2.1.197 runs Notification hooks without reading their output: the additionalContext its schema accepts never reaches the model, so addContext is not claimed.",
+			Note:    "2.1.197 runs Notification hooks without reading their output: the additionalContext its schema accepts never reaches the model, so addContext is not claimed. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: no output is claimed.",
 			Phase:   "notification",
 			Support: "native",
 		}, true
@@ -658,16 +652,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "SessionEnd":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
@@ -677,8 +662,12 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "SessionEnd",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
@@ -722,24 +711,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "StopFailure":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "StopFailure",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "error",
 			Support: "native",
 		}, true
@@ -810,19 +794,11 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "PreCompact":
 		return &adapter.EventSpec{
-			Can: []string{"deny", "halt", "userMessage"},
+			Can: []string{"deny"},
 			Effects: []adapter.Effect{{
 				Aspect:  "deny",
 				Call:    "deniesCall",
 				Session: "none",
-			}, {
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
@@ -833,32 +809,30 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "PreCompact",
-			Note:    "Exit 2 blocks compaction; the reason goes to the user.",
+			Note:    "Exit 2 blocks compaction; the reason goes to the user. Run through executeHooksOutsideREPL: a successful hook's stdout becomes compaction instructions and continue is never read, so halt and userMessage are not claimed.",
 			Phase:   "preCompact",
 			Support: "native",
 		}, true
 	case "PostCompact":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "PostCompact",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "postCompact",
 			Support: "native",
 		}, true
@@ -1040,65 +1014,47 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "Elicitation":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeHooks/elicitation (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "Elicitation",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "elicitation",
 			Support: "native",
 		}, true
 	case "ElicitationResult":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeHooks/elicitation (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "ElicitationResult",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "elicitationResult",
 			Support: "native",
 		}, true
 	case "ConfigChange":
 		return &adapter.EventSpec{
-			Can: []string{"deny", "halt", "userMessage"},
+			Can: []string{"deny"},
 			Effects: []adapter.Effect{{
 				Aspect:  "deny",
 				Call:    "deniesCall",
 				Session: "none",
-			}, {
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
@@ -1106,91 +1062,73 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "ConfigChange",
-			Note:    "Raised by Claude's watcher of its settings files during a session; exit 2 keeps the change from being applied (a policy_settings change cannot be blocked).",
+			Note:    "Raised by Claude's watcher of its settings files during a session; exit 2 keeps the change from being applied (a policy_settings change cannot be blocked). Run through executeHooksOutsideREPL, which never reads continue or stopReason, and its systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/config-change/halt).",
 			Phase:   "configChange",
 			Support: "native",
 		}, true
 	case "InstructionsLoaded":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeProbe (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "InstructionsLoaded",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/instructions-loaded-halt).",
 			Phase:   "instructionsLoaded",
 			Support: "native",
 		}, true
 	case "WorktreeCreate":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "WorktreeCreate",
-			Note:    "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say.",
+			Note:    "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say. Run through executeHooksOutsideREPL: the last line of stdout is the worktree path, continue and systemMessage are never read, so halt and userMessage are not claimed.",
 			Phase:   "worktreeCreate",
 			Support: "native",
 		}, true
 	case "WorktreeRemove":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeHooks/worktree-remove (docs/fidelity.md)",
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "WorktreeRemove",
-			Note:    "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session).",
+			Note:    "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session); a sitter handler cannot be that WorktreeCreate hook, so a bundle's worktreeRemove handler fires only beside such a hook added by hand (docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "worktreeRemove",
 			Support: "native",
 		}, true
 	case "CwdChanged":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
+			Can: []string{"userMessage"},
 			Effects: []adapter.Effect{{
 				Aspect:  "userMessage",
 				Call:    "showsUser",
 				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
@@ -1198,22 +1136,22 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "CwdChanged",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/cwd-changed-halt); the systemMessage is shown.",
 			Phase:   "cwdChanged",
 			Support: "native",
 		}, true
 	case "FileChanged":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
+			Can: []string{"userMessage"},
 			Effects: []adapter.Effect{{
 				Aspect:  "userMessage",
 				Call:    "showsUser",
 				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
@@ -1221,9 +1159,12 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "FileChanged",
-			Note:    "Claude watches the files named by the FileChanged hooks' matchers (paths relative to the project, separated by |); a hook without a matcher watches nothing.",
+			Note:    "Claude watches the files named by the FileChanged hooks' matchers (paths relative to the project, separated by |); a hook without a matcher watches nothing, and a bundle registers a plugin's fileChanged handler without one (the plugin source has no matcher field: add the hook to .claude/settings.json by hand, docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/file-changed-halt); the systemMessage is shown.",
 			Phase:   "fileChanged",
 			Support: "native",
 		}, true

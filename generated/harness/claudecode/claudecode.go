@@ -534,22 +534,7 @@ func Rules(nativeEvent string) *hook.Rules {
 			}}},
 		}
 	case "Notification":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "UserPromptSubmit":
 		return &hook.Rules{
 			Context: &hook.Rule{Stdout: []hook.Member{{
@@ -646,22 +631,7 @@ func Rules(nativeEvent string) *hook.Rules {
 			}}},
 		}
 	case "SessionEnd":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "Stop":
 		return &hook.Rules{
 			Block: &hook.Rule{Stdout: []hook.Member{{
@@ -697,22 +667,7 @@ func Rules(nativeEvent string) *hook.Rules {
 			}}},
 		}
 	case "StopFailure":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "SubagentStart":
 		return &hook.Rules{
 			Context: &hook.Rule{Stdout: []hook.Member{{
@@ -775,43 +730,12 @@ func Rules(nativeEvent string) *hook.Rules {
 			}}},
 		}
 	case "PreCompact":
-		return &hook.Rules{
-			Deny: &hook.Rule{
-				Exit:   2,
-				Stderr: hook.SlotReason,
-			},
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{Deny: &hook.Rule{
+			Exit:   2,
+			Stderr: hook.SlotReason,
+		}}
 	case "PostCompact":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "PreModelSwitch":
 		return &hook.Rules{
 			Allow: &hook.Rule{Stdout: []hook.Member{{
@@ -976,145 +900,30 @@ func Rules(nativeEvent string) *hook.Rules {
 			}}},
 		}
 	case "Elicitation":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "ElicitationResult":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "ConfigChange":
-		return &hook.Rules{
-			Deny: &hook.Rule{
-				Exit:   2,
-				Stderr: hook.SlotReason,
-			},
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{Deny: &hook.Rule{
+			Exit:   2,
+			Stderr: hook.SlotReason,
+		}}
 	case "InstructionsLoaded":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "WorktreeCreate":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "WorktreeRemove":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "CwdChanged":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{UserMessage: &hook.Rule{Stdout: []hook.Member{{
+			Key:  "systemMessage",
+			Slot: hook.SlotUserMessage,
+		}}}}
 	case "FileChanged":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{UserMessage: &hook.Rule{Stdout: []hook.Member{{
+			Key:  "systemMessage",
+			Slot: hook.SlotUserMessage,
+		}}}}
 	case "DirectoryAdded":
 		return &hook.Rules{
 			Halt: &hook.Rule{
