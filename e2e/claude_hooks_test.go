@@ -317,6 +317,23 @@ func TestClaudeHooks(t *testing.T) {
 		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "hello")
 		haltIgnored(t, "InstructionsLoaded", filepath.Join(rec, "halted"), after, r)
 	})
+	// A SessionEnd hook's output goes nowhere: neither continue:false nor a
+	// systemMessage shows in what claude -p prints (the atlas claims no
+	// output there). The case fails if a Claude version starts showing it.
+	t.Run("session-end-output", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		h := haltHook("SessionEnd", "halted")
+		h.command = strings.Replace(h.command, `"HALT-E2E"`, `"HALT-E2E","systemMessage":"SAY-SESSION-END"`, 1)
+		claudeSettings(t, project, h)
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn { return llmscript.Turn{Text: "done"} })
+		r := claudeRunEnv(t, llm, project, home, []string{"E2E_DIR=" + rec}, "hello")
+		if !exists(filepath.Join(rec, "halted")) {
+			t.Fatalf("the SessionEnd hook never ran\n%v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if out := r.stdout + r.stderr; strings.Contains(out, "SAY-SESSION-END") || strings.Contains(out, "HALT-E2E") {
+			t.Errorf("Claude showed the SessionEnd hook's output: claim userMessage (or halt) on SessionEnd in the atlas again\n%s", out)
+		}
+	})
 	// Claude watches its settings files during a session; a change raises
 	// ConfigChange, and exit 2 (sitter's deny) keeps the change from being
 	// applied. The change here adds a permission rule that denies the

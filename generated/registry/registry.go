@@ -667,7 +667,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
 			Name:    "SessionEnd",
-			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
+			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/session-end-output).",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
