@@ -3,6 +3,7 @@ package run
 import (
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -22,9 +23,10 @@ func sameDev(dir string, dev uint64) bool {
 	return syscall.Stat(dir, &st) == nil && uint64(st.Dev) == dev
 }
 
-// kernel is the running kernel's release: a probe's answer holds for it
-// only (a reboot into an older kernel may lose fine timestamps).
-func kernel() string {
+// kernel is the running kernel's release, asked once per process (a
+// stop check stamps journal/ up to three times): a probe's answer holds
+// for it only (a reboot into an older kernel may lose fine timestamps).
+var kernel = sync.OnceValue(func() string {
 	var u syscall.Utsname
 	if syscall.Uname(&u) != nil {
 		return ""
@@ -37,7 +39,7 @@ func kernel() string {
 		b = append(b, byte(c))
 	}
 	return string(b)
-}
+})
 
 // probeFine says whether the file system of dir gives a file a later
 // modification time at every change that follows a stat of it, even
