@@ -111,6 +111,12 @@ type fineProbe struct {
 
 func sameStamp(a, b *dirStamp) bool { return a != nil && b != nil && *a == *b }
 
+// covers says whether the probe's answer is for the kernel and device
+// of stamp st.
+func (f *fineProbe) covers(st *dirStamp) bool {
+	return f != nil && st != nil && f.Kernel == st.Kernel && f.Dev == st.Dev
+}
+
 // fineTimestamps is probeFine (a test may say no).
 var fineTimestamps = probeFine
 
@@ -170,7 +176,7 @@ func loadReplayed(dir string, needEffects bool) (*replayed, error) {
 			if r := fromCache(dir, m, h, names, needEffects); r != nil {
 				r.listed = true
 				r.stamp = stamp
-				if r.from == "cache" && stamp != nil && !(h.Fine != nil && !h.Fine.Fine && h.Fine.Kernel == stamp.Kernel && h.Fine.Dev == stamp.Dev) {
+				if r.from == "cache" && stamp != nil && !(h.Fine.covers(stamp) && !h.Fine.Fine) {
 					// Nothing was replayed, so nothing saved: record the
 					// stamp for the next reader (unless its file system
 					// is known not to tell).
@@ -215,7 +221,7 @@ func readHeader(dir, metaHash string) *replayHeader {
 // it, on a file system whose timestamps make that mean something.
 func (h *replayHeader) unchanged(now *dirStamp) bool {
 	return now != nil && h.Journal != nil && *h.Journal == *now &&
-		h.Fine != nil && h.Fine.Fine && h.Fine.Kernel == now.Kernel && h.Fine.Dev == now.Dev
+		h.Fine.covers(now) && h.Fine.Fine
 }
 
 // fromCache is the run's state from its cache h and the events after it,
@@ -390,7 +396,7 @@ func (r *replayed) save() {
 		h.Head = &replayHead{r.head.Seq, r.head.ULID, r.head.File, r.head.Checksum}
 	}
 	if st := r.stamp; st != nil {
-		if f := r.fine; f == nil || f.Kernel != st.Kernel || f.Dev != st.Dev {
+		if !r.fine.covers(st) {
 			// Once per run and kernel: the state dir is on journal/'s
 			// file system unless a mount says otherwise.
 			r.fine = &fineProbe{Kernel: st.Kernel, Dev: st.Dev, Fine: sameDev(state, st.Dev) && fineTimestamps(state)}
