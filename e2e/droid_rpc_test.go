@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,11 +25,9 @@ import (
 // the user's permission, and PreCompact when the client asks for a
 // compaction.
 type droidRPC struct {
+	*jsonLines
 	t      *testing.T
 	in     io.WriteCloser
-	mu     sync.Mutex
-	msgs   []map[string]any
-	notify chan struct{}
 	nextID int
 }
 
@@ -57,26 +53,8 @@ func startDroidRPC(t *testing.T, llm *llmscript.Server, project, home string, mo
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start droid: %v", err)
 	}
-	d := &droidRPC{t: t, in: in, notify: make(chan struct{}, 1)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
-			}
-			d.mu.Lock()
-			d.msgs = append(d.msgs, m)
-			d.mu.Unlock()
-			select {
-			case d.notify <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	d := &droidRPC{jsonLines: newJSONLines(), t: t, in: in}
+	done := d.read(out)
 	t.Cleanup(func() {
 		in.Close()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -122,8 +100,8 @@ func (d *droidRPC) waitMsg(what string, timeout time.Duration, cond func(map[str
 	seen := 0
 	for {
 		d.mu.Lock()
-		msgs := d.msgs[seen:]
-		seen = len(d.msgs)
+		msgs := d.lines[seen:]
+		seen = len(d.lines)
 		d.mu.Unlock()
 		for _, m := range msgs {
 			if cond(m) {

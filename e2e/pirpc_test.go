@@ -26,13 +26,46 @@ import (
 // response and the agent's events on stdout) gives them, through the same
 // session code the TUI's slash commands call.
 
-// rpcProc is a harness in RPC mode.
-type rpcProc struct {
-	t      *testing.T
-	stdin  io.WriteCloser
+// jsonLines collects the JSON objects a process prints on stdout, one per
+// line (other lines are skipped), and signals on notify as each arrives.
+type jsonLines struct {
 	mu     sync.Mutex
 	lines  []map[string]any
 	notify chan struct{}
+}
+
+func newJSONLines() *jsonLines { return &jsonLines{notify: make(chan struct{}, 1)} }
+
+// read collects from r until it ends; the channel it returns is closed
+// then.
+func (j *jsonLines) read(r io.Reader) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) != nil {
+				continue
+			}
+			j.mu.Lock()
+			j.lines = append(j.lines, m)
+			j.mu.Unlock()
+			select {
+			case j.notify <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return done
+}
+
+// rpcProc is a harness in RPC mode.
+type rpcProc struct {
+	*jsonLines
+	t      *testing.T
+	stdin  io.WriteCloser
 	next   int
 	stderr *strings.Builder
 }
@@ -52,30 +85,12 @@ func startRPC(t *testing.T, dir string, env []string, bin string, args ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &rpcProc{t: t, stdin: stdin, notify: make(chan struct{}, 1), stderr: &strings.Builder{}}
+	p := &rpcProc{jsonLines: newJSONLines(), t: t, stdin: stdin, stderr: &strings.Builder{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
-			}
-			p.mu.Lock()
-			p.lines = append(p.lines, m)
-			p.mu.Unlock()
-			select {
-			case p.notify <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	read := p.read(out)
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan struct{})
