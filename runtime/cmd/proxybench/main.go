@@ -74,7 +74,11 @@ func start(body string, chunks []string) (*fakellm.Server, *http.Server, string,
 		return nil, nil, "", err
 	}
 	up.Always(fakellm.Reply{Body: body, Chunks: chunks})
-	srv, err := proxy.New(proxy.Config{Provider: proxy.Provider{ID: "fake", Protocol: proxy.OpenAIChat, BaseURL: up.URL + "/v1", Auth: "bearer", Key: "k", DefaultModel: "gpt-x"}, Token: "t"})
+	// The atlas's openai provider, as the routed proxy's rules use it: the
+	// two differ in routing only.
+	p := atlasProvider("openai")
+	p.BaseURL, p.Key = up.URL+"/v1", "k"
+	srv, err := proxy.New(proxy.Config{Provider: p, Token: "t"})
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -85,6 +89,17 @@ func start(body string, chunks []string) (*fakellm.Server, *http.Server, string,
 	hs := &http.Server{Handler: srv}
 	go hs.Serve(ln)
 	return up, hs, "http://" + ln.Addr().String(), nil
+}
+
+// atlasProvider is the atlas's provider id as a proxy provider, with
+// the fields a routes file's provider gets from the atlas.
+func atlasProvider(id string) proxy.Provider {
+	for _, p := range providers.All {
+		if p.ID == id {
+			return proxy.Provider{ID: p.ID, Protocol: p.Protocol, BaseURL: p.BaseURL, Auth: p.Auth, DefaultModel: p.DefaultModel, MaxOutputTokens: p.MaxOutputTokens, MaxToolName: p.MaxToolName}
+		}
+	}
+	panic("no atlas provider " + id)
 }
 
 // routes20 is a routes file of 20 rules: the six built-in ones and 14
@@ -108,7 +123,7 @@ func routes20(upstream string) string {
 func startRouted(upstream string) (*http.Server, string, error) {
 	atlas := proxy.RoutesAtlas{Providers: map[string]proxy.ProviderSpec{}, Harnesses: providers.HarnessIDs()}
 	for _, p := range providers.All {
-		atlas.Providers[p.ID] = proxy.ProviderSpec{KeyEnv: p.KeyEnv, Provider: proxy.Provider{Protocol: p.Protocol, BaseURL: p.BaseURL, Auth: p.Auth, DefaultModel: p.DefaultModel, MaxOutputTokens: p.MaxOutputTokens, MaxToolName: p.MaxToolName}}
+		atlas.Providers[p.ID] = proxy.ProviderSpec{KeyEnv: p.KeyEnv, Provider: atlasProvider(p.ID)}
 	}
 	rt, err := proxy.LoadRoutes("routes20.json", []byte(routes20(upstream+"/v1")), atlas, func(string) string { return "k" })
 	if err != nil {
