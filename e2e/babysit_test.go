@@ -50,9 +50,11 @@ export async function process(inputs, ctx) {
 // humanApproval marks the human's answer to a breakpoint.
 const humanApproval = "APPROVED-BY-HUMAN"
 
+// The commands a stop hook's reason names, as written: a run of a shared
+// store is named `<runId> --store 'URL'` (docs/store.md).
 var (
-	iterateCmdRE = regexp.MustCompile("sitter run iterate (\\S+) --json")
-	statusCmdRE  = regexp.MustCompile("sitter run status (\\S+) --json")
+	iterateCmdRE = regexp.MustCompile("sitter run iterate (\\S+(?: --store '[^']*')?) --json")
+	statusCmdRE  = regexp.MustCompile("sitter run status (\\S+(?: --store '[^']*')?) --json")
 )
 
 // babysitAgent is a scripted agent that follows the babysit skill as
@@ -72,6 +74,7 @@ func babysitAgent(process string, guides *[]string) llmscript.Script {
 type agentOptions struct {
 	process, processID string
 	guides             *[]string
+	runID              *string // if set, the id run create printed
 	beforeCreate       func()
 	afterPost          func() llmscript.Turn
 }
@@ -94,6 +97,9 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 			case obj["nextActions"] != nil || obj["completionProof"] != nil && (obj["status"] != nil || obj["state"] != nil):
 				return afterIterate(obj, approved)
 			case obj["runId"] != nil && obj["runDir"] != nil && obj["entry"] != nil:
+				if o.runID != nil {
+					*o.runID, _ = obj["runId"].(string)
+				}
 				return llmscript.Turn{Text: "The run is created. Ending my turn."}
 			case obj["effectId"] != nil || obj["status"] == "ok":
 				if o.afterPost != nil {
@@ -229,7 +235,14 @@ func runOf(t *testing.T, project, processID string) string {
 
 func readJournal(t *testing.T, dir, home string) (string, []journalEvent) {
 	t.Helper()
-	cmd := exec.Command(sitter(t), "run", "events", dir, "--json")
+	return dir, sitterEvents(t, home, dir)
+}
+
+// sitterEvents is `sitter run events <args> --json` (args: the run and,
+// for a stored run, --store URL).
+func sitterEvents(t *testing.T, home string, args ...string) []journalEvent {
+	t.Helper()
+	cmd := exec.Command(sitter(t), append(append([]string{"run", "events"}, args...), "--json")...)
 	cmd.Env = baseEnv(t, home)
 	out, err := cmd.Output()
 	if err != nil {
@@ -239,19 +252,45 @@ func readJournal(t *testing.T, dir, home string) (string, []journalEvent) {
 	if err := json.Unmarshal(out, &evs); err != nil {
 		t.Fatal(err)
 	}
-	return dir, evs.Events
+	return evs.Events
 }
 
-// checkLoop asserts a finished babysitter loop: the guide of this harness,
-// the run bound to the session that created it, exactly one RUN_COMPLETED,
-// at least two stop-hook continuations that reached the model, and the
-// completion proof ending the session.
-func checkLoop(t *testing.T, harness string, llm *llmscript.Server, project, home string, guides []string) {
+// runSource is where checkLoop reads the run a loop drove: the single run
+// in the project's runs dir, or, with store set, the run *runID of that
+// shared store (the project must then hold no run).
+type runSource struct {
+	project, store string
+	runID          *string
+}
+
+func (s runSource) journal(t *testing.T, home string) []journalEvent {
 	t.Helper()
+	if s.store == "" {
+		_, evs := runJournal(t, s.project, home)
+		return evs
+	}
+	if runs, _ := filepath.Glob(filepath.Join(s.project, ".a5c", "runs", "*")); len(runs) != 0 {
+		t.Errorf("the run of store %s left run directories in the project: %v", s.store, runs)
+	}
+	if *s.runID == "" {
+		t.Errorf("the agent never saw the id of the run it created")
+		return nil
+	}
+	return sitterEvents(t, home, *s.runID, "--store", s.store)
+}
+
+// checkLoop asserts a finished babysitter loop, its run read from src: the
+// guide of this harness, the run bound to the session that created it,
+// exactly one RUN_COMPLETED, at least two stop-hook continuations that
+// reached the model, the completion proof ending the session, and the
+// shell effect's file in the project.
+func checkLoop(t *testing.T, harness string, llm *llmscript.Server, src runSource, home string, guides []string) {
+	t.Helper()
+	project := src.project
 	if len(guides) == 0 || !strings.Contains(guides[0], "("+harness+",") {
 		t.Errorf("the agent loaded guide %q, want %s's", guides, harness)
 	}
-	_, evs := runJournal(t, project, home)
+	evs := src.journal(t, home)
 	count := map[string]int{}
 	var blocks, allows []journalEvent
 	for _, e := range evs {
@@ -355,7 +394,7 @@ func TestBabysitLoop(t *testing.T) {
 			if r.err != nil {
 				t.Errorf("%s: %v\n%s\n%s", h, r.err, r.stdout, r.stderr)
 			}
-			checkLoop(t, h, llm, project, home, guides)
+			checkLoop(t, h, llm, runSource{project: project}, home, guides)
 			checkWritten(t, h, project, home)
 			if t.Failed() {
 				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)

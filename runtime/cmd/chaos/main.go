@@ -4,7 +4,7 @@
 // table of the cases tried and their outcome. It exits 1 when a case
 // failed or when no case ran.
 //
-// It first builds nats-server from the Go module (runtime/internal/natsproc)
+// It first builds nats-server from the Go module (internal/natsproc)
 // and names it in $SITTER_TEST_NATS_SERVER, so the run store's chaos case
 // (runtime/store/natsstore TestChaosNATSProcess) runs against a real
 // nats-server process, killed with SIGKILL and restarted mid-run.
@@ -25,7 +25,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sitter.dev/sitter/runtime/internal/natsproc"
+	"sitter.dev/sitter/internal/natsproc"
 )
 
 // event is one line of `go test -json`.

@@ -22,7 +22,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sitter.dev/sitter/runtime/internal/natsproc"
+	"sitter.dev/sitter/internal/natsproc"
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/store"

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"sitter.dev/sitter/internal/natsproc"
 	"sitter.dev/sitter/runtime/audit"
-	"sitter.dev/sitter/runtime/internal/natsproc"
 	"sitter.dev/sitter/runtime/run"
 )
 
 // natsServerEnv names a nats-server binary (make chaos builds one from
-// the Go module with runtime/internal/natsproc): TestChaosNATSProcess runs
+// the Go module with internal/natsproc): TestChaosNATSProcess runs
 // the store's tests against it as a separate process.
 const natsServerEnv = "SITTER_TEST_NATS_SERVER"
 

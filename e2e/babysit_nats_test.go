@@ -1,0 +1,95 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"sitter.dev/sitter/internal/natsproc"
+)
+
+var (
+	natsOnce sync.Once
+	natsBin  string
+	natsErr  error
+)
+
+// natsServer starts a nats-server process built from the Go module (as
+// make chaos does: internal/natsproc; a warm Go build cache makes the
+// build take seconds) on a loopback port, its store in a temp dir.
+func natsServer(t *testing.T) *natsproc.Server {
+	t.Helper()
+	natsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sitter-e2e-nats-")
+		if err != nil {
+			natsErr = err
+			return
+		}
+		natsBin, natsErr = natsproc.Build(dir)
+	})
+	if natsErr != nil {
+		t.Fatal(natsErr)
+	}
+	s, err := natsproc.Start(natsBin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// TestBabysitLoopNATS: the babysitter loop of TestBabysitLoop with the
+// run in a shared store. The user exports SITTER_STORE before starting
+// the harness (docs/store.md), the agent follows the skill as written,
+// and the stop hook drives the run in the store: nothing of the run is
+// written to the project. Then "machine B", with none of the first
+// machine's files, exports the run from the store and reads it.
+func TestBabysitLoopNATS(t *testing.T) {
+	srv := natsServer(t)
+	for _, h := range []string{"claude-code"} {
+		t.Run(h, func(t *testing.T) {
+			tmp := t.TempDir()
+			project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+			os.MkdirAll(project, 0o755)
+			os.MkdirAll(home, 0o755)
+			var guides []string
+			var runID string
+			llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides, runID: &runID}))
+			r := babysitRun(t, h, llm, project, home, babysitPrompt, "SITTER_STORE="+srv.URL)
+			if r.err != nil {
+				t.Errorf("%s: %v\n%s\n%s", h, r.err, r.stdout, r.stderr)
+			}
+			src := runSource{project: project, store: srv.URL, runID: &runID}
+			checkLoop(t, h, llm, src, home, guides)
+			if t.Failed() {
+				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+				return
+			}
+			// Machine B: another home (so another store cache), no project.
+			homeB, to := filepath.Join(tmp, "home-b"), filepath.Join(tmp, "exported")
+			os.MkdirAll(homeB, 0o755)
+			cmd := exec.Command(sitter(t), "run", "export", runID, "--to", to, "--store", srv.URL, "--json")
+			cmd.Env = baseEnv(t, homeB)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("sitter run export: %v\n%s", err, out)
+			}
+			want := types(src.journal(t, home))
+			if got := types(sitterEvents(t, homeB, filepath.Join(to, runID))); !slices.Equal(got, want) {
+				t.Errorf("the exported run's journal is\n%v\nwant the store's\n%v", got, want)
+			}
+		})
+	}
+}
+
+func types(evs []journalEvent) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
