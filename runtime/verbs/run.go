@@ -205,16 +205,29 @@ run:* verbs (same checks, words, JSON and exit codes).
 // loadRun is the <runDir> of a run subcommand, or the exit status of
 // why there is none (the usage for a missing one, as the SDK).
 func loadRun(f *cmdFlags, verb string, stderr io.Writer) (*runs.State, string, int) {
+	return loadRunSDK(f, verb, "", stderr)
+}
+
+// loadRunSDK is loadRun for a verb the SDK has, which says why in the
+// SDK's words: noRun begins its message for a run that is not there
+// ("" for sitter's own words).
+func loadRunSDK(f *cmdFlags, verb, noRun string, stderr io.Writer) (*runs.State, string, int) {
 	dir, err := f.runDir()
 	if dir == "" {
 		return nil, "", usageFail(stderr, f.usage)
 	}
+	why := func(sdkMsg string, err error) (*runs.State, string, int) {
+		if noRun == "" {
+			return nil, "", fail(stderr, verb, err)
+		}
+		return nil, "", sdkFail(stderr, verb, "%s %s: %v", sdkMsg, dir, err)
+	}
 	if err != nil {
-		return nil, "", fail(stderr, verb, err)
+		return why(noRun, err)
 	}
 	st, err := runs.Load(dir)
 	if err != nil {
-		return nil, "", fail(stderr, verb, err)
+		return why("unable to read run at", err)
 	}
 	return st, dir, 0
 }
@@ -463,16 +476,9 @@ func compact(raw json.RawMessage, max int) string {
 // runStatus is `run status`.
 func runStatus(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "run status"
-	dir, err := f.runDir()
-	if dir == "" {
-		return usageFail(stderr, f.usage)
-	}
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run metadata at %s: %v", dir, err)
-	}
-	st, err := runs.Load(dir)
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	st, dir, code := loadRunSDK(f, verb, "unable to read run metadata at", stderr)
+	if st == nil {
+		return code
 	}
 	// Like the SDK, status goes on without the snapshot, saying so.
 	c, err := runs.ReadStateCache(dir)

@@ -111,16 +111,9 @@ func ref(s string) *string {
 // taskList is `task list`: the effects sorted by id, as the SDK lists them.
 func taskList(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task list"
-	dir, err := f.runDir()
-	if dir == "" {
-		return usageFail(stderr, f.usage)
-	}
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
-	}
-	st, err := runs.Load(dir)
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	st, _, code := loadRunSDK(f, verb, "unable to read run at", stderr)
+	if st == nil {
+		return code
 	}
 	tasks := []taskEntry{}
 	for _, e := range st.Effects {
@@ -169,13 +162,9 @@ func taskShow(f *cmdFlags, stdout, stderr io.Writer) int {
 	if len(f.pos) != 2 {
 		return usageFail(stderr, f.usage)
 	}
-	dir, err := f.runDir()
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
-	}
-	st, err := runs.Load(dir)
-	if err != nil {
-		return sdkFail(stderr, verb, "unable to read run at %s: %v", dir, err)
+	st, dir, code := loadRunSDK(f, verb, "unable to read run at", stderr)
+	if st == nil {
+		return code
 	}
 	e := st.Effect(f.pos[1])
 	if e == nil {
