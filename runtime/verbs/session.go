@@ -371,7 +371,16 @@ func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir, store
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]any{"harness": harness, "sessionId": sessionID, "via": via, "maxIterations": st.MaxIterations}
+	if err := journalBound(ctx, dir, via, st, took); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// journalBound journals SESSION_BOUND in the run at dir: the session st
+// now drives it, found via via, taking it from the sessions took.
+func journalBound(ctx context.Context, dir, via string, st *session.State, took []*session.State) error {
+	data := map[string]any{"harness": st.Harness, "sessionId": st.SessionID, "via": via, "maxIterations": st.MaxIterations}
 	var prev []map[string]string
 	for _, o := range took {
 		prev = append(prev, map[string]string{"harness": o.Harness, "sessionId": o.SessionID})
@@ -380,9 +389,9 @@ func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir, store
 		data["takenFrom"] = prev
 	}
 	if _, err := runs.Append(ctx, dir, journal.SessionBound, data); err != nil {
-		return st, fmt.Errorf("journal the binding: %w", err)
+		return fmt.Errorf("journal the binding: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
 // within reports whether path is dir or below it, symlinks resolved.

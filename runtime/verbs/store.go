@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"sitter.dev/sitter/runtime/hook"
-	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
 	"sitter.dev/sitter/runtime/store"
@@ -101,14 +100,25 @@ func withStore(ctx context.Context, f *cmdFlags, verb string, write bool, stdout
 		return fail(stderr, verb, err)
 	}
 	defer s.Close()
+	return storeDo(ctx, s, f.pos[0], write, verb, stdout, stderr, func(dir string, stdout, stderr io.Writer) (int, error) {
+		f.storeDir = dir
+		return run(stdout, stderr), nil
+	})
+}
+
+// storeDo runs fn on this machine's copy of a stored run under store.Do,
+// which runs it again when another machine committed first: each try
+// writes to buffers of its own, and only the try that counts reaches
+// stdout and stderr.
+func storeDo(ctx context.Context, s store.Store, runID string, write bool, verb string, stdout, stderr io.Writer, fn func(dir string, stdout, stderr io.Writer) (int, error)) int {
 	var code int
 	var out, errOut bytes.Buffer
-	err = store.Do(ctx, s, f.pos[0], write, func(dir string) error {
+	err := store.Do(ctx, s, runID, write, func(dir string) error {
 		out.Reset()
 		errOut.Reset()
-		f.storeDir = dir
-		code = run(&out, &errOut)
-		return nil
+		var err error
+		code, err = fn(dir, &out, &errOut)
+		return err
 	})
 	if err != nil {
 		stderr.Write(errOut.Bytes())
@@ -222,18 +232,7 @@ func storeBind(ctx context.Context, harness, sessionID, runID, url string, max i
 		if err != nil {
 			return err
 		}
-		data := map[string]any{"harness": harness, "sessionId": sessionID, "via": via, "maxIterations": st.MaxIterations}
-		var prev []map[string]string
-		for _, o := range took {
-			prev = append(prev, map[string]string{"harness": o.Harness, "sessionId": o.SessionID})
-		}
-		if len(prev) > 0 {
-			data["takenFrom"] = prev
-		}
-		if _, err := runs.Append(ctx, dir, journal.SessionBound, data); err != nil {
-			return fmt.Errorf("journal the binding: %w", err)
-		}
-		return nil
+		return journalBound(ctx, dir, via, st, took)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("no run %q in the store: %w", runID, err)
@@ -256,26 +255,14 @@ func stopCheck(ctx context.Context, ev hook.Event, stdout, stderr io.Writer) int
 		return fail(stderr, verb, err)
 	}
 	defer s.Close()
-	var code int
-	var out, errOut bytes.Buffer
-	err = store.Do(ctx, s, st.RunID, true, func(dir string) error {
-		out.Reset()
-		errOut.Reset()
+	return storeDo(ctx, s, st.RunID, true, verb, stdout, stderr, func(dir string, stdout, stderr io.Writer) (int, error) {
 		if dir != st.RunDir {
 			// This machine keeps its copies elsewhere than the binder's.
 			st.RunDir = dir
 			if _, err := session.Write(st); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		code = session.StopCheckAnswer(ctx, ev, &out, &errOut)
-		return nil
+		return session.StopCheckAnswer(ctx, ev, stdout, stderr), nil
 	})
-	if err != nil {
-		stderr.Write(errOut.Bytes())
-		return fail(stderr, verb, err)
-	}
-	stdout.Write(out.Bytes())
-	stderr.Write(errOut.Bytes())
-	return code
 }
