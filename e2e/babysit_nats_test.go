@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"sitter.dev/sitter/e2e/llmscript"
 	"sitter.dev/sitter/internal/natsproc"
 )
 
@@ -66,6 +67,11 @@ func TestBabysitLoopNATS(t *testing.T) {
 			}
 			src := runSource{project: project, store: srv.URL, runID: &runID}
 			checkLoop(t, h, llm, src, home, guides)
+			if !llm.Any(func(q *llmscript.Request) bool {
+				return q.Contains("Runs live in the shared store that $SITTER_STORE names")
+			}) {
+				t.Errorf("the guide the agent loaded does not say that its runs live in the store")
+			}
 			if t.Failed() {
 				t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 				return

@@ -26,10 +26,13 @@ type guide struct {
 }
 
 type guideCtx struct {
-	CI         bool        `json:"ci"`
-	RunsDir    string      `json:"runsDir"`
-	Session    *guideSess  `json:"session,omitempty"`
-	ActiveRuns []activeRun `json:"activeRuns"`
+	CI      bool   `json:"ci"`
+	RunsDir string `json:"runsDir"`
+	// SharedStore: $SITTER_STORE names a shared store, where the run
+	// verbs put and find runs (the local runs dir is not listed then).
+	SharedStore bool        `json:"sharedStore,omitempty"`
+	Session     *guideSess  `json:"session,omitempty"`
+	ActiveRuns  []activeRun `json:"activeRuns"`
 }
 
 type guideSess struct {
@@ -37,6 +40,7 @@ type guideSess struct {
 	Active bool   `json:"active"`
 	RunID  string `json:"runId,omitempty"`
 	RunDir string `json:"runDir,omitempty"`
+	ref    string // how a command names the run (session.State.RunRef)
 }
 
 type activeRun struct {
@@ -132,16 +136,19 @@ func isCI() bool {
 }
 
 func detectContext(harness, sessionID, runsDir string, ci bool) guideCtx {
-	c := guideCtx{CI: ci, RunsDir: runsDir, ActiveRuns: []activeRun{}}
+	c := guideCtx{CI: ci, RunsDir: runsDir, SharedStore: os.Getenv("SITTER_STORE") != "", ActiveRuns: []activeRun{}}
 	if sessionID == "" {
 		sessionID = os.Getenv("SITTER_SESSION_ID")
 	}
 	if sessionID != "" {
 		if st, _, err := session.Read(harness, sessionID); err == nil && st != nil {
-			c.Session = &guideSess{ID: sessionID, Active: st.Active, RunID: st.RunID, RunDir: st.RunDir}
+			c.Session = &guideSess{ID: sessionID, Active: st.Active, RunID: st.RunID, RunDir: st.RunDir, ref: st.RunRef()}
 		} else {
 			c.Session = &guideSess{ID: sessionID}
 		}
+	}
+	if c.SharedStore {
+		return c
 	}
 	entries, _ := os.ReadDir(runsDir)
 	for _, e := range entries {
@@ -175,14 +182,21 @@ func babysitText(g guide) string {
 	} else {
 		w("- Running locally.\n")
 	}
+	run := "<runDir>" // how the loop's commands name the run
+	if g.Context.SharedStore {
+		run = "<runId>"
+		w("- Runs live in the shared store that $SITTER_STORE names, not in %s: `sitter run create` puts the run there and every `sitter run` and `sitter task` command here finds it by its runId (the runDir they print is this machine's copy of it). Add no --store flag.\n", g.Context.RunsDir)
+	}
 	if s := g.Context.Session; s != nil {
 		if s.Active {
-			w("- This session (%s) drives run %s: resume it (`sitter run iterate %s --json`) instead of creating a new one.\n", s.ID, s.RunID, s.RunDir)
+			w("- This session (%s) drives run %s: resume it (`sitter run iterate %s --json`) instead of creating a new one.\n", s.ID, s.RunID, s.ref)
 		} else {
 			w("- Session %s has no active run.\n", s.ID)
 		}
 	}
-	if len(g.Context.ActiveRuns) > 0 {
+	if g.Context.SharedStore {
+		// The local runs dir is not where this session's verbs look.
+	} else if len(g.Context.ActiveRuns) > 0 {
 		w("- Unfinished runs in %s:\n", g.Context.RunsDir)
 		for _, r := range g.Context.ActiveRuns {
 			w("  - %s (process %s, %s): %s\n", r.RunID, r.ProcessID, r.Status, r.RunDir)
@@ -218,8 +232,8 @@ func babysitText(g guide) string {
 	w("It prints `runId`, `runDir` and `session`: the run is bound to this session (sitter finds the session this command runs in), so the stop hook drives it. If `session` is missing or has an `error`, bind it: `sitter session bind --run-id <runId> --harness %s --session-id <this session's id>`.\n\n", g.Harness)
 
 	w("## 4. The loop\n")
-	w("1. `sitter run iterate <runDir> --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n")
-	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post <runDir> <effectId> --status ok --value-inline '<json>'` (or `--value result.json`, `--status error --error err.json`; `--stdout-file`/`--stderr-file` keep logs).\n")
+	w("1. `sitter run iterate %s --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n", run)
+	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or `--value result.json`, `--status error --error err.json`; `--stdout-file`/`--stderr-file` keep logs).\n", run)
 	w("3. Iterate again. Repeat until the status is `completed`, `failed` or `halted`.\n")
 	if g.HookDriven {
 		w("\nThis harness's stop hook drives the loop (%s): when you stop while effects are pending, the hook hands you the next step. Still, keep going on your own while there is work.\n", g.Why)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,8 @@ const storeFlag = "store=the shared run store `URL`, nats://host:port ($SITTER_S
 const storeNote = `
 
 With --store URL (or $SITTER_STORE) the run lives in a shared store (NATS
-JetStream, see docs/store.md) and <runDir> is its run id, from any machine.`
+JetStream, see docs/store.md) and <runDir> is its run id, from any machine
+(or the runDir the verbs print: this machine's copy of the run).`
 
 // storeURL is --store, else $SITTER_STORE; "" is the local runs dir.
 func (f *cmdFlags) storeURL() string {
@@ -95,12 +97,16 @@ func withStore(ctx context.Context, f *cmdFlags, verb string, write bool, stdout
 	if len(f.pos) == 0 {
 		return usageFail(stderr, f.usage)
 	}
+	ref, err := storeRef(url, f.pos[0])
+	if err != nil {
+		return fail(stderr, verb, err)
+	}
 	s, err := openStore(ctx, url)
 	if err != nil {
 		return fail(stderr, verb, err)
 	}
 	defer s.Close()
-	return storeDo(ctx, s, f.pos[0], write, verb, stdout, stderr, func(dir string, stdout, stderr io.Writer) (int, error) {
+	return storeDo(ctx, s, ref, write, verb, stdout, stderr, func(dir string, stdout, stderr io.Writer) (int, error) {
 		f.storeDir = dir
 		return run(stdout, stderr), nil
 	})
@@ -127,6 +133,38 @@ func storeDo(ctx context.Context, s store.Store, runID string, write bool, verb 
 	stdout.Write(out.Bytes())
 	stderr.Write(errOut.Bytes())
 	return code
+}
+
+// storeRef is the run that a verb on a stored run names: its id, or the
+// directory of this machine's copy of it, which is the runDir every verb
+// of a stored run prints (run create's included) and which the babysit
+// guide has the agent pass back. Any other path is refused: with a store,
+// a local run directory is not the run.
+func storeRef(url, arg string) (string, error) {
+	if !strings.ContainsRune(arg, '/') && !strings.ContainsRune(arg, filepath.Separator) {
+		return arg, nil
+	}
+	cache, err := storeCacheDir(url)
+	if err != nil {
+		return "", err
+	}
+	if sameDir(filepath.Dir(filepath.Clean(arg)), cache) {
+		return filepath.Base(filepath.Clean(arg)), nil
+	}
+	return "", fmt.Errorf("%s is not a run of the shared store (--store or $SITTER_STORE): name the run by its id, or by this machine's copy of it, %s; for a local run directory pass --store ''",
+		arg, filepath.Join(cache, "<runId>"))
+}
+
+// sameDir says whether a and b name one directory (through symlinks too).
+func sameDir(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // storeCreate is `run create --store`: the run is made in the store, with
@@ -165,12 +203,16 @@ func newRunExportCmd(e *env) *cobra.Command {
 				return fail(e.stderr, verb, err)
 			}
 			defer s.Close()
-			dir, err := s.Export(ctx, f.pos[0], to)
+			id, err := storeRef(url, f.pos[0])
 			if err != nil {
 				return fail(e.stderr, verb, err)
 			}
-			return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"runId": f.pos[0], "runDir": dir},
-				fmt.Sprintf("[run:export] runId=%s runDir=%s\n", f.pos[0], dir))
+			dir, err := s.Export(ctx, id, to)
+			if err != nil {
+				return fail(e.stderr, verb, err)
+			}
+			return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"runId": id, "runDir": dir},
+				fmt.Sprintf("[run:export] runId=%s runDir=%s\n", id, dir))
 		})
 }
 

@@ -151,3 +151,81 @@ func TestStoreSessionStopCheck(t *testing.T) {
 		t.Errorf("the store's journal, read on another machine: %s; want the binding and the stop decision", got)
 	}
 }
+
+// The runDir a stored run's verbs print (this machine's copy of the run)
+// names the run as its id does: the babysit guide and skill have the
+// agent pass it back to iterate and post. A path that is no copy of the
+// store's run is refused with the two ways to name one.
+func TestStoreRunNamedByItsCopy(t *testing.T) {
+	needSDK(t)
+	url := natsServer(t)
+	env := sideEnv(t)
+	a, b := storeMachine(t, env, url), storeMachine(t, env, url)
+	c := sideCases[0]
+	ws := workspace(t, c.proc, c.inputs())
+	created := a.run(t, ws, "run:create", "--process-id", "side", "--entry", "./proc.mjs#process", "--inputs", "inputs.json", "--json")
+	res, _ := created.Stdout.(map[string]any)
+	id, _ := res["runId"].(string)
+	dir, _ := res["runDir"].(string)
+	if created.Code != 0 || id == "" || filepath.Base(dir) != id {
+		t.Fatalf("run:create --store: %+v", created)
+	}
+	it := a.run(t, ws, "run:iterate", dir, "--json")
+	itRes, _ := it.Stdout.(map[string]any)
+	acts, _ := itRes["nextActions"].([]any)
+	if it.Code != 0 || len(acts) != 1 {
+		t.Fatalf("run:iterate <runDir> of a stored run: %+v", it)
+	}
+	act := acts[0].(map[string]any)
+	kind, _ := act["kind"].(string)
+	if p := a.run(t, ws, "task:post", append([]string{dir, act["effectId"].(string)}, append(c.post(kind), "--json")...)...); p.Code != 0 {
+		t.Fatalf("task:post <runDir> of a stored run: %+v", p)
+	}
+	// Posted to the store: another machine reads it by id.
+	evs := b.run(t, t.TempDir(), "run:events", id, "--json")
+	var types []string
+	for _, e := range evs.Stdout.(map[string]any)["events"].([]any) {
+		types = append(types, e.(map[string]any)["type"].(string))
+	}
+	if !slices.Contains(types, "EFFECT_RESOLVED") {
+		t.Errorf("the post by runDir did not reach the store: %v", types)
+	}
+	// Not a copy of this store's run: refused, named.
+	local := filepath.Join(ws, ".a5c", "runs", id)
+	bad := a.run(t, ws, "run:iterate", local, "--json")
+	if bad.Code == 0 || !strings.Contains(bad.Stderr, local+" is not a run of the shared store") || !strings.Contains(bad.Stderr, "--store ''") {
+		t.Errorf("run:iterate of a path outside the store's copies: %+v", bad)
+	}
+}
+
+// With $SITTER_STORE set, the babysit guide says where runs live, names
+// them by id in the loop, and lists no local runs (the verbs would not
+// find them).
+func TestStoreBabysitGuide(t *testing.T) {
+	env := sideEnv(t)
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".a5c", "runs"), 0o755)
+	for _, withStore := range []bool{false, true} {
+		cmd := exec.Command(os.Args[0], "instructions", "babysit", "--harness", "claude-code", "--json")
+		cmd.Dir, cmd.Env = ws, append(slices.Clip(env), "SITTER_TEST_MAIN=1")
+		if withStore {
+			cmd.Env = append(cmd.Env, "SITTER_STORE=nats://127.0.0.1:1")
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("instructions babysit: %v", err)
+		}
+		var g struct {
+			Context struct{ SharedStore bool }
+			Instructions string
+		}
+		json.Unmarshal(out, &g)
+		store := strings.Contains(g.Instructions, "Runs live in the shared store that $SITTER_STORE names")
+		byID := strings.Contains(g.Instructions, "`sitter run iterate <runId> --json`") && strings.Contains(g.Instructions, "`sitter task post <runId> <effectId>")
+		local := strings.Contains(g.Instructions, "runs in .a5c/runs")
+		if g.Context.SharedStore != withStore || store != withStore || byID != withStore || local == withStore {
+			t.Errorf("SITTER_STORE set: %t; the guide: sharedStore %t, names the store %t, names runs by id %t, lists local runs %t:\n%s",
+				withStore, g.Context.SharedStore, store, byID, local, g.Instructions)
+		}
+	}
+}
