@@ -155,12 +155,18 @@ func (s *State) begin() (*IterateResult, error) {
 
 // appendEvent journals one event and keeps s.Journal current.
 func (s *State) appendEvent(typ string, data any) error {
+	_, err := s.add(typ, data)
+	return err
+}
+
+// add is appendEvent with the event journaled.
+func (s *State) add(typ string, data any) (journal.Event, error) {
 	ev, err := journal.Append(filepath.Join(s.Dir, JournalDir), s.Journal.Head(), typ, data)
 	if err != nil {
-		return err
+		return ev, err
 	}
 	s.Journal.Events = append(s.Journal.Events, ev)
-	return nil
+	return ev, nil
 }
 
 // checkHash journals a changed process file and says whether it changed.
@@ -483,7 +489,7 @@ func (s *State) wakeSleeps(now time.Time) error {
 		}
 		if t, ok := sleepTarget(def); ok && t <= now.UnixMilli() {
 			v, _ := json.Marshal(map[string]any{"sleptUntilEpochMs": t})
-			if _, err := post(s, e, PostOptions{Status: "ok", Value: v}); err != nil {
+			if _, err := post(s.Dir, e, PostOptions{Status: "ok", Value: v}, s.add); err != nil {
 				return err
 			}
 		}

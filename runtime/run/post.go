@@ -62,27 +62,31 @@ func Post(ctx context.Context, dir, effectID string, o PostOptions) (*PostResult
 			return nil, err
 		}
 	}
-	lock, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), "sitter:task-post")
+	l, err := Lock(ctx, dir, "sitter:task-post")
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	s, err := Load(dir)
+	defer l.Release()
+	// Through the replay cache: only the events journaled since it are
+	// read, and l.Append brings it up to date with the result, so the
+	// stop check that follows a post reads no journal file again.
+	r, err := l.replayed(true)
 	if err != nil {
 		return nil, err
 	}
-	e := s.Effect(effectID)
+	e := r.s.Effect(effectID)
 	if e == nil {
 		return nil, unknownEffect(effectID, dir)
 	}
 	if e.Status != Requested {
 		return nil, notRequested(effectID, e.Status)
 	}
-	return post(s, e, o)
+	return post(dir, e, o, l.Append)
 }
 
-// post writes a result; the caller holds the lock.
-func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
+// post writes a result of the run at dir, and add journals its
+// EFFECT_RESOLVED; the caller holds the lock.
+func post(dir string, e *Effect, o PostOptions, add func(typ string, data any) (journal.Event, error)) (*PostResult, error) {
 	t := now()
 	if o.StartedAt == "" {
 		o.StartedAt = t
@@ -94,13 +98,13 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 	res := &PostResult{Status: o.Status, EffectID: e.EffectID, ResultRef: taskDir + "/result.json", StartedAt: o.StartedAt, FinishedAt: o.FinishedAt}
 	if o.Stdout != nil {
 		res.StdoutRef = taskDir + "/stdout.log"
-		if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.StdoutRef)), []byte(*o.Stdout)); err != nil {
+		if err := journal.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(res.StdoutRef)), []byte(*o.Stdout)); err != nil {
 			return nil, err
 		}
 	}
 	if o.Stderr != nil {
 		res.StderrRef = taskDir + "/stderr.log"
-		if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.StderrRef)), []byte(*o.Stderr)); err != nil {
+		if err := journal.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(res.StderrRef)), []byte(*o.Stderr)); err != nil {
 			return nil, err
 		}
 	}
@@ -119,13 +123,13 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := journal.WriteFileAtomic(filepath.Join(s.Dir, filepath.FromSlash(res.ResultRef)), b); err != nil {
+	if err := journal.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(res.ResultRef)), b); err != nil {
 		return nil, err
 	}
 	// resultDigest (sitter's; the SDK ignores it) lets a read of the
 	// result notice the file was changed after it was posted.
 	digest := resultDigest(b)
-	ev, err := journal.Append(filepath.Join(s.Dir, JournalDir), s.Journal.Head(), journal.EffectResolved, obj{
+	ev, err := add(journal.EffectResolved, obj{
 		{"effectId", e.EffectID}, {"status", o.Status}, {"resultRef", res.ResultRef}, {"error", errv},
 		{"stdoutRef", res.StdoutRef}, {"stderrRef", res.StderrRef},
 		{"startedAt", o.StartedAt}, {"finishedAt", o.FinishedAt}, {"resultDigest", digest},
@@ -133,7 +137,6 @@ func post(s *State, e *Effect, o PostOptions) (*PostResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Journal.Events = append(s.Journal.Events, ev)
 	e.Status = ResolvedOK
 	if o.Status == "error" {
 		e.Status = ResolvedError

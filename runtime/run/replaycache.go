@@ -51,10 +51,12 @@ import (
 // a file rewritten in place under the same name (two files' contents
 // swapped, say) would go unnoticed here, as it does by the SDK's own state
 // cache (keyed by the journal head), until the next full Load, whose
-// links between events report it. The
-// cache is derived data: it is written without fsync (temp file and
-// rename), and a lost, torn or stale one only costs a replay. Append
-// keeps it current for the events it journals.
+// links between events report it. The cache is derived data: it is
+// written without fsync (temp file and rename), and a lost, torn or stale
+// one only costs a replay. Append keeps it current for the events it
+// journals, and Post (sitter task post) reads and appends through it: in
+// a babysitter loop, the stop check that follows a posted result finds
+// the cache current.
 //
 // replayCacheVersion changes whenever replay (State.replayEvent) or the
 // cache's content changes meaning, so that no sitter reads another's.

@@ -98,14 +98,15 @@ func TestReplayCacheFollowsTheJournal(t *testing.T) {
 		do   func()
 		want string
 	}{
-		{"first read", func() {}, "replay"},
+		{"first read (the posts kept the cache)", func() {}, "cache"},
+		{"cache removed", func() { os.Remove(filepath.Join(dir, StateDir, ReplayCacheFile)) }, "replay"},
 		{"unchanged", func() {}, "cache"},
 		{"stop check through Append", func() { rcAppend(t, dir, journal.StopHookInvoked, map[string]any{"decision": "block"}) }, "cache"},
-		{"result posted behind the cache", func() {
+		{"result posted (through the cache)", func() {
 			if _, err := Post(context.Background(), dir, es[3].EffectID, PostOptions{Status: "error"}); err != nil {
 				t.Fatal(err)
 			}
-		}, "tail"},
+		}, "cache"},
 		{"read again", func() {}, "cache"},
 		{"effects requested behind the cache", func() {
 			if _, err := RequestEffects(context.Background(), dir, []NewEffect{{Key: "new", TaskID: "t", Kind: "agent", Label: "new"}}); err != nil {
@@ -300,7 +301,7 @@ func TestReplayCacheStamp(t *testing.T) {
 	if !probeFine(t.TempDir()) {
 		t.Skip("this file system's timestamps do not move at every change (Linux before 6.13, or another system): every reader lists")
 	}
-	dir, _ := rcRun(t, 6, 3)
+	dir, es := rcRun(t, 6, 3)
 	rcCheck(t, dir) // the first replay writes the cache
 	steps := []struct {
 		name   string
@@ -309,6 +310,15 @@ func TestReplayCacheStamp(t *testing.T) {
 	}{
 		{"unchanged after the replay", func() {}, false},
 		{"stop check through Append", func() { rcAppend(t, dir, journal.StopHookInvoked, map[string]any{}) }, false},
+		{"effects requested, then a result posted (a loop's turn)", func() {
+			ctx := context.Background()
+			if _, err := RequestEffects(ctx, dir, []NewEffect{{Key: "turn", TaskID: "t", Kind: "shell", Label: "turn"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Post(ctx, dir, es[3].EffectID, PostOptions{Status: "ok", Value: json.RawMessage(`2`)}); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
 		{"another writer's event", func() { behind(t, dir, journal.StopHookInvoked, map[string]any{}) }, true},
 		{"read again", func() {}, false},
 		{"a temp file left in journal/", func() {
