@@ -44,6 +44,10 @@ func natsServer(t *testing.T) *natsproc.Server {
 	return s
 }
 
+// natsLoopHarnesses are the harnesses TestBabysitLoopNATS walks: those
+// whose stop hook is native (it blocks a stop itself, no bridge).
+var natsLoopHarnesses = []string{"claude-code", "codex"}
+
 // TestBabysitLoopNATS: the babysitter loop of TestBabysitLoop with the
 // run in a shared store. The user exports SITTER_STORE before starting
 // the harness (docs/store.md), the agent follows the skill as written,
@@ -52,7 +56,7 @@ func natsServer(t *testing.T) *natsproc.Server {
 // machine's files, exports the run from the store and reads it.
 func TestBabysitLoopNATS(t *testing.T) {
 	srv := natsServer(t)
-	for _, h := range []string{"claude-code"} {
+	for _, h := range natsLoopHarnesses {
 		t.Run(h, func(t *testing.T) {
 			tmp := t.TempDir()
 			project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
