@@ -163,7 +163,8 @@ func TestClaudeHooks(t *testing.T) {
 	}
 	// The model's EnterWorktree raises WorktreeCreate (whose hook would
 	// have to print the new worktree's path: the canonical result cannot,
-	// so the creation fails, which the atlas's note says).
+	// so the creation fails, which the atlas's replaces says and
+	// TestClaudeWorktree/control checks).
 	t.Run("worktree-create", func(t *testing.T) {
 		_, project, evs, _ := replyRun(t, "claude-code", nil, toolSteps(llmscript.Turn{Tool: "EnterWorktree", Input: map[string]any{"name": "e2e"}}), "work in a worktree", nil, run("WorktreeCreate"))
 		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "WorktreeCreate", "worktreeCreate"))
@@ -402,6 +403,13 @@ func TestClaudeHooks(t *testing.T) {
 		observed(t, "claude-code", got)
 		if !bytes.Contains(got[0].Raw, []byte(`"worktree_path":"`+wt+`"`)) {
 			t.Errorf("WorktreeRemove payload %s: want worktree_path %s", got[0].Raw, wt)
+		}
+		// sitter's hook removed nothing and exited 0, which Claude reads as
+		// removed: it no longer falls back to git worktree remove, so the
+		// worktree stays. That is why the atlas marks WorktreeRemove as
+		// replacing the harness's own work and no bundle registers it.
+		if !exists(filepath.Join(wt, ".git")) {
+			t.Errorf("the worktree %s is gone: Claude removed it although a WorktreeRemove hook is registered; the atlas's replaces on WorktreeRemove may be stale", wt)
 		}
 	})
 	// An MCP server's elicitation/create (the test binary as a stdio server,

@@ -137,7 +137,8 @@ func observerBundle(t *testing.T, harness string) string {
 
 // observerPlugin registers a recording handler on every phase some harness
 // has, except those whose mere registration changes what the harness does
-// (Claude's WorktreeCreate hook replaces worktree creation).
+// (atlas replaces: Claude's WorktreeCreate hook replaces worktree creation),
+// which the generator refuses.
 func observerPlugin() string {
 	var b strings.Builder
 	b.WriteString("name: observer\nversion: 0.0.1\ndescription: e2e observer\nhandlers:\n")
@@ -148,21 +149,24 @@ func observerPlugin() string {
 }
 
 // observedPhases is every canonical phase some harness has, sorted, but
-// those whose mere registration changes what the harness does (Claude's
-// WorktreeCreate hook replaces worktree creation).
+// those with an event whose mere registration changes what the harness
+// does (atlas replaces: Claude's WorktreeCreate and WorktreeRemove).
 func observedPhases() []string {
-	skip := map[string]bool{"worktreeCreate": true, "worktreeRemove": true}
+	skip := map[string]bool{}
 	seen := map[string]bool{}
 	for _, d := range registry.Registry().Descriptors {
 		for _, e := range d.Events {
-			if !skip[e.Phase] {
-				seen[e.Phase] = true
+			seen[e.Phase] = true
+			if e.Replaces != nil {
+				skip[e.Phase] = true
 			}
 		}
 	}
 	var ps []string
 	for p := range seen {
-		ps = append(ps, p)
+		if !skip[p] {
+			ps = append(ps, p)
+		}
 	}
 	sort.Strings(ps)
 	return ps

@@ -19,12 +19,26 @@ var Owned = []string{"generated", "artifacts"}
 // Generate loads and checks the atlas under root and returns every file the
 // emitters produce. Errors are model.Errors when they have positions.
 func Generate(root string) (*model.Atlas, []emit.File, error) {
-	return GenerateProgress(root, nil)
+	return GenerateWith(root, Options{})
 }
 
 // GenerateProgress is Generate telling progress, when it is not nil, one
 // line per stage done: what the stage made and how long it took.
 func GenerateProgress(root string, progress func(line string)) (*model.Atlas, []emit.File, error) {
+	return GenerateWith(root, Options{Progress: progress})
+}
+
+// Options is what a caller hears of a run besides its result: Progress,
+// one line per stage done; Warn, each warning (a plugin handler left out of
+// a bundle, emit.Refusals), positioned. Either may be nil.
+type Options struct {
+	Progress func(line string)
+	Warn     func(w model.Error)
+}
+
+// GenerateWith is Generate with o.
+func GenerateWith(root string, o Options) (*model.Atlas, []emit.File, error) {
+	progress := o.Progress
 	start := time.Now()
 	say := func(stage, format string, args ...any) {
 		if progress != nil {
@@ -78,7 +92,12 @@ func GenerateProgress(root string, progress func(line string)) (*model.Atlas, []
 		names = append(names, p.Name)
 	}
 	say("plugins", "plugins-src/: %d plugins %v", len(plugins), names)
-	bundles, err := emit.Bundles(a, plugins)
+	bundles, warns, err := emit.Bundles(a, plugins)
+	if o.Warn != nil {
+		for _, w := range warns {
+			o.Warn(w)
+		}
+	}
 	if err != nil {
 		return a, nil, err
 	}

@@ -41,19 +41,107 @@ func (b *bundle) json(path string, v any) {
 }
 
 // handlers are the plugin's handlers for this harness: an override's list
-// replaces the plugin's, and phases the harness lacks are dropped.
+// replaces the plugin's, and phases the harness lacks, or has only on
+// events whose hooks replace its own work (atlas replaces), are dropped.
 func (b *bundle) handlers() []model.Handler {
-	hs := b.p.Handlers
-	if o, ok := b.p.Overrides[b.h.ID]; ok && o.Handlers != nil {
-		hs = o.Handlers
-	}
+	hs, _ := handlersFor(b.p, b.h)
 	var out []model.Handler
 	for _, h := range hs {
-		if len(b.h.EventsOf(h.Phase)) > 0 {
-			out = append(out, h)
+		for _, e := range b.h.EventsOf(h.Phase) {
+			if e.Replaces == nil {
+				out = append(out, h)
+				break
+			}
 		}
 	}
 	return out
+}
+
+// handlersFor is the handler list of p for harness h: its override's list
+// when it has one (override true), else the plugin's.
+func handlersFor(p *model.Plugin, h *model.Harness) (hs []model.Handler, override bool) {
+	if o, ok := p.Overrides[h.ID]; ok && o.Handlers != nil {
+		return o.Handlers, true
+	}
+	return p.Handlers, false
+}
+
+// replacing lists the events of phase whose hooks stand in for the
+// harness's own work: no bundle registers them.
+func replacing(h *model.Harness, phase string) []*model.Event {
+	var out []*model.Event
+	for _, e := range h.EventsOf(phase) {
+		if e.Replaces != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// serves reports whether a handler on phase runs in harness h: h has an
+// event of the phase that replaces nothing, is fired (not unsupported) and
+// is registered (every verified version has it).
+func serves(h *model.Harness, phase string) bool {
+	for _, e := range h.EventsOf(phase) {
+		if e.Replaces == nil && e.Support != "unsupported" && everyVerifiedHas(h, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Refusals holds every plugin handler on a phase whose event, in a harness
+// the plugin builds for, replaces the harness's own work (atlas replaces):
+// registering it would change what the harness does, whatever the handler
+// answers (Claude Code's WorktreeCreate hook must print the worktree's
+// path). A handler of the plugin's list that runs in another harness the
+// plugin builds for is left out of that bundle with a warning (and a note
+// in its README); one that would run nowhere, or one an override names
+// for that very harness, is an error. Both name the handler's phase in
+// plugin.yaml.
+func Refusals(a *model.Atlas, p *model.Plugin) (errs, warns model.Errors) {
+	type hit struct {
+		h *model.Harness
+		e *model.Event
+	}
+	hits := map[int][]hit{} // index in p.Handlers → its replacing events
+	runs := map[int]bool{}  // index in p.Handlers → it runs in some built harness
+	for _, h := range a.Harnesses {
+		if h.Packaging.Format.Name == "" || !builds(p, h.ID) {
+			continue
+		}
+		hs, override := handlersFor(p, h)
+		for i, hd := range hs {
+			for _, e := range replacing(h, hd.Phase) {
+				if override {
+					errs.Addf(hd.Pos, "%s", refusal(hd, h, e, "An override for "+h.ID+" cannot register it: remove the handler"))
+					continue
+				}
+				hits[i] = append(hits[i], hit{h, e})
+			}
+			if !override && serves(h, hd.Phase) {
+				runs[i] = true
+			}
+		}
+	}
+	for i, hd := range p.Handlers {
+		for _, x := range hits[i] {
+			if runs[i] {
+				warns.Addf(hd.Pos, "warning: %s", refusal(hd, x.h, x.e, "It is left out of the "+x.h.ID+" bundle, whose README says so (to leave it out silently, give overrides."+x.h.ID+".handlers without it)"))
+			} else {
+				errs.Addf(hd.Pos, "%s", refusal(hd, x.h, x.e, "No harness this plugin builds for runs it otherwise: remove the handler"))
+			}
+		}
+	}
+	return errs, warns
+}
+
+// refusal says why a handler cannot be registered on a replacing event,
+// what happens to it (what) and what to do instead.
+func refusal(hd model.Handler, h *model.Harness, e *model.Event, what string) string {
+	r := e.Replaces
+	return fmt.Sprintf("%s.phase: %s cannot be a plugin handler for %s: its %s hook replaces %s and must give back %s, which a canonical result cannot say; registered, it would break that for every user of the plugin. %s. Instead: %s (sitter atlas show %s)",
+		hd.Field, hd.Phase, h.DisplayName, e.Name, r.What, r.Output, what, r.Instead, h.ID)
 }
 
 // registration is one native event a bundle subscribes to.
@@ -72,7 +160,7 @@ func (b *bundle) registrations() []registration {
 	var out []registration
 	for _, e := range b.h.Events {
 		hs := byPhase[e.Phase.Name]
-		if len(hs) == 0 || !everyVerifiedHas(b.h, e) {
+		if len(hs) == 0 || !everyVerifiedHas(b.h, e) || e.Replaces != nil {
 			continue
 		}
 		r := registration{event: e}
@@ -202,7 +290,7 @@ func (b *bundle) common(registered []string) {
 	}
 	rows := []row{}
 	for _, h := range b.handlers() {
-		rows = append(rows, row(h))
+		rows = append(rows, row{Phase: h.Phase, Command: h.Command, Kinds: h.Kinds, Timeout: h.Timeout, OnError: h.OnError, Redact: h.Redact})
 	}
 	b.json(HandlerTable, map[string]any{"handlers": rows})
 	b.add(Launcher, []byte(launcherScript(b.h.ID)), 0o755)
@@ -234,6 +322,13 @@ func (b *bundle) readme(registered []string) string {
 		}
 		s.WriteString("\n")
 	}
+	if notes := b.leftOut(); len(notes) > 0 {
+		s.WriteString("## Not registered\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&s, "- %s\n", n)
+		}
+		s.WriteString("\n")
+	}
 	if len(b.p.Skills) > 0 {
 		s.WriteString("## Skills\n\n")
 		for _, sk := range b.p.Skills {
@@ -249,6 +344,22 @@ func (b *bundle) readme(registered []string) string {
 		s.WriteString("\n")
 	}
 	return s.String()
+}
+
+// leftOut says, for the README, which handlers of the plugin this bundle
+// does not register on an event whose hook would replace the harness's own
+// work, and why.
+func (b *bundle) leftOut() []string {
+	hs, _ := handlersFor(b.p, b.h)
+	var out []string
+	for _, hd := range hs {
+		for _, e := range replacing(b.h, hd.Phase) {
+			r := e.Replaces
+			out = append(out, fmt.Sprintf("The `%s` handler (`%s`) is not registered on `%s`: a %s hook replaces %s and must give back %s, which a canonical result cannot say. Instead: %s.",
+				hd.Phase, hd.Command, e.Name, e.Name, r.What, r.Output, r.Instead))
+		}
+	}
+	return out
 }
 
 // launcherScript finds sitter and runs the hook; without sitter it answers
@@ -322,9 +433,18 @@ func names(regs []registration) []string {
 	return out
 }
 
-// Bundles emits every plugin × harness bundle, plus marketplaces.
-func Bundles(a *model.Atlas, plugins []*model.Plugin) ([]File, error) {
-	var files []File
+// Bundles emits every plugin × harness bundle, plus marketplaces. warns
+// are the handlers left out of a bundle (Refusals); a handler no bundle can
+// register is an error.
+func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model.Errors, err error) {
+	var errs model.Errors
+	for _, p := range plugins {
+		e, w := Refusals(a, p)
+		errs, warns = append(errs, e...), append(warns, w...)
+	}
+	if len(errs) > 0 {
+		return nil, warns.Sort(), errs.Sort()
+	}
 	for _, p := range plugins {
 		for _, h := range a.Harnesses {
 			if h.Packaging.Format.Name == "" || !builds(p, h.ID) {
@@ -332,16 +452,15 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) ([]File, error) {
 			}
 			lay := a.Layout(h.Packaging.Format.Name)
 			if lay == nil {
-				var errs model.Errors
 				errs.Addf(h.Packaging.Format.Pos, "no layout %q", h.Packaging.Format.Name)
-				return nil, errs
+				return nil, warns.Sort(), errs
 			}
 			b := &bundle{p: p, h: h, lay: lay, dir: "artifacts/" + p.Name + "/" + h.ID}
 			b.write()
 			files = append(files, b.files...)
 		}
 	}
-	return files, nil
+	return files, warns.Sort(), nil
 }
 
 func builds(p *model.Plugin, harness string) bool {

@@ -86,6 +86,12 @@ func RegistryGo(a *model.Atlas) []File {
 				}
 				spec[jen.Id("Unverifiable")] = jen.Map(jen.String()).String().Values(reasons)
 			}
+			if r := e.Replaces; r != nil {
+				spec[jen.Id("Replaces")] = jen.Op("&").Qual(adapterPkg, "Replaces").Values(keyed(jen.Dict{
+					jen.Id("What"): jen.Lit(r.What), jen.Id("Output"): jen.Lit(r.Output),
+					jen.Id("Instead"): jen.Lit(r.Instead), jen.Id("Evidence"): evidenceLit(r.Evidence),
+				}))
+			}
 			if len(e.Rules) > 0 {
 				var fx []jen.Code
 				for _, r := range e.Rules {

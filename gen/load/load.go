@@ -591,6 +591,10 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		})
 		sort.Slice(e.Unverifiable, func(i, j int) bool { return e.Unverifiable[i].Cell < e.Unverifiable[j].Cell })
 	}
+	if rp := ev.LookupPath(cue.ParsePath("replaces")); rp.Exists() {
+		e.Replaces = &model.Replaces{What: l.str(rp, "what"), Output: l.str(rp, "output"), Instead: l.str(rp, "instead"),
+			Evidence: l.evidence(rp.LookupPath(cue.ParsePath("evidence"))), Pos: l.vpos(rp)}
+	}
 	rv := ev.LookupPath(cue.ParsePath("render"))
 	for _, aspect := range model.RuleOrder {
 		r := rv.LookupPath(cue.MakePath(cue.Str(aspect)))

@@ -239,6 +239,19 @@ type Event struct {
 	// Unverifiable says, per fidelity cell ("observe" or a capability),
 	// why no offline run can prove it; sorted by cell.
 	Unverifiable []Reason
+	// Replaces is set when a hook of the event stands in for the
+	// harness's own work and its output is that work's result (nil
+	// otherwise): no plugin handler is registered there.
+	Replaces *Replaces
+}
+
+// Replaces says what a hook of a replacing event does instead of the
+// harness (#Replaces): what it replaces, the output the harness wants
+// back, what a plugin author can do instead.
+type Replaces struct {
+	What, Output, Instead string
+	Evidence              []Evidence
+	Pos                   Pos
 }
 
 // Reason is one fidelity cell of an event that cannot be proved offline,

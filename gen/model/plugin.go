@@ -32,6 +32,10 @@ type Handler struct {
 	Timeout string   `json:"timeout,omitempty" yaml:"timeout"`
 	OnError string   `json:"onError,omitempty" yaml:"onError"`
 	Redact  bool     `json:"redact,omitempty" yaml:"redact"`
+	// Pos is where the handler's phase is written in plugin.yaml; Field
+	// names it there ("handlers[2]", "overrides.codex.handlers[0]").
+	Pos   Pos    `json:"-" yaml:"-"`
+	Field string `json:"-" yaml:"-"`
 }
 
 // MCPServer is a stdio MCP server the plugin ships.

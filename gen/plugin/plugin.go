@@ -160,6 +160,10 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	if want := path.Base(dir); m.Name != want {
 		errs.Addf(at["/name"], "name: %q must equal its folder name %q", m.Name, want)
 	}
+	for i := range m.Handlers {
+		m.Handlers[i].Field = fmt.Sprintf("handlers[%d]", i)
+		m.Handlers[i].Pos = at[fmt.Sprintf("/handlers/%d/phase", i)]
+	}
 	p := &Plugin{
 		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
 		License: m.License, Homepage: m.Homepage, Keywords: m.Keywords,
@@ -176,6 +180,10 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	for id, o := range m.Overrides {
 		if a.Harness(id) == nil {
 			errs.Addf(at["/overrides/"+id], "overrides: unknown harness %q", id)
+		}
+		for i := range o.Handlers {
+			o.Handlers[i].Field = fmt.Sprintf("overrides.%s.handlers[%d]", id, i)
+			o.Handlers[i].Pos = at[fmt.Sprintf("/overrides/%s/handlers/%d/phase", id, i)]
 		}
 		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
 	}

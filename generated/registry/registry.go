@@ -1099,9 +1099,21 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
-			Name:    "WorktreeCreate",
-			Note:    "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say. Run through executeHooksOutsideREPL: the last line of stdout is the worktree path, continue and systemMessage are never read, so halt and userMessage are not claimed.",
-			Phase:   "worktreeCreate",
+			Name:  "WorktreeCreate",
+			Note:  "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say. Run through executeHooksOutsideREPL: the last line of stdout is the worktree path, continue and systemMessage are never read, so halt and userMessage are not claimed.",
+			Phase: "worktreeCreate",
+			Replaces: &adapter.Replaces{
+				Evidence: []adapter.Evidence{{
+					Kind: "package",
+					Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: the WorktreeCreate runner (j7e) takes the last line of a succeeded hook's stdout as the worktree path and fails EnterWorktree and --worktree without one (\"hook succeeded but returned no worktree path\"); hasWorktreeCreateHook (Dne) counts a plugin's hooks too",
+				}, {
+					Kind: "test",
+					Ref:  "make e2e: TestClaudeWorktree (EnterWorktree and --worktree fail behind sitter's hook, and work with a bundle of every other phase)",
+				}},
+				Instead: "a WorktreeCreate command hook written by hand into .claude/settings.json that makes the worktree and prints its path (docs/harnesses.md: Claude Code)",
+				Output:  "the path of the worktree it made, as the last line of stdout",
+				What:    "worktree creation (claude --worktree, the EnterWorktree tool, agent worktrees)",
+			},
 			Support: "native",
 		}, true
 	case "WorktreeRemove":
@@ -1117,9 +1129,21 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
 			}},
-			Name:    "WorktreeRemove",
-			Note:    "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session); a sitter handler cannot be that WorktreeCreate hook, so a bundle's worktreeRemove handler fires only beside such a hook added by hand (docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
-			Phase:   "worktreeRemove",
+			Name:  "WorktreeRemove",
+			Note:  "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session), and then replaces git worktree remove. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
+			Phase: "worktreeRemove",
+			Replaces: &adapter.Replaces{
+				Evidence: []adapter.Evidence{{
+					Kind: "package",
+					Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: removing a hook-made worktree (CSt, Tse) runs the WorktreeRemove hooks (nvt) and, once one is registered, never falls back to git worktree remove: exit 0 reads as removed",
+				}, {
+					Kind: "test",
+					Ref:  "make e2e: TestClaudeHooks/worktree-remove (the worktree stays on disk behind sitter's hook)",
+				}},
+				Instead: "a WorktreeRemove command hook written by hand into .claude/settings.json beside the WorktreeCreate hook, removing what that hook made (docs/harnesses.md: Claude Code)",
+				Output:  "exit 0 once it removed the worktree (any other exit keeps it: Claude no longer falls back to git)",
+				What:    "removal of a worktree a WorktreeCreate hook made (Claude's fallback is git worktree remove)",
+			},
 			Support: "native",
 		}, true
 	case "CwdChanged":

@@ -131,7 +131,21 @@ type EventSpec struct {
 	// why no offline run of the real CLI can prove it (atlas
 	// unverifiable); docs/fidelity.md shows it.
 	Unverifiable map[string]string `json:"unverifiable,omitempty"`
-	Rules        *hook.Rules       `json:"-"`
+	// Replaces is set when a hook of the event stands in for the
+	// harness's own work and the harness takes its output as that work's
+	// result (atlas replaces): no bundle registers such an event.
+	Replaces *Replaces   `json:"replaces,omitempty"`
+	Rules    *hook.Rules `json:"-"`
+}
+
+// Replaces says what a hook of a replacing event does instead of the
+// harness: what it replaces, the output the harness wants back, and what
+// a plugin author can do instead.
+type Replaces struct {
+	What     string     `json:"what"`
+	Output   string     `json:"output"`
+	Instead  string     `json:"instead"`
+	Evidence []Evidence `json:"evidence"`
 }
 
 // Effect is what the render rule of one aspect (allow, deny, block, halt,

@@ -178,6 +178,8 @@ func (v *verifier) checkMarker(reg *adapter.Registry) bool {
 	for _, e := range v.marker.Hooks {
 		if _, ok := d.Event(e); !ok {
 			v.add(MarkerFile, "hooks: %q is not a native event of %s", e, d.ID)
+		} else if v.f.hooksFile == "" {
+			v.replacing(MarkerFile, "hooks: ", e)
 		}
 	}
 	if _, err := os.Stat(v.abs(Launcher)); err != nil {
@@ -331,6 +333,7 @@ func (v *verifier) checkHooks() {
 		if _, ok := v.d.Event(event); !ok {
 			v.add(hf, "hooks.%s: %q is not a native event of %s (see 'sitter atlas show %s')", event, event, v.d.ID, v.d.ID)
 		}
+		v.replacing(hf, "hooks."+event+": ", event)
 		if !listed[event] {
 			v.add(hf, "hooks.%s: not listed in %s hooks", event, MarkerFile)
 		}
@@ -367,6 +370,7 @@ func (v *verifier) checkScripts() {
 			continue
 		}
 		v.checkScript(rel)
+		v.replacing(rel, "", event)
 		want := fmt.Sprintf(`"%s/%s" %s %s`, v.d.Packaging.RootVar, Launcher, v.d.ID, event)
 		_, _, root, args, n := launcherLine(strings.Split(string(data), "\n"))
 		switch {
@@ -392,6 +396,18 @@ func (v *verifier) checkScripts() {
 		}
 		v.add(rel, "a hook script for %s, which %s hooks does not list", event, MarkerFile)
 	}
+}
+
+// replacing reports a registered event whose hook stands in for the
+// harness's own work (atlas replaces): whatever sitter answers there, the
+// harness takes it as that work's result (Claude Code's WorktreeCreate
+// wants the new worktree's path), so no bundle may register it.
+func (v *verifier) replacing(file, prefix, event string) {
+	e, ok := v.d.Event(event)
+	if !ok || e.Replaces == nil {
+		return
+	}
+	v.add(file, "%s%s must not be registered: its hook replaces %s and must give back %s, which sitter's answer cannot say (see 'sitter atlas show %s')", prefix, event, e.Replaces.What, e.Replaces.Output, v.d.ID)
 }
 
 // stdCommands lists the commands of an event list decoded by encoding/json.

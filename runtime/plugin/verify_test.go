@@ -12,7 +12,9 @@ import (
 	"sitter.dev/sitter/generated/registry"
 )
 
-// Every bundle the generator wrote passes.
+// Every bundle the generator wrote passes: among the checks, none
+// registers an event whose hook replaces the harness's own work (Claude
+// Code's WorktreeCreate and WorktreeRemove, atlas replaces).
 func TestVerifyArtifacts(t *testing.T) {
 	bundles, probs, err := VerifyPaths([]string{artifacts}, registry.Registry())
 	if err != nil {
@@ -97,6 +99,10 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 			`hooks/hooks.json: hooks.PreToolUze: not listed in`,
 			`hooks/hooks.json: hooks: .sitter-bundle.json lists PreToolUse, which is not registered here`,
 		}},
+		{"an event whose hook replaces the harness's work", "guard/claude-code", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, "hooks", "hooks.json"), `"PreToolUse": [`, `"WorktreeCreate": [{"hooks": [{"type": "command", "command": "\"${CLAUDE_PLUGIN_ROOT}/bin/sitter-hook\" claude-code WorktreeCreate"}]}], "PreToolUse": [`)
+			edit(t, filepath.Join(dir, MarkerFile), `"PreToolUse"`, `"PreToolUse", "WorktreeCreate"`)
+		}, []string{`hooks/hooks.json: hooks.WorktreeCreate: WorktreeCreate must not be registered: its hook replaces worktree creation`}},
 		{"command not at the launcher", "guard/copilot", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "hooks.json"), `"./bin/sitter-hook\" copilot`, `"./bin/other-hook\" copilot`)
 		}, []string{`hooks.json: hooks.preToolUse: command "\"./bin/other-hook\" copilot preToolUse" does not run the bundle's launcher`}},

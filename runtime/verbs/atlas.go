@@ -142,6 +142,9 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 		if e.Note != "" {
 			w.printf("%snote: %s\n", indent, e.Note)
 		}
+		if r := e.Replaces; r != nil {
+			w.printf("%sreplaces: %s; the harness wants back %s, which no canonical result says: no plugin bundle registers it. Instead: %s (evidence: %s)\n", indent, r.What, r.Output, r.Instead, evidence(r.Evidence))
+		}
 		if len(e.Effects) > 0 {
 			w.printf("%seffects: %s\n", indent, effects(e.Effects))
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/model"
 	"sitter.dev/sitter/gen/write"
 )
 
@@ -37,7 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		progress = nil
 	}
-	_, files, err := gen.GenerateProgress(*root, progress)
+	warn := func(w model.Error) { fmt.Fprintln(stderr, w) }
+	_, files, err := gen.GenerateWith(*root, gen.Options{Progress: progress, Warn: warn})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
