@@ -176,6 +176,9 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	if b.Marker.Format != d.Packaging.Format {
 		return nil, fmt.Errorf("%s: bundle format %s, but %s takes %s", b.Dir, b.Marker.Format, d.ID, d.Packaging.Format)
 	}
+	if err := noReplacing(b, d, b.Marker.Hooks); err != nil {
+		return nil, err
+	}
 	f := formatOf(d)
 	t := d.Packaging.Target
 	// Check what will be merged before anything is written.
@@ -195,6 +198,15 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		}
 		if hooks != nil && len(hooks.members) == 0 {
 			hooks = nil
+		}
+		if hooks != nil {
+			events := make([]string, len(hooks.members))
+			for i, m := range hooks.members {
+				events[i] = m.Key
+			}
+			if err := noReplacing(b, d, events); err != nil {
+				return nil, err
+			}
 		}
 		if hooks != nil {
 			if err := rewriteCommands(hooks, f.shape, f.commandKey, p.launcher); err != nil {
@@ -324,6 +336,20 @@ func removeEmptyDirs(dir, root string) {
 			break
 		}
 	}
+}
+
+// noReplacing refuses a bundle that registers an event whose hook replaces
+// the harness's own work (atlas replaces: Claude Code's WorktreeCreate must
+// print the new worktree's path): installed, it would break that for the
+// user whatever the plugin's handlers answer. The generator never writes
+// such a bundle; an older or hand-edited one can.
+func noReplacing(b *Bundle, d *adapter.Descriptor, events []string) error {
+	for _, e := range events {
+		if spec, ok := d.Event(e); ok && spec.Replaces != nil {
+			return fmt.Errorf("%s: registers %s, whose hook replaces %s and must give back %s, which sitter's answer cannot say; regenerate the bundle with this sitter (make generate), which leaves it out (sitter atlas show %s)", b.Dir, e, spec.Replaces.What, spec.Replaces.Output, d.ID)
+		}
+	}
+	return nil
 }
 
 // Uninstall removes what Install wrote for pluginName and d: its entries

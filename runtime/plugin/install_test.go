@@ -480,6 +480,29 @@ func TestInstallRefusals(t *testing.T) {
 			t.Errorf("a refused install changed %s to %s", bad, got)
 		}
 	}
+	// A bundle registering an event whose hook replaces Claude's own work
+	// (an older or hand-edited one) is refused before anything is written.
+	wt := filepath.Join(t.TempDir(), "wt")
+	copyDir(t, filepath.Join(artifacts, "guard", "claude-code"), wt)
+	edit(t, filepath.Join(wt, "hooks", "hooks.json"), `"PreToolUse": [`, `"WorktreeCreate": [{"hooks": [{"type": "command", "command": "\"${CLAUDE_PLUGIN_ROOT}/bin/sitter-hook\" claude-code WorktreeCreate"}]}], "PreToolUse": [`)
+	wtb, err := OpenBundle(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := trickyDir(t)
+	if _, err := Install(wtb, desc(t, "claude"), Options{Dir: clean}); err == nil || !strings.Contains(err.Error(), "registers WorktreeCreate, whose hook replaces worktree creation") {
+		t.Errorf("a bundle registering WorktreeCreate: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(clean, ".claude")); !os.IsNotExist(err) {
+		t.Errorf("a refused install wrote into the project: %v", err)
+	}
+	edit(t, filepath.Join(wt, MarkerFile), `"PreToolUse"`, `"PreToolUse", "WorktreeCreate"`)
+	if wtb, err = OpenBundle(wt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(wtb, desc(t, "claude"), Options{Dir: clean}); err == nil || !strings.Contains(err.Error(), "registers WorktreeCreate") {
+		t.Errorf("a bundle whose marker lists WorktreeCreate: %v", err)
+	}
 	if _, err := Install(guardBundle(t, "claude"), desc(t, "claude"), Options{Dir: dir, Scope: "global"}); err == nil {
 		t.Error("scope global accepted")
 	}

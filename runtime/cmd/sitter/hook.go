@@ -228,6 +228,12 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 		res, diags, c.stopCap = guardStop(ev, res, a.stopCap, diags)
 	}
 	out := d.Render(ev, res)
+	if r := spec.Replaces; r != nil {
+		// No bundle registers this event (atlas replaces): someone did by
+		// hand, and the harness is about to read sitter's answer as a
+		// result it cannot be. Say so where the harness shows hook errors.
+		diags = append(diags, fmt.Sprintf("sitter: %s %s: a hook here replaces %s and must give back %s, which sitter's answer cannot say; register sitter here only inside a command that gives that back itself (sitter atlas show %s)", d.ID, spec.Name, r.What, r.Output, d.ID))
+	}
 	diags = c.audit(res, audited, "", out.Halted, diags)
 	return c.answer(out, diags)
 }
