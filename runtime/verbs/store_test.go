@@ -216,7 +216,7 @@ func TestStoreBabysitGuide(t *testing.T) {
 			t.Fatalf("instructions babysit: %v", err)
 		}
 		var g struct {
-			Context struct{ SharedStore bool }
+			Context      struct{ SharedStore bool }
 			Instructions string
 		}
 		json.Unmarshal(out, &g)
