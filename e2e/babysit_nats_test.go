@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -93,6 +94,48 @@ func TestBabysitLoopNATS(t *testing.T) {
 				t.Errorf("the exported run's journal is\n%v\nwant the store's\n%v", got, want)
 			}
 		})
+	}
+}
+
+// TestBabysitLoopNATSSelfDriven: the agent drives the loop on its own as
+// the guide's step 4 says, with SITTER_STORE set: it names the run by the
+// runDir run create printed (this machine's copy of the stored run) to
+// iterate and post, and ends its turn only with the completion proof, so
+// the stop hook never has to block.
+func TestBabysitLoopNATSSelfDriven(t *testing.T) {
+	srv := natsServer(t)
+	tmp := t.TempDir()
+	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	var guides []string
+	var runID string
+	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides, runID: &runID, selfDrive: true}))
+	r := babysitRun(t, "claude-code", llm, project, home, babysitPrompt, "SITTER_STORE="+srv.URL)
+	if r.err != nil {
+		t.Errorf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	evs := runSource{project: project, store: srv.URL, runID: &runID}.journal(t, home)
+	count := map[string]int{}
+	for _, e := range evs {
+		count[e.Type]++
+		if e.Type == "STOP_HOOK_INVOKED" && e.Data["decision"] == "block" {
+			t.Errorf("the stop hook had to block: %v", e.Data["reason"])
+		}
+	}
+	if count["RUN_COMPLETED"] != 1 || count["EFFECT_RESOLVED"] != 2 {
+		t.Errorf("journal in the store: %v; want RUN_COMPLETED 1 and both effects resolved", count)
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Type != "STOP_HOOK_INVOKED" || evs[len(evs)-1].Data["row"] != "completion-proof" {
+		t.Errorf("the session did not end on the completion proof: %v", types(evs))
+	}
+	if b, err := os.ReadFile(filepath.Join(project, "built.txt")); err != nil || strings.TrimSpace(string(b)) != "built" {
+		t.Errorf("the shell effect did not run in the project: built.txt = %q, %v", b, err)
+	}
+	if t.Failed() {
+		for i, q := range llm.Requests() {
+			t.Logf("request %d last input: %q", i, q.LastInput())
+		}
 	}
 }
 

@@ -75,8 +75,13 @@ type agentOptions struct {
 	process, processID string
 	guides             *[]string
 	runID              *string // if set, the id run create printed
-	beforeCreate       func()
-	afterPost          func() llmscript.Turn
+	// selfDrive: the agent drives the loop itself as the guide's step 4
+	// says, naming the run by the runDir run create printed: it iterates
+	// right after creating the run and again after every post, and ends
+	// its turn only with the completion proof.
+	selfDrive    bool
+	beforeCreate func()
+	afterPost    func() llmscript.Turn
 }
 
 var resumeRE = regexp.MustCompile(`resume the babysitter run (\S+)`)
@@ -87,6 +92,7 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 	create := "mkdir -p .a5c/processes && echo " + b64 + " | base64 -d > " + file + " && " +
 		"sitter run create --process-id " + o.processID + " --entry " + file + "#process --json"
 	approved := false // the human's answer to a breakpoint came in
+	runDir := ""      // selfDrive: the runDir run create printed
 	return func(q *llmscript.Request) llmscript.Turn {
 		in := q.LastInput()
 		if strings.Contains(strings.Join(in, "\n"), humanApproval) {
@@ -95,15 +101,22 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 		if obj := lastJSON(in); obj != nil {
 			switch {
 			case obj["nextActions"] != nil || obj["completionProof"] != nil && (obj["status"] != nil || obj["state"] != nil):
-				return afterIterate(obj, approved)
+				return afterIterate(obj, approved, runDir)
 			case obj["runId"] != nil && obj["runDir"] != nil && obj["entry"] != nil:
 				if o.runID != nil {
 					*o.runID, _ = obj["runId"].(string)
+				}
+				if o.selfDrive {
+					runDir, _ = obj["runDir"].(string)
+					return llmscript.Turn{Shell: "sitter run iterate " + runDir + " --json"}
 				}
 				return llmscript.Turn{Text: "The run is created. Ending my turn."}
 			case obj["effectId"] != nil || obj["status"] == "ok":
 				if o.afterPost != nil {
 					return o.afterPost()
+				}
+				if o.selfDrive {
+					return llmscript.Turn{Shell: "sitter run iterate " + runDir + " --json"}
 				}
 				return llmscript.Turn{Text: "Posted the result. Ending my turn."}
 			}
@@ -130,8 +143,9 @@ func scriptedAgent(o agentOptions) llmscript.Script {
 	}
 }
 
-// afterIterate executes the first next action, or gives the proof.
-func afterIterate(obj map[string]any, approved bool) llmscript.Turn {
+// afterIterate executes the first next action, or gives the proof; it
+// posts to run, else to the run iterate named.
+func afterIterate(obj map[string]any, approved bool, run string) llmscript.Turn {
 	if p, _ := obj["completionProof"].(string); p != "" && (obj["status"] == "completed" || obj["state"] == "completed") {
 		return llmscript.Turn{Text: "The run is complete: built and reviewed. <promise>" + p + "</promise>"}
 	}
@@ -146,6 +160,9 @@ func afterIterate(obj map[string]any, approved bool) llmscript.Turn {
 	runDir, _ := meta["runId"].(string)
 	if runDir == "" {
 		runDir, _ = obj["runId"].(string)
+	}
+	if run != "" {
+		runDir = run
 	}
 	post := "sitter task post " + runDir + " " + id + " --status ok --json --value-inline "
 	switch a["kind"] {
