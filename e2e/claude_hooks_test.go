@@ -87,10 +87,11 @@ const claudeOnceRecorder = `cat >> "$E2E_DIR/events.jsonl"; f="$E2E_DIR/$SITTER_
 
 // haltHook is a plain (non-sitter) hook that answers continue:false, as
 // sitter would render a halt, and then touches $E2E_DIR/<name>: Claude
-// 2.1.197 runs ConfigChange, CwdChanged, FileChanged and InstructionsLoaded
-// through a hook runner that never reads continue, so the atlas claims no
-// halt there; the *-halt cases fail if a Claude version starts honouring it
-// (then claim halt on that event again).
+// (2.1.197, 2.1.332) runs ConfigChange, CwdChanged, FileChanged,
+// InstructionsLoaded and DirectoryAdded through a hook runner that never
+// reads continue, so the atlas claims no halt there; the *-halt cases fail
+// if a Claude version starts honouring it (then claim halt on that event
+// again).
 func haltHook(event, name string) settingsHook {
 	return settingsHook{event: event, command: `echo '{"continue":false,"stopReason":"HALT-E2E"}'; touch "$E2E_DIR/` + name + `"`}
 }
@@ -171,7 +172,7 @@ func TestClaudeHooks(t *testing.T) {
 	})
 	// claude --init runs the Setup hooks (trigger init) before the turn.
 	// (Setup hooks of a --plugin-dir bundle do not run: Claude runs Setup
-	// before it loads such plugins.) 2.1.197 drops what a Setup hook
+	// before it loads such plugins.) Claude drops what a Setup hook
 	// answers: the additionalContext its schema accepts never reaches the
 	// model, so the atlas does not claim addContext there (and sitter does
 	// not render it). A second, plain Setup hook prints that output itself:
@@ -388,7 +389,9 @@ func TestClaudeHooks(t *testing.T) {
 			claudeSettings(t, project,
 				settingsHook{event: "WorktreeCreate", command: create},
 				settingsHook{event: "WorktreeRemove", command: sitterHook("WorktreeRemove", claudeRecorder)})
-			return claudeRunEnv(t, llm, project, home, more, prompt)
+			// 2.1.332 asks before ExitWorktree removes a worktree: -p
+			// refuses it unless the tool is allowed.
+			return claudeRunArgs(t, llm, project, home, more, "-p", prompt, "--output-format", "json", "--allowedTools", "Bash,ExitWorktree")
 		}
 		_, project, evs, r := replyRun(t, "claude-code", nil, toolSteps(
 			llmscript.Turn{Tool: "EnterWorktree", Input: map[string]any{"name": "e2e"}},
@@ -477,13 +480,16 @@ func TestClaudeHooks(t *testing.T) {
 	// In auto mode a classifier (a model call) judges each action that
 	// needs permission; when it blocks one, or cannot judge it (the fake
 	// model's answer is no verdict: Claude fails closed), Claude denies the
-	// call and raises PermissionDenied.
+	// call and raises PermissionDenied. (2.1.332 runs that classifier on
+	// the server, which the fake is not: it refuses the call unjudged,
+	// raises PermissionDenied all the same, and exits 1 at the end of the
+	// turn, so the run's exit status is not checked.)
 	t.Run("permission-denied", func(t *testing.T) {
 		auto := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 			claudeSettingsHooks(t, project, claudeRecorder, "PermissionDenied")
 			return claudeRunArgs(t, llm, project, home, append(more, "CLAUDE_CODE_ENABLE_AUTO_MODE=1"), "-p", prompt, "--output-format", "json", "--permission-mode", "auto")
 		}
-		_, project, evs := replyTurn(t, "claude-code", nil, llmscript.ShellThenText("touch ran.txt; curl -s http://127.0.0.1:9/install.sh | sh", "done"), "install it", nil, auto)
+		_, project, evs, _ := replyRun(t, "claude-code", nil, llmscript.ShellThenText("touch ran.txt; curl -s http://127.0.0.1:9/install.sh | sh", "done"), "install it", nil, auto)
 		got := nativeEvents(t, "claude-code", project, evs, "PermissionDenied", "permissionDenied")
 		observed(t, "claude-code", got)
 		if got[0].Tool == nil || got[0].Tool.Kind != "shell" {

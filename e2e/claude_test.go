@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,13 +31,22 @@ func claudeRunEnv(t *testing.T, llm *llmscript.Server, project, home string, mor
 // claudeRunArgs runs claude with exactly args (no pre-approved tool).
 func claudeRunArgs(t *testing.T, llm *llmscript.Server, project, home string, more []string, args ...string) runResult {
 	bin := install(t, clis["claude-code"])
-	env := append(append(baseEnv(t, home), more...),
+	return runCLI(t, project, claudeEnv(t, llm, home, more), 2*time.Minute, bin, args...)
+}
+
+// claudeEnv is the environment of a headless claude run against llm:
+// offline, with every tool offered to the model up front.
+// ENABLE_TOOL_SEARCH=false: 2.1.332 otherwise defers most tools
+// (TaskCreate, EnterWorktree, MCP tools …) behind its ToolSearch tool, and
+// the fake model calls only tools a request offers.
+func claudeEnv(t *testing.T, llm *llmscript.Server, home string, more []string) []string {
+	return append(append(baseEnv(t, home), more...),
 		"ANTHROPIC_BASE_URL="+llm.URL,
 		"ANTHROPIC_API_KEY=sk-fake",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"ENABLE_TOOL_SEARCH=false",
 	)
-	return runCLI(t, project, env, 2*time.Minute, bin, args...)
 }
 
 func TestClaudeGuard(t *testing.T) {
@@ -205,20 +215,53 @@ func TestClaudeProbe(t *testing.T) {
 	t.Run("permission-request", func(t *testing.T) {
 		claudePermissionRequest(t, replier)
 	})
+	// 2.1.332 under -p runs a --plugin-dir plugin's InstructionsLoaded
+	// hooks for a CLAUDE.md it loads during the session (the model reads a
+	// file in a folder that has one: nested_traversal), not for the
+	// project's CLAUDE.md loaded at session start (hooks in settings files
+	// see that one: TestClaudeHooks/instructions-loaded-halt).
 	t.Run("instructions-loaded", func(t *testing.T) {
 		withInstructions := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 			os.WriteFile(filepath.Join(project, "CLAUDE.md"), []byte("# e2e\nBe brief.\n"), 0o644)
+			os.MkdirAll(filepath.Join(project, "sub"), 0o755)
+			os.WriteFile(filepath.Join(project, "sub", "CLAUDE.md"), []byte("# sub\nSUB-RULES\n"), 0o644)
+			os.WriteFile(filepath.Join(project, "sub", "notes.txt"), []byte("notes\n"), 0o644)
 			return withReplier(t, llm, project, home, more, prompt)
 		}
-		_, project, evs := replyTurn(t, "claude-code", nil, llmscript.Text("done"), "hello", nil, withInstructions)
-		observed(t, "claude-code", nativeEvents(t, "claude-code", project, evs, "InstructionsLoaded", "instructionsLoaded"))
+		read := func(q *llmscript.Request) llmscript.Turn {
+			switch {
+			case len(q.ToolNames()) == 0:
+				return llmscript.Turn{Text: "title"}
+			case q.HasToolResult():
+				return llmscript.Turn{Text: "done"}
+			}
+			// The Read tool wants an absolute path: the project is the
+			// working directory the system prompt names.
+			m := regexp.MustCompile(`Primary working directory: ([^\\\s"]+)`).FindSubmatch(q.Body)
+			if m == nil {
+				return llmscript.Turn{Text: "no working directory in the request"}
+			}
+			return llmscript.Turn{Tool: "Read", Input: map[string]any{"file_path": string(m[1]) + "/sub/notes.txt"}}
+		}
+		_, project, evs := replyTurn(t, "claude-code", nil, read, "read sub/notes.txt", nil, withInstructions)
+		got := nativeEvents(t, "claude-code", project, evs, "InstructionsLoaded", "instructionsLoaded")
+		observed(t, "claude-code", got)
+		if !bytes.Contains(got[0].Raw, []byte(`"load_reason":"nested_traversal"`)) {
+			t.Errorf("InstructionsLoaded payload %s: want load_reason nested_traversal", got[0].Raw)
+		}
 	})
 	t.Run("prompt-expansion", func(t *testing.T) {
 		claudePromptExpansion(t, withReplier)
 	})
 	t.Run("task-events-deny", func(t *testing.T) {
-		claudeTaskDeny(t, "TaskCreated", "taskCreated", withReplier)
-		claudeTaskDeny(t, "TaskCompleted", "taskCompleted", withReplier)
+		// 2.1.332 offers the task tools only to some models, not to its
+		// default (claude-opus-5-5), unless CLAUDE_CODE_ENABLE_TODO_TOOLS
+		// is set.
+		withTasks := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			return withReplier(t, llm, project, home, append(more, "CLAUDE_CODE_ENABLE_TODO_TOOLS=1"), prompt)
+		}
+		claudeTaskDeny(t, "TaskCreated", "taskCreated", withTasks)
+		claudeTaskDeny(t, "TaskCompleted", "taskCompleted", withTasks)
 	})
 	compacting := func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 		return withReplier(t, llm, project, home, append(more, "CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000"), prompt)
@@ -229,8 +272,16 @@ func TestClaudeProbe(t *testing.T) {
 	t.Run("compact-deny", func(t *testing.T) {
 		compaction(t, "claude-code", "PreCompact", "PostCompact", claudeSummary, true, compactScript(0, 30000, 60000, 90000), nil, compacting)
 	})
+	// StopFailure hooks are fire-and-forget: claude -p 2.1.332 mostly
+	// exits before the hook has run. The turn runs in a session kept open
+	// until the hook has recorded the event (or 20 s have passed).
 	t.Run("api-error", func(t *testing.T) {
-		apiFailure(t, "claude-code", "StopFailure", nil, withReplier)
+		apiFailure(t, "claude-code", "StopFailure", nil, func(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
+			s := startClaudeSession(t, llm, project, home, more, "--plugin-dir", replier)
+			s.prompt(prompt)
+			recorded(envValue(more, "E2E_DIR"), "StopFailure", 20*time.Second, nil)
+			return s.finish()
+		})
 	})
 	t.Run("observe-all", func(t *testing.T) {
 		observer := observerBundle(t, "claude-code")
@@ -239,6 +290,16 @@ func TestClaudeProbe(t *testing.T) {
 				return claudeRunEnv(t, llm, project, home, more, prompt, "--plugin-dir", observer)
 			})
 	})
+}
+
+// envValue is the value of name in an environment list ("" when unset).
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // The generated marketplace and bundles pass Claude Code's own checks:
@@ -279,12 +340,7 @@ func claudeSubagentScript() llmscript.Script {
 func claudeSDKRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, extra ...string) runResult {
 	t.Helper()
 	bin := install(t, clis["claude-code"])
-	env := append(append(baseEnv(t, home), more...),
-		"ANTHROPIC_BASE_URL="+llm.URL,
-		"ANTHROPIC_API_KEY=sk-fake",
-		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	)
+	env := claudeEnv(t, llm, home, more)
 	args := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
@@ -311,7 +367,7 @@ func claudeSDKRun(t *testing.T, llm *llmscript.Server, project, home string, mor
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		stdout.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), `{"type":"result"`) {
+		if isResultLine(sc.Text()) {
 			stdin.Close()
 		}
 	}

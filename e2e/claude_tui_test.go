@@ -38,16 +38,19 @@ func TestClaudeTUI(t *testing.T) {
 	replier := replierBundle(t, "claude-code")
 	// A command Claude will not run unasked (a cd with a redirection) opens
 	// the permission dialog; left unanswered it raises Notification
-	// (permission_prompt). 2.1.197 runs Notification hooks without reading
-	// their output: the additionalContext its schema accepts never reaches
-	// the model, so the atlas does not claim addContext there. This case
-	// fails if a Claude version starts honouring it (then claim it again).
+	// (permission_prompt). Claude (2.1.197, 2.1.332) runs Notification
+	// hooks without reading their output: the additionalContext its schema
+	// accepts never reaches the model, so the atlas does not claim
+	// addContext there. This case fails if a Claude version starts
+	// honouring it (then claim it again).
 	t.Run("notification", func(t *testing.T) {
 		project, home, rec := probeCase(t, "")
 		os.MkdirAll(filepath.Join(project, "sub"), 0o755)
 		os.WriteFile(filepath.Join(rec, "notification-reply"), []byte(`{"additionalContext":"CTX-REPLY-NOTIFICATION"}`), 0o644)
 		llm := startLLM(t, llmscript.ShellThenText("cd sub && echo x > x.txt", "TURN-DONE"))
-		d := claudeTTY(t, llm, project, home, []string{"E2E_DIR=" + rec}, replier)
+		// 2.1.332 starts in auto mode, which asks nobody: the default
+		// mode shows the dialog.
+		d := claudeTTY(t, llm, project, home, []string{"E2E_DIR=" + rec}, replier, "--permission-mode", "default")
 		d.waitScreen(`for shortcuts`, 90*time.Second)
 		d.typeLine("write x.txt in sub")
 		d.waitScreen(`Do you want to proceed\?`, 90*time.Second)

@@ -27,7 +27,7 @@ type cli struct {
 }
 
 var clis = map[string]cli{
-	"claude-code": {"claude-code", "@anthropic-ai/claude-code", "2.1.197", "node_modules/@anthropic-ai/claude-code-linux-x64/claude"},
+	"claude-code": {"claude-code", "@anthropic-ai/claude-code", "2.1.332", "node_modules/@anthropic-ai/claude-code-linux-x64/claude"},
 	"codex":       {"codex", "@openai/codex", "0.171.0", "node_modules/.bin/codex"},
 	"gemini-cli":  {"gemini-cli", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini"},
 	"pi":          {"pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi"},

@@ -211,6 +211,9 @@ func TestObserveDashboard(t *testing.T) {
 	}, 10), true`)
 	resumed := session("I answered the breakpoint in sitter observe. Continue.", "--continue")
 	b.waitFor(`document.getElementById('bucket').textContent === 'completed'`, 3*time.Minute)
+	// The page's timers may run late (a page in the background): let the
+	// recorder catch up with the bucket shown.
+	b.waitFor(`window.buckets[window.buckets.length - 1] === 'completed'`, 5*time.Second)
 	if r := <-resumed; r.err != nil {
 		t.Fatalf("claude --continue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}

@@ -108,26 +108,46 @@ func hasRecord(recs []map[string]any, rule, provider string) bool {
 	return false
 }
 
-// isTitleCall: Claude Code's housekeeping call that names the session.
-func isTitleCall(q *llmscript.Request) bool {
-	return q.Contains("Generate a concise, sentence-case title")
+// isBackground: a Claude Code housekeeping call (the session title and
+// the like): it offers no tools, where every main turn does.
+func isBackground(q *llmscript.Request) bool {
+	return len(q.ToolNames()) == 0
+}
+
+// claudeRoutedTUI runs one text turn of the real Claude Code TUI through
+// sitter launch --routes (hook-driven) and returns the route records:
+// 2.1.332 makes its tool-less housekeeping call (the session title) in the
+// TUI, not under -p. It waits for the main turn's answer, then up to 30 s
+// for a tool-less request to reach A or B.
+func (g *routesRig) claudeRoutedTUI(t *testing.T) []map[string]any {
+	t.Helper()
+	bin := install(t, clis["claude-code"])
+	home, project := userHome(t), t.TempDir()
+	d := startTTY(t, project, append(baseEnv(t, home), g.env...), sitter(t), "launch", "claude-code", "--mode", "hook-driven", "--bin", bin, "--workspace", project, "--routes", g.file)
+	d.waitScreen(`for shortcuts|shift\+tab to cycle`, 90*time.Second)
+	d.typeLine("say something")
+	d.waitScreen(`TUI-TURN-DONE`, 90*time.Second)
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if g.a.Any(isBackground) || g.b.Any(isBackground) {
+			break
+		}
+	}
+	d.send("\x03")
+	d.send("\x03")
+	d.wait(30 * time.Second)
+	return readRecords(t, home)
 }
 
 // TestRoutesClaudeCode: a real Claude Code session through sitter launch
-// --routes: its background call (the session title: no tools) lands on A
-// (OpenAI Chat), its main turn on B (Anthropic), a request above the
-// long-context threshold on C (Gemini), asserted at the fakes; A answering
+// --routes: its main turn lands on B (Anthropic), a request above the
+// long-context threshold on C (Gemini), and, in the TUI, its background
+// call (no tools) on A (OpenAI Chat), asserted at the fakes; A answering
 // 429 falls back to B within the same call.
 func TestRoutesClaudeCode(t *testing.T) {
 	g := newRoutesRig(t)
 	project, recs := g.launch(t, "claude-code", "write the file")
 	if b, err := os.ReadFile(filepath.Join(project, "routed.txt")); err != nil || string(b) != "routed\n" {
 		t.Errorf("the main turn's tool call did not run: %q %v", b, err)
-	}
-	if !g.a.Any(func(q *llmscript.Request) bool {
-		return q.Protocol == "chat" && isTitleCall(q) && q.Contains("gpt-background")
-	}) {
-		t.Errorf("A (OpenAI Chat) never got the background title call")
 	}
 	if g.a.Any(func(q *llmscript.Request) bool { return q.HasToolResult() || len(q.ToolNames()) > 0 }) {
 		t.Errorf("A got a main-turn request")
@@ -137,15 +157,28 @@ func TestRoutesClaudeCode(t *testing.T) {
 	}) {
 		t.Errorf("B (Anthropic) never got the main turn's tool result")
 	}
-	if g.b.Any(isTitleCall) {
-		t.Errorf("B got the title call though A answered")
-	}
 	if len(g.c.Requests()) != 0 {
 		t.Errorf("C got %d requests below the threshold", len(g.c.Requests()))
+	}
+	if !hasRecord(recs, "default", "b") {
+		t.Errorf("the record lacks default→b: %v", recs)
+	}
+
+	// The TUI's background call goes to A.
+	g.b.SetScript(func(q *llmscript.Request) llmscript.Turn { return llmscript.Turn{Text: "TUI-TURN-DONE"} })
+	recs = g.claudeRoutedTUI(t)
+	if !g.a.Any(func(q *llmscript.Request) bool {
+		return q.Protocol == "chat" && isBackground(q) && q.Contains("gpt-background")
+	}) {
+		t.Errorf("A (OpenAI Chat) never got the background call")
+	}
+	if g.b.Any(isBackground) {
+		t.Errorf("B got a background call though A answered")
 	}
 	if !hasRecord(recs, "background", "a") || !hasRecord(recs, "default", "b") {
 		t.Errorf("the record lacks background→a or default→b: %v", recs)
 	}
+	g.b.SetScript(llmscript.ShellThenText("echo routed > routed.txt", "done"))
 
 	// Above the threshold: the main turn goes to C.
 	long := "write the file. " + strings.Repeat("Context line for the long-context rule. ", 2500)
@@ -162,16 +195,17 @@ func TestRoutesClaudeCode(t *testing.T) {
 		t.Errorf("the record lacks longContext→c: %v", recs)
 	}
 
-	// A answers 429: the background call falls back to B.
+	// A answers 429: the TUI's background call falls back to B.
 	g.a.SetScript(func(*llmscript.Request) llmscript.Turn { return llmscript.Turn{Status: 429, Text: "rate limited"} })
+	g.b.SetScript(func(q *llmscript.Request) llmscript.Turn { return llmscript.Turn{Text: "TUI-TURN-DONE"} })
 	before := len(g.b.Requests())
-	_, recs = g.launch(t, "claude-code", "write the file")
+	recs = g.claudeRoutedTUI(t)
 	fell := false
 	for _, q := range g.b.Requests()[before:] {
-		fell = fell || isTitleCall(q)
+		fell = fell || isBackground(q)
 	}
 	if !fell {
-		t.Errorf("B never got the title call A refused")
+		t.Errorf("B never got the background call A refused")
 	}
 	fallback := false
 	for _, m := range recs {
@@ -219,7 +253,9 @@ func TestRoutesClaudeModelSwitch(t *testing.T) {
 	home, project := userHome(t), t.TempDir()
 	env := append(baseEnv(t, home), g.env...)
 	d := startTTY(t, project, env, sitter(t), "launch", "claude-code", "--mode", "hook-driven", "--bin", bin, "--workspace", project, "--routes", g.file)
-	d.waitScreen(`for shortcuts`, 90*time.Second)
+	// The prompt is ready: the footer names the shortcuts (2.1.197) or the
+	// permission mode (2.1.332 starts in auto mode).
+	d.waitScreen(`for shortcuts|shift\+tab to cycle`, 90*time.Second)
 	d.typeLine("say the first thing")
 	d.waitScreen(`FIRST-TURN-DONE`, 90*time.Second)
 	mainTurn := func(q *llmscript.Request) bool {

@@ -76,12 +76,12 @@ var Specs = []rl.Spec{{
 		Match: "Use Claude Code's terminal setup\\?",
 	}, {
 		ID:    "trust-folder",
-		Keys:  "\r",
-		Match: "Is this a project you created or one you trust\\?|Do you trust the files in this folder\\?",
+		Keys:  "\x1b[B\r",
+		Match: "Is this a project you created or one you trust\\?.* ❯ No, exit Yes, I trust this folder",
 	}, {
 		ID:    "custom-api-key",
-		Keys:  "1",
-		Match: "Detected a custom API key .* Do you want to use this API key\\?",
+		Keys:  "\x1b[A\r",
+		Match: "Detected a custom API key .* Do you want to use this API key\\? Yes ❯ No",
 	}},
 	PluginArgs: []string{"--plugin-dir", "{bundle}"},
 	PluginKind: "flag",

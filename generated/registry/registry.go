@@ -371,7 +371,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "run",
-				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
+				Ref:  "claude 2.1.332 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "PreToolUse",
 			Phase:   "preToolUse",
@@ -529,7 +529,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "PermissionDenied",
-			Note:    "Raised when auto mode's classifier denies a call (also when it cannot judge one: Claude fails closed), not for a rule's or a hook's deny.",
+			Note:    "Raised when auto mode's classifier denies a call (also when it cannot judge one: Claude fails closed), not for a rule's or a hook's deny. 2.1.332 runs that classifier on the server: behind a base URL that does not pass it through, every call that needs it is refused unjudged (PermissionDenied still fires) and claude -p exits 1.",
 			Phase:   "permissionDenied",
 			Support: "native",
 		}, true
@@ -547,10 +547,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "e2e/claude_tui_test.go TestClaudeTUI",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "Notification",
-			Note:    "2.1.197 runs Notification hooks without reading their output: the additionalContext its schema accepts never reaches the model, so addContext is not claimed. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: no output is claimed.",
+			Note:    "2.1.197 and 2.1.332 run Notification hooks without reading their output: the additionalContext its schema accepts never reaches the model, so addContext is not claimed. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: no output is claimed.",
 			Phase:   "notification",
 			Support: "native",
 		}, true
@@ -664,7 +664,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "SessionEnd",
 			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/session-end-output).",
@@ -702,7 +702,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "run",
-				Ref:  "claude 2.1.197 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
+				Ref:  "claude 2.1.332 -p against a fake Anthropic server on 127.0.0.1 (docs/harnesses.md)",
 			}},
 			Name:    "Stop",
 			Note:    "Claude itself ends the turn after CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks. Added context also keeps the session going: the model gets it and answers again (TestClaudeProbe/stop-context).",
@@ -720,10 +720,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "StopFailure",
-			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
+			Note:    "Fire-and-forget: claude -p 2.1.332 may exit before the hook has run (TestClaudeProbe/api-error keeps the session open until it has). Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
 			Phase:   "error",
 			Support: "native",
 		}, true
@@ -811,7 +811,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "PreCompact",
 			Note:    "Exit 2 blocks compaction; the reason goes to the user. Run through executeHooksOutsideREPL: a successful hook's stdout becomes compaction instructions and continue is never read, so halt and userMessage are not claimed.",
@@ -829,7 +829,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "PostCompact",
 			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
@@ -861,19 +861,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHostEvents (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "test",
-				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+				Ref:  "e2e/claude_test.go TestClaudeGuard, run on 2.1.197 (the e2e pin before 2.1.332): it rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PreModelSwitch",
+			Note:    "Raised by /model, the model picker and the SDK's set_model control request (source command, picker or sdk); a deny cancels the switch, and set_model answers an error carrying the reason (TestClaudeHostEvents/model-switch-deny).",
 			Phase:   "modelSwitch",
 			Support: "native",
-			Unverifiable: map[string]string{
-				"deny":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-				"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-			},
 		}, true
 	case "PostModelSwitch":
 		return &adapter.EventSpec{
@@ -892,19 +892,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHostEvents (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "test",
-				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+				Ref:  "e2e/claude_test.go TestClaudeGuard, run on 2.1.197 (the e2e pin before 2.1.332): it rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PostModelSwitch",
+			Note:    "After any change of the session's model (also auto and resume); added context reaches the model with the first request the new model serves (TestClaudeHostEvents/model-switch).",
 			Phase:   "afterModelSwitch",
 			Support: "native",
-			Unverifiable: map[string]string{
-				"addContext": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-				"observe":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-			},
 		}, true
 	case "Setup":
 		return &adapter.EventSpec{
@@ -926,7 +926,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "Setup",
-			Note:    "2.1.197 runs Setup hooks under claude -p --init (or --maintenance) and drops what they answer: the additionalContext its schema accepts never reaches the model (TestClaudeHooks/setup), --init-only exits before a turn and the TUI raises no Setup, so addContext is not claimed.",
+			Note:    "2.1.197 and 2.1.332 run Setup hooks under claude -p --init (or --maintenance) and drops what they answer: the additionalContext its schema accepts never reaches the model (TestClaudeHooks/setup), --init-only exits before a turn and the TUI raises no Setup, so addContext is not claimed.",
 			Phase:   "setup",
 			Support: "native",
 		}, true
@@ -1023,7 +1023,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "Elicitation",
 			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
@@ -1041,7 +1041,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "ElicitationResult",
 			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
@@ -1064,7 +1064,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "ConfigChange",
 			Note:    "Raised by Claude's watcher of its settings files during a session; exit 2 keeps the change from being applied (a policy_settings change cannot be blocked). Run through executeHooksOutsideREPL, which never reads continue or stopReason, and its systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/config-change/halt).",
@@ -1082,10 +1082,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "InstructionsLoaded",
-			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/instructions-loaded-halt).",
+			Note:    "claude -p 2.1.332 runs a --plugin-dir plugin's InstructionsLoaded hooks for a CLAUDE.md loaded during the session (load_reason nested_traversal, TestClaudeProbe/instructions-loaded) but not for the project's CLAUDE.md loaded at session start, which hooks in settings files see. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed (TestClaudeHooks/instructions-loaded-halt).",
 			Phase:   "instructionsLoaded",
 			Support: "native",
 		}, true
@@ -1097,7 +1097,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:  "WorktreeCreate",
 			Note:  "A hook here replaces worktree creation: it must print the path, which the canonical result cannot say. Run through executeHooksOutsideREPL: the last line of stdout is the worktree path, continue and systemMessage are never read, so halt and userMessage are not claimed.",
@@ -1127,7 +1127,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:  "WorktreeRemove",
 			Note:  "Runs only for a worktree a WorktreeCreate hook made, when it is removed (ExitWorktree with action remove, or the end of a --worktree session), and then replaces git worktree remove. Run through executeHooksOutsideREPL, which never reads continue or stopReason, and the systemMessage is dropped: halt and userMessage are not claimed.",
@@ -1162,7 +1162,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "CwdChanged",
 			Note:    "Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/cwd-changed-halt); the systemMessage is shown.",
@@ -1185,7 +1185,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "package",
-				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "FileChanged",
 			Note:    "Claude watches the files named by the FileChanged hooks' matchers (paths relative to the project, separated by |); a hook without a matcher watches nothing, and a bundle registers a plugin's fileChanged handler without one (the plugin source has no matcher field: add the hook to .claude/settings.json by hand, docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/file-changed-halt); the systemMessage is shown.",
@@ -1194,27 +1194,24 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "DirectoryAdded":
 		return &adapter.EventSpec{
-			Can: []string{"halt", "userMessage"},
-			Effects: []adapter.Effect{{
-				Aspect:  "userMessage",
-				Call:    "showsUser",
-				Session: "none",
-			}, {
-				Aspect:  "halt",
-				Call:    "none",
-				Session: "haltsSession",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHostEvents (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "test",
-				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+				Ref:  "e2e/claude_test.go TestClaudeGuard, run on 2.1.197 (the e2e pin before 2.1.332): it rejects a hooks.json naming an event it lacks",
+			}, {
+				Kind: "package",
+				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
-			Name:         "DirectoryAdded",
-			Phase:        "directoryAdded",
-			Support:      "native",
-			Unverifiable: map[string]string{"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event"},
+			Name:    "DirectoryAdded",
+			Note:    "Raised by /add-dir (source slash_command; not among claude -p's slash commands) and the SDK's register_repo_root control request (source register_repo_root). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHostEvents/directory-added-output). The systemMessage is debug-logged only under register_repo_root (shown neither in claude's output nor to the model, same case); under /add-dir it goes to the model as a meta notification, not to the user: halt and userMessage are not claimed.",
+			Phase:   "directoryAdded",
+			Support: "native",
 		}, true
 	case "MessageDisplay":
 		return &adapter.EventSpec{
@@ -1264,20 +1261,19 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Session: "haltsSession",
 			}},
 			Evidence: []adapter.Evidence{{
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeHostEvents (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
 				Kind: "test",
-				Ref:  "e2e/claude_test.go TestClaudeGuard: 2.1.197 rejects a hooks.json naming an event it lacks",
+				Ref:  "e2e/claude_test.go TestClaudeGuard, run on 2.1.197 (the e2e pin before 2.1.332): it rejects a hooks.json naming an event it lacks",
 			}},
 			Name:    "PreSkillShellCommand",
-			Note:    "A shell command inside a skill or slash command; updatedInput is accepted but never applied.",
+			Note:    "A skill's or slash command's inline shell command (!`…`), when the skill runs; the payload names the skill (command_name). A deny keeps the command from running (TestClaudeHostEvents/skill-shell-deny); updatedInput is accepted but never applied (any value keeps the command from running).",
 			Phase:   "preToolUse",
 			Support: "lossy",
-			Unverifiable: map[string]string{
-				"deny":    "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-				"observe": "new in 2.1.332, and the e2e suite runs the pinned 2.1.197, which has no such event",
-			},
 		}, true
 	}
 	return nil, false

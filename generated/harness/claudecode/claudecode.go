@@ -925,22 +925,7 @@ func Rules(nativeEvent string) *hook.Rules {
 			Slot: hook.SlotUserMessage,
 		}}}}
 	case "DirectoryAdded":
-		return &hook.Rules{
-			Halt: &hook.Rule{
-				HaltsSession: true,
-				Stdout: []hook.Member{{
-					Const: "false",
-					Key:   "continue",
-				}, {
-					Key:  "stopReason",
-					Slot: hook.SlotReason,
-				}},
-			},
-			UserMessage: &hook.Rule{Stdout: []hook.Member{{
-				Key:  "systemMessage",
-				Slot: hook.SlotUserMessage,
-			}}},
-		}
+		return &hook.Rules{}
 	case "MessageDisplay":
 		return &hook.Rules{
 			Halt: &hook.Rule{
