@@ -268,7 +268,8 @@ func TestRoutesClaudeModelSwitch(t *testing.T) {
 	}
 	before := len(g.c.Requests())
 	d.typeLine("/model c,gemini-direct")
-	// 2.1.197 asks before it switches a conversation cached for the old model.
+	// Claude (2.1.197, 2.1.332) asks before it switches a conversation
+	// cached for the old model.
 	// Under load the dialog can drop an Enter pressed as it draws: press
 	// it again while the dialog is still up.
 	d.waitScreen(`Yes, switch to c,gemini-direct`, 30*time.Second)
