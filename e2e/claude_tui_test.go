@@ -71,4 +71,37 @@ func TestClaudeTUI(t *testing.T) {
 			t.Errorf("the Notification context reached the model: Claude now reads Notification output; claim addContext on Notification in the atlas again")
 		}
 	})
+	// /add-dir of a folder outside the project (trusted, added for the
+	// session) raises DirectoryAdded (source slash_command). A hook's
+	// systemMessage goes to the model (which answers it at once), not to
+	// the screen: the atlas claims no userMessage there.
+	t.Run("directory-added", func(t *testing.T) {
+		project, home, rec := probeCase(t, "")
+		outside := filepath.Join(filepath.Dir(project), "outside")
+		os.MkdirAll(outside, 0o755)
+		claudeSettings(t, project,
+			settingsHook{event: "DirectoryAdded", command: sitterHook("DirectoryAdded", claudeRecorder)},
+			settingsHook{event: "DirectoryAdded", command: `echo '{"systemMessage":"SAY-DIRECTORY-ADDED"}'`})
+		llm := startLLM(t, llmscript.Text("TURN-DONE"))
+		d := claudeTTY(t, llm, project, home, []string{"E2E_DIR=" + rec}, replier, "--permission-mode", "default")
+		d.waitScreen(`for shortcuts`, 90*time.Second)
+		d.typeLine("/add-dir " + outside)
+		// Trust it (Down to "Yes, add it"), then "Yes, for this session".
+		d.waitScreen(`❯ No, leave it out Yes, add it`, 30*time.Second)
+		d.send("\x1b[B\r")
+		d.waitScreen(`❯ 1\. Yes, for this session`, 30*time.Second)
+		d.send("\r")
+		waitEvent(t, d, rec, "DirectoryAdded", time.Minute)
+		got := nativeEvents(t, "claude-code", project, events(t, rec), "DirectoryAdded", "directoryAdded")
+		observed(t, "claude-code", got)
+		if !strings.Contains(string(got[0].Raw), `"source":"slash_command"`) || !strings.Contains(string(got[0].Raw), `"directory":"`+outside+`"`) {
+			t.Errorf("DirectoryAdded payload %s: want directory %s, source slash_command", got[0].Raw, outside)
+		}
+		d.waitFor("the systemMessage to reach the model", time.Minute, func(string) bool {
+			return llm.Any(func(q *llmscript.Request) bool { return q.Contains("SAY-DIRECTORY-ADDED") })
+		})
+		if strings.Contains(d.text(), "SAY-DIRECTORY-ADDED") {
+			t.Errorf("the DirectoryAdded systemMessage shows on the screen: claim userMessage on DirectoryAdded in the atlas again")
+		}
+	})
 }

@@ -1199,6 +1199,9 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Kind: "test",
 				Ref:  "make e2e: TestClaudeHostEvents (docs/fidelity.md)",
 			}, {
+				Kind: "test",
+				Ref:  "make e2e: TestClaudeTUI/directory-added (docs/fidelity.md)",
+			}, {
 				Kind: "package",
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}, {
@@ -1209,7 +1212,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "DirectoryAdded",
-			Note:    "Raised by /add-dir (source slash_command; not among claude -p's slash commands) and the SDK's register_repo_root control request (source register_repo_root). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHostEvents/directory-added-output). The systemMessage is debug-logged only under register_repo_root (shown neither in claude's output nor to the model, same case); under /add-dir it goes to the model as a meta notification, not to the user: halt and userMessage are not claimed.",
+			Note:    "Raised by /add-dir (source slash_command; not among claude -p's slash commands) and the SDK's register_repo_root control request (source register_repo_root). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHostEvents/directory-added-output). The systemMessage is debug-logged only under register_repo_root (shown neither in claude's output nor to the model, same case); under /add-dir it goes to the model, which answers it at once, and not to the screen (TestClaudeTUI/directory-added): halt and userMessage are not claimed.",
 			Phase:   "directoryAdded",
 			Support: "native",
 		}, true
