@@ -53,12 +53,13 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// TestErrors runs each bad atlas in testdata/errors and compares the
-// generator's positioned errors with the archive's stderr section.
-func TestErrors(t *testing.T) {
-	paths, _ := filepath.Glob("testdata/errors/*.txtar")
+// eachArchive runs f as a subtest, named after the file, for each txtar
+// archive that glob matches; none is a failure.
+func eachArchive(t *testing.T, glob string, f func(t *testing.T, path string, ar *txtar.Archive)) {
+	t.Helper()
+	paths, _ := filepath.Glob(glob)
 	if len(paths) == 0 {
-		t.Fatal("no error cases")
+		t.Fatalf("no cases in %s", glob)
 	}
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
@@ -66,24 +67,32 @@ func TestErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := schemaOnly(t)
-			for _, f := range ar.Files {
-				if f.Name == "stderr" {
-					continue
-				}
-				p := filepath.Join(root, f.Name)
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			_, _, err = gen.Generate(root)
-			if err == nil {
-				t.Fatal("generator accepted a bad atlas")
-			}
-			golden.Section(t, path, ar, "stderr", []byte(err.Error()+"\n"))
+			f(t, path, ar)
 		})
 	}
+}
+
+// TestErrors runs each bad atlas in testdata/errors and compares the
+// generator's positioned errors with the archive's stderr section.
+func TestErrors(t *testing.T) {
+	eachArchive(t, "testdata/errors/*.txtar", func(t *testing.T, path string, ar *txtar.Archive) {
+		root := schemaOnly(t)
+		for _, f := range ar.Files {
+			if f.Name == "stderr" {
+				continue
+			}
+			p := filepath.Join(root, f.Name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := gen.Generate(root)
+		if err == nil {
+			t.Fatal("generator accepted a bad atlas")
+		}
+		golden.Section(t, path, ar, "stderr", []byte(err.Error()+"\n"))
+	})
 }
 
 // TestGeneratedIsCurrent checks that generated/ is exactly what the

@@ -49,56 +49,36 @@ func extract(t *testing.T, ar *txtar.Archive, root string) *txtar.File {
 
 // TestPluginErrors: bad plugin sources fail with the file, line and field.
 func TestPluginErrors(t *testing.T) {
-	paths, _ := filepath.Glob("testdata/plugin-errors/*.txtar")
-	if len(paths) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root := withAtlas(t)
-			want := extract(t, ar, root)
-			_, _, err = gen.Generate(root)
-			if err == nil {
-				t.Fatal("generator accepted a bad plugin")
-			}
-			golden.Section(t, path, ar, want.Name, []byte(err.Error()+"\n"))
-		})
-	}
+	eachArchive(t, "testdata/plugin-errors/*.txtar", func(t *testing.T, path string, ar *txtar.Archive) {
+		root := withAtlas(t)
+		want := extract(t, ar, root)
+		_, _, err := gen.Generate(root)
+		if err == nil {
+			t.Fatal("generator accepted a bad plugin")
+		}
+		golden.Section(t, path, ar, want.Name, []byte(err.Error()+"\n"))
+	})
 }
 
 // TestBundles compiles each plugin of testdata/bundles/*.txtar for every
 // harness and compares every bundle file (path, mode, bytes) with the
 // archive's golden "bundles" section: one golden per emitter and feature.
 func TestBundles(t *testing.T) {
-	paths, _ := filepath.Glob("testdata/bundles/*.txtar")
-	if len(paths) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
+	eachArchive(t, "testdata/bundles/*.txtar", func(t *testing.T, path string, ar *txtar.Archive) {
+		root := withAtlas(t)
+		want := extract(t, ar, root)
+		_, files, err := gen.Generate(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range files {
+			if !strings.HasPrefix(f.Path, "artifacts/") || f.Path == "artifacts/README.md" {
+				continue
 			}
-			root := withAtlas(t)
-			want := extract(t, ar, root)
-			_, files, err := gen.Generate(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out []string
-			for _, f := range files {
-				if !strings.HasPrefix(f.Path, "artifacts/") || f.Path == "artifacts/README.md" {
-					continue
-				}
-				out = append(out, fmt.Sprintf("== %s %04o\n%s", f.Path, f.Mode, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
-			}
-			sort.Strings(out)
-			golden.Section(t, path, ar, want.Name, []byte(strings.Join(out, "\n")+"\n"))
-		})
-	}
+			out = append(out, fmt.Sprintf("== %s %04o\n%s", f.Path, f.Mode, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
+		}
+		sort.Strings(out)
+		golden.Section(t, path, ar, want.Name, []byte(strings.Join(out, "\n")+"\n"))
+	})
 }

@@ -22,44 +22,34 @@ import (
 // it. The golden "want" section holds the warnings, then each bundle's
 // README, marker, handler table and hook file.
 func TestReplacingLeftOut(t *testing.T) {
-	paths, _ := filepath.Glob("testdata/replacing/*.txtar")
-	if len(paths) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
+	eachArchive(t, "testdata/replacing/*.txtar", func(t *testing.T, path string, ar *txtar.Archive) {
+		root := withAtlas(t)
+		// extract writes every file but its expected section
+		// ("stderr" or "bundles"): hand it the sources only.
+		src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}}}
+		for _, f := range ar.Files {
+			if f.Name != "want" {
+				src.Files = append(src.Files, f)
 			}
-			root := withAtlas(t)
-			// extract writes every file but its expected section
-			// ("stderr" or "bundles"): hand it the sources only.
-			src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}}}
-			for _, f := range ar.Files {
-				if f.Name != "want" {
-					src.Files = append(src.Files, f)
-				}
+		}
+		extract(t, src, root)
+		var warns []string
+		_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range files {
+			base := filepath.Base(f.Path)
+			if !strings.HasPrefix(f.Path, "artifacts/wt/") || strings.Contains(f.Path, "/marketplaces/") {
+				continue
 			}
-			extract(t, src, root)
-			var warns []string
-			_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
-			if err != nil {
-				t.Fatal(err)
+			if base == "README.md" || base == ".sitter-bundle.json" || base == "sitter-handlers.json" || strings.Contains(f.Path, "/hooks/") {
+				out = append(out, fmt.Sprintf("== %s\n%s", f.Path, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
 			}
-			var out []string
-			for _, f := range files {
-				base := filepath.Base(f.Path)
-				if !strings.HasPrefix(f.Path, "artifacts/wt/") || strings.Contains(f.Path, "/marketplaces/") {
-					continue
-				}
-				if base == "README.md" || base == ".sitter-bundle.json" || base == "sitter-handlers.json" || strings.Contains(f.Path, "/hooks/") {
-					out = append(out, fmt.Sprintf("== %s\n%s", f.Path, bytes.TrimSuffix(f.Bytes, []byte("\n"))))
-				}
-			}
-			sort.Strings(out)
-			got := "warnings:\n" + strings.Join(warns, "\n") + "\n" + strings.Join(out, "\n") + "\n"
-			golden.Section(t, path, ar, "want", []byte(got))
-		})
-	}
+		}
+		sort.Strings(out)
+		got := "warnings:\n" + strings.Join(warns, "\n") + "\n" + strings.Join(out, "\n") + "\n"
+		golden.Section(t, path, ar, "want", []byte(got))
+	})
 }
