@@ -59,10 +59,7 @@ func TestBabysitLoopNATS(t *testing.T) {
 	srv := natsServer(t)
 	for _, h := range natsLoopHarnesses {
 		t.Run(h, func(t *testing.T) {
-			tmp := t.TempDir()
-			project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-			os.MkdirAll(project, 0o755)
-			os.MkdirAll(home, 0o755)
+			tmp, project, home := projectHome(t)
 			var guides []string
 			var runID string
 			llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides, runID: &runID}))
@@ -104,10 +101,7 @@ func TestBabysitLoopNATS(t *testing.T) {
 // the stop hook never has to block.
 func TestBabysitLoopNATSSelfDriven(t *testing.T) {
 	srv := natsServer(t)
-	tmp := t.TempDir()
-	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-	os.MkdirAll(project, 0o755)
-	os.MkdirAll(home, 0o755)
+	_, project, home := projectHome(t)
 	var guides []string
 	var runID string
 	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides, runID: &runID, selfDrive: true}))

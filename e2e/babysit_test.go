@@ -216,6 +216,17 @@ func babysitEnv(t *testing.T, home string) []string {
 	return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
 }
 
+// projectHome makes a test's temporary directory with an empty project
+// and an empty home in it.
+func projectHome(t *testing.T) (tmp, project, home string) {
+	t.Helper()
+	tmp = t.TempDir()
+	project, home = filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	return tmp, project, home
+}
+
 // journalEvent is one run journal event as `sitter run events --json` prints it.
 type journalEvent struct {
 	Type string         `json:"type"`
@@ -401,10 +412,7 @@ var babysitHarnesses = []string{"claude-code", "codex", "gemini-cli", "copilot",
 func TestBabysitLoop(t *testing.T) {
 	for _, h := range babysitHarnesses {
 		t.Run(h, func(t *testing.T) {
-			tmp := t.TempDir()
-			project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-			os.MkdirAll(project, 0o755)
-			os.MkdirAll(home, 0o755)
+			_, project, home := projectHome(t)
 			var guides []string
 			llm := startLLM(t, babysitAgent(babysitProcess, &guides))
 			r := babysitRun(t, h, llm, project, home, babysitPrompt)
@@ -489,10 +497,7 @@ func killHarness(comm string) string {
 // mid-run, is resumed by id from a Codex session with the resume command's
 // words and finished there; the journal shows both sessions.
 func TestBabysitResume(t *testing.T) {
-	tmp := t.TempDir()
-	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-	os.MkdirAll(project, 0o755)
-	os.MkdirAll(home, 0o755)
+	_, project, home := projectHome(t)
 	var guides []string
 	killed := false
 	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: "demo", guides: &guides,
@@ -552,10 +557,7 @@ func TestBabysitResume(t *testing.T) {
 // creating its own run while both harness processes are alive: each run is
 // bound to the session that created it and driven only by it.
 func TestBabysitTwoSessions(t *testing.T) {
-	tmp := t.TempDir()
-	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-	os.MkdirAll(project, 0o755)
-	os.MkdirAll(home, 0o755)
+	tmp, project, home := projectHome(t)
 	// Both agents reach the create step before either creates its run.
 	var ready sync.WaitGroup
 	ready.Add(2)
@@ -679,10 +681,7 @@ func checkWritten(t *testing.T, harness, project, home string) {
 // answers in the same conversation (claude --continue); the agent posts
 // the answer and the stop hook drives the run to completion.
 func TestBabysitBreakpoint(t *testing.T) {
-	tmp := t.TempDir()
-	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-	os.MkdirAll(project, 0o755)
-	os.MkdirAll(home, 0o755)
+	_, project, home := projectHome(t)
 	var guides []string
 	llm := startLLM(t, scriptedAgent(agentOptions{process: babysitBreakpointProcess, processID: "demo", guides: &guides}))
 	r := babysitRun(t, "claude-code", llm, project, home, babysitPrompt)

@@ -19,10 +19,7 @@ import (
 // are the file it wrote, and one audit line per hook call; the user's
 // branch and index are untouched.
 func TestClaudeCheckpointAndAudit(t *testing.T) {
-	tmp := t.TempDir()
-	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-	os.MkdirAll(project, 0o755)
-	os.MkdirAll(home, 0o755)
+	_, project, home := projectHome(t)
 	git := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", project, "-c", "user.name=u", "-c", "user.email=u@x"}, args...)...)

@@ -44,10 +44,7 @@ func TestCaptureTranscripts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.harness, func(t *testing.T) {
-			tmp := t.TempDir()
-			project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
-			os.MkdirAll(project, 0o755)
-			os.MkdirAll(home, 0o755)
+			tmp, project, home := projectHome(t)
 			llm := startLLM(t, llmscript.ShellThenText("echo hi > note.txt", answer))
 			r := c.run(t, llm, project, home)
 			if r.err != nil {
