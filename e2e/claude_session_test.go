@@ -60,21 +60,7 @@ func (l *lockedBuffer) String() string {
 // end or by finish.
 func startClaudeSession(t *testing.T, llm *llmscript.Server, project, home string, more []string, extra ...string) *claudeSession {
 	t.Helper()
-	bin := install(t, clis["claude-code"])
-	env := claudeEnv(t, llm, home, more)
-	args := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"}, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = project, env
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, _, cancel, stdin, out := claudeStreamCmd(t, llm, project, home, more, 90*time.Second, append([]string{"--allowedTools", "Bash"}, extra...)...)
 	s := &claudeSession{t: t, cmd: cmd, cancel: cancel, stdin: stdin, close_: stdin.Close, more: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stderr = &s.stderr
 	if err := cmd.Start(); err != nil {

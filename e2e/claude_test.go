@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,6 +332,30 @@ func claudeSubagentScript() llmscript.Script {
 	return subagentScript("Agent|Task", map[string]any{"description": "sub task", "prompt": subagentTask, "subagent_type": "general-purpose"})
 }
 
+// claudeStreamCmd is claude -p speaking stream-json both ways, as the
+// Agent SDK runs it, in project with args after the stream flags, and
+// its context, stdin and stdout; cancel (or timeout) kills it.
+func claudeStreamCmd(t *testing.T, llm *llmscript.Server, project, home string, more []string, timeout time.Duration, args ...string) (*exec.Cmd, context.Context, context.CancelFunc, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	bin := install(t, clis["claude-code"])
+	args = append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = project, claudeEnv(t, llm, home, more)
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return cmd, ctx, cancel, stdin, out
+}
+
 // claudeSDKRun runs claude as the Agent SDK does: stream-json in and out,
 // permission prompts sent to the host over stdio (--permission-prompt-tool
 // stdio). It writes the prompt as one user message and never answers a
@@ -339,22 +364,8 @@ func claudeSubagentScript() llmscript.Script {
 // waits for the host and times out.
 func claudeSDKRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string, extra ...string) runResult {
 	t.Helper()
-	bin := install(t, clis["claude-code"])
-	env := claudeEnv(t, llm, home, more)
-	args := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio"}, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	cmd, ctx, cancel, stdin, out := claudeStreamCmd(t, llm, project, home, more, 40*time.Second, append([]string{"--permission-prompt-tool", "stdio"}, extra...)...)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = project, env
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -371,7 +382,7 @@ func claudeSDKRun(t *testing.T, llm *llmscript.Server, project, home string, mor
 			stdin.Close()
 		}
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out waiting for a permission decision: %w", err)
 	}
