@@ -6,6 +6,7 @@ require (
 	cuelang.org/go v0.17.1
 	github.com/creack/pty v1.1.24
 	github.com/dave/jennifer v1.7.1
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/go-cmp v0.7.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0

@@ -100,6 +100,7 @@ type Index struct {
 	indexing         bool
 	indexed, toIndex int
 	published        time.Time // the last version bump
+	watching         bool      // every directory read is watched (watch.go)
 }
 
 // StopCapped is the last time the stop guard let a session's blocked stop
@@ -438,22 +439,6 @@ func listSessions(stateDir string) []*session.State {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt })
 	return out
-}
-
-// Watch sweeps at once (the first sweep indexes every run), then every
-// interval, until stop is closed.
-func (ix *Index) Watch(interval time.Duration, stop <-chan struct{}) {
-	ix.Sweep()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			ix.Sweep()
-		}
-	}
 }
 
 // parseTime reads the journal's and run.json's timestamps.

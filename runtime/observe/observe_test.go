@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"sitter.dev/sitter/runtime/checkpoint"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
@@ -575,5 +577,73 @@ func TestGoOn(t *testing.T) {
 	v.Pending = []PendingEffect{{"b2", "breakpoint", ""}}
 	if got := goOn(v); got != "" {
 		t.Errorf("goOn with a breakpoint still waiting: %q", got)
+	}
+}
+
+// waitBucket waits for the index to put dir in bucket, woken by each new
+// version; limit only ends a test that would otherwise hang.
+func waitBucket(t *testing.T, ix *Index, dir, bucket string, limit time.Duration) {
+	t.Helper()
+	deadline := time.After(limit)
+	for {
+		_, ch := ix.Version()
+		if v, ok := ix.Run(dir); ok && v.Bucket == bucket {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			v, _ := ix.Run(dir)
+			t.Fatalf("%s is in %q, want %q", dir, v.Bucket, bucket)
+		}
+	}
+}
+
+// TestWatchSweepsOnChange: with the stat sweep's periods an hour long, a
+// run created and its breakpoint requested are still found: the file
+// system reported them.
+func TestWatchSweepsOnChange(t *testing.T) {
+	project, state := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(project, ".a5c", "runs"), 0o755)
+	os.MkdirAll(filepath.Join(state, "sessions"), 0o755)
+	ix := NewIndex([]string{project}, state, time.Hour)
+	stop := make(chan struct{})
+	defer close(stop)
+	go ix.Watch(time.Hour, time.Hour, stop)
+	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the index never watched its directories")
+		}
+	}
+	dir := newRun(t, project, "w")
+	waitBucket(t, ix, dir, Working, 10*time.Second)
+	request(t, dir, "b1", "breakpoint")
+	waitBucket(t, ix, dir, NeedsYou, 10*time.Second)
+	// A session ending mid-run (sessions/ changes): orphaned.
+	st := session.State{Harness: "codex", SessionID: "s1", RunDir: dir, Active: false, EndedBecause: "session-end"}
+	b, _ := json.Marshal(st)
+	os.WriteFile(filepath.Join(state, "sessions", "codex-s1.json"), b, 0o644)
+	if _, err := runs.Post(context.Background(), dir, "b1", runs.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	waitBucket(t, ix, dir, Orphaned, 10*time.Second)
+}
+
+// TestWatchFallsBackToPolling: without a watcher (a system fsnotify does
+// not support, or out of watches) the stat sweep finds the changes.
+func TestWatchFallsBackToPolling(t *testing.T) {
+	saved := newWatcher
+	newWatcher = func() (*fsnotify.Watcher, error) { return nil, errors.New("no watcher here") }
+	defer func() { newWatcher = saved }()
+	project, state := t.TempDir(), t.TempDir()
+	ix := NewIndex([]string{project}, state, time.Hour)
+	stop := make(chan struct{})
+	defer close(stop)
+	go ix.Watch(5*time.Millisecond, time.Hour, stop)
+	dir := newRun(t, project, "p") // .a5c/runs did not exist at the start
+	request(t, dir, "b1", "breakpoint")
+	waitBucket(t, ix, dir, NeedsYou, 10*time.Second)
+	if ix.Watching() {
+		t.Error("Watching without a watcher")
 	}
 }

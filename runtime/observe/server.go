@@ -34,10 +34,12 @@ type Options struct {
 	StateDir string        // sitter's state dir: sessions/, audit.jsonl
 	Stale    time.Duration // no activity for this long: stale (default 30m)
 	Token    string        // "" = a random one
-	// Interval is the stat sweep's period (default 200ms): an update is
-	// pushed at most this long after a journal or audit change, plus the
-	// time to read the changed runs.
-	Interval time.Duration
+	// Changes are swept as the file system reports them (watch.go).
+	// Interval is the stat sweep's period while something is not watched
+	// (default 200ms): an update is then pushed at most this long after a
+	// journal or audit change, plus the time to read the changed runs.
+	// Rescan is its period while everything is (default 1s).
+	Interval, Rescan time.Duration
 }
 
 // Server is the dashboard.
@@ -49,6 +51,7 @@ type Server struct {
 	tmpl     *template.Template
 	static   http.Handler
 	interval time.Duration
+	rescan   time.Duration
 	loopback bool // listening on loopback only: Host must say so too
 
 	flashMu sync.Mutex
@@ -73,6 +76,9 @@ func New(o Options) (*Server, error) {
 	if o.Interval <= 0 {
 		o.Interval = 200 * time.Millisecond
 	}
+	if o.Rescan <= 0 {
+		o.Rescan = time.Second
+	}
 	if o.Token == "" {
 		var b [24]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -92,7 +98,7 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{
 		ix: NewIndex(o.Dirs, o.StateDir, o.Stale), token: o.Token, csrf: hex.EncodeToString(m.Sum(nil)),
-		stateDir: o.StateDir, tmpl: t, static: http.FileServer(http.FS(sub)), interval: o.Interval,
+		stateDir: o.StateDir, tmpl: t, static: http.FileServer(http.FS(sub)), interval: o.Interval, rescan: o.Rescan,
 		flashes: map[string]flash{},
 	}
 	return s, nil
@@ -192,11 +198,12 @@ func (s *Server) Listen(addr string) (net.Listener, string, error) {
 }
 
 // Serve serves on l, indexing every run in the background and then
-// sweeping for changes, until ctx ends.
+// sweeping the changes the file system reports (polling where it cannot),
+// until ctx ends.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	stop := make(chan struct{})
 	defer close(stop)
-	go s.ix.Watch(s.interval, stop)
+	go s.ix.Watch(s.interval, s.rescan, stop)
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

@@ -1,0 +1,152 @@
+package observe
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	runs "sitter.dev/sitter/runtime/run"
+)
+
+// Watching: the file system tells the index when a journal, the session
+// states or the audit log change (inotify, kqueue, … through fsnotify),
+// and a change is swept at once. The stat sweep stays as the fallback:
+// every Interval (200 ms) while anything that should be watched is not
+// (no watcher on this system, the watch limit reached, a runs directory
+// or a run's journal not there yet), else every Rescan (1 s), which also
+// moves runs to stale as time passes and catches an event the system
+// dropped.
+
+// newWatcher is fsnotify's, replaced by tests to act out a system
+// without one.
+var newWatcher = fsnotify.NewWatcher
+
+// settle is how long a burst of events is gathered before one sweep.
+const settle = 10 * time.Millisecond
+
+// watchSet is the directories a watcher holds.
+type watchSet struct {
+	w    *fsnotify.Watcher
+	have map[string]bool
+}
+
+// add watches dir, and says whether it is watched.
+func (ws *watchSet) add(dir string) bool {
+	if ws.have[dir] {
+		return true
+	}
+	if err := ws.w.Add(dir); err != nil {
+		return false
+	}
+	ws.have[dir] = true
+	return true
+}
+
+// sync watches what the index reads: the state dir and its sessions/,
+// each runs directory, each run directory and its journal/. It drops the
+// watches of directories gone, and says whether everything is watched.
+func (ws *watchSet) sync(ix *Index) bool {
+	want := map[string]bool{}
+	complete := true
+	need := func(dir string) {
+		want[dir] = true
+		if !ws.add(dir) {
+			complete = false
+		}
+	}
+	need(ix.stateDir)
+	need(filepath.Join(ix.stateDir, "sessions"))
+	for _, r := range ix.roots {
+		need(r.runsDir)
+		es, err := os.ReadDir(r.runsDir)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if !e.IsDir() {
+				continue
+			}
+			d := filepath.Join(r.runsDir, e.Name())
+			need(d) // run.json and journal/ appear in it
+			need(filepath.Join(d, runs.JournalDir))
+		}
+	}
+	for d := range ws.have {
+		if !want[d] {
+			ws.w.Remove(d)
+			delete(ws.have, d)
+		}
+	}
+	return complete
+}
+
+// Watching says whether the index's last sweep had every directory it
+// reads watched (changes are then pushed as they happen, not found by
+// polling).
+func (ix *Index) Watching() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.watching
+}
+
+func (ix *Index) setWatching(on bool) {
+	ix.mu.Lock()
+	ix.watching = on
+	ix.mu.Unlock()
+}
+
+// Watch sweeps at once (the first sweep indexes every run), then at every
+// change the file system reports, and every interval while something is
+// not watched, else every rescan, until stop is closed.
+func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
+	ix.Sweep()
+	var ws *watchSet
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w, err := newWatcher(); err == nil {
+		defer w.Close()
+		ws = &watchSet{w: w, have: map[string]bool{}}
+		events, errs = w.Events, w.Errors
+	}
+	period := func() time.Duration {
+		if ws != nil && ws.sync(ix) {
+			ix.setWatching(true)
+			return max(interval, rescan)
+		}
+		ix.setWatching(false)
+		return interval
+	}
+	// Watched only now: a change between the first sweep and here is
+	// found by this sweep.
+	if ws != nil {
+		period()
+		ix.Sweep()
+	}
+	t := time.NewTimer(period())
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-events:
+			// Gather the burst (one journal append is a few events).
+			time.Sleep(settle)
+			for len(events) > 0 {
+				<-events
+			}
+		case <-errs:
+			// An overflow: events were lost; the sweep finds the changes.
+		case <-t.C:
+		}
+		ix.Sweep()
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(period())
+	}
+}
