@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -523,12 +524,13 @@ func TestBabysitResume(t *testing.T) {
 		t.Fatalf("codex: %v\n%s\n%s", r2.err, r2.stdout, r2.stderr)
 	}
 	_, evs = readJournal(t, dir, home)
-	var bound []string
+	var bound, drove []string
 	completed := 0
 	for _, e := range evs {
 		switch e.Type {
 		case "SESSION_BOUND":
 			bound = append(bound, fmt.Sprint(e.Data["harness"]))
+			drove = append(drove, fmt.Sprintf("%s · <code>%s</code>", e.Data["harness"], e.Data["sessionId"]))
 			if e.Data["harness"] == "codex" && e.Data["takenFrom"] == nil {
 				t.Errorf("the codex binding does not name the session it took the run from: %v", e.Data)
 			}
@@ -545,6 +547,16 @@ func TestBabysitResume(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Type != "STOP_HOOK_INVOKED" || last.Data["row"] != "completion-proof" || last.Data["harness"] != "codex" {
 		t.Errorf("the loop did not end on the codex session's completion proof: %+v", last)
+	}
+	// sitter observe's run page names both sessions that drove the run,
+	// each with its harness.
+	page := observePage(t, baseEnv(t, home), project, "/run?path="+url.QueryEscape(dir))
+	sessions := page[strings.Index(page, "<h2>Sessions and harnesses</h2>"):]
+	sessions = sessions[:strings.Index(sessions, "</section>")]
+	for _, d := range drove {
+		if !strings.Contains(sessions, d) {
+			t.Errorf("the observe run page's sessions lack %s:\n%s", d, sessions)
+		}
 	}
 	if t.Failed() {
 		for i, q := range llm2.Requests() {

@@ -236,7 +236,14 @@ func (b *browser) waitFor(expr string, limit time.Duration) time.Duration {
 // key types one key into the page (a real keyboard event).
 func (b *browser) key(k string) {
 	b.t.Helper()
-	b.call(b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": k, "text": map[bool]string{true: "\r", false: k}[k == "Enter"]}, nil)
+	down := map[string]any{"type": "keyDown", "key": k}
+	switch {
+	case k == "Enter":
+		down["text"] = "\r"
+	case len([]rune(k)) == 1: // a character; a named key (Escape) types none
+		down["text"] = k
+	}
+	b.call(b.session, "Input.dispatchKeyEvent", down, nil)
 	b.call(b.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": k}, nil)
 }
 
@@ -246,7 +253,20 @@ func (b *browser) screenshot(dir, name string) string {
 	var r struct {
 		Data string `json:"data"`
 	}
-	b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &r)
+	// Right after a navigation Chromium may not have laid the page out
+	// yet ("Cannot take screenshot with 0 width"): wait for the load, and
+	// try again a few times.
+	b.waitFor(`document.readyState === 'complete' && document.documentElement.scrollWidth > 0`, 10*time.Second)
+	var err error
+	for try := 0; try < 5; try++ {
+		if err = b.try(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &r); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
 	png, err := base64.StdEncoding.DecodeString(r.Data)
 	if err != nil {
 		b.t.Fatal(err)

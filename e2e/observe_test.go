@@ -5,6 +5,9 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +69,29 @@ func startObserve(t *testing.T, env []string, project string) string {
 	}
 	t.Fatal("sitter observe printed no URL")
 	return ""
+}
+
+// observePage starts `sitter observe --dir project`, opens its URL as a
+// browser would (the token becomes a cookie) and returns the HTML of path.
+func observePage(t *testing.T, env []string, project, path string) string {
+	t.Helper()
+	u := startObserve(t, env, project)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	get := func(u string) string {
+		r, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		if err != nil || r.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v\n%s", u, r.StatusCode, err, b)
+		}
+		return string(b)
+	}
+	get(u)
+	return get(strings.SplitN(u, "/?", 2)[0] + path)
 }
 
 // breakpointAsked is the run's breakpoint effect and when the journal
@@ -169,9 +195,17 @@ func TestObserveDashboard(t *testing.T) {
 	}
 	t.Logf("board: %s", b.screenshot(shots, "board.png"))
 
-	// Keyboard: j selects the first card, Enter opens it.
+	// Keyboard: / goes to the filter and what is typed there filters the
+	// cards; Esc leaves it; j selects the first card, Enter opens it.
 	b.eval(`document.activeElement && document.activeElement.blur(), true`)
+	b.key("/")
+	b.waitFor(`document.activeElement === document.getElementById('filter') && document.getElementById('filter').value === ''`, 2*time.Second)
+	b.key("~")
+	b.waitFor(`document.querySelector('.card[data-run="`+runID+`"]').classList.contains('hidden')`, 2*time.Second)
 	b.eval(`document.getElementById('filter').value = '` + runID + `', document.getElementById('filter').dispatchEvent(new Event('input')), true`)
+	b.waitFor(`!document.querySelector('.card[data-run="`+runID+`"]').classList.contains('hidden')`, 2*time.Second)
+	b.key("Escape")
+	b.waitFor(`document.activeElement !== document.getElementById('filter')`, 2*time.Second)
 	b.key("j")
 	b.waitFor(`!!document.querySelector('.card.selected[data-run="`+runID+`"]')`, 2*time.Second)
 	b.key("Enter")
@@ -253,6 +287,13 @@ func TestObserveDashboard(t *testing.T) {
 		t.Errorf("the deny does not stand out: border %v", s)
 	}
 	t.Logf("hook timeline: %s", b.screenshot(shots, "hooks.png"))
+	// j and k walk the hook calls.
+	selected := `[...document.querySelectorAll('main .nav-item')].findIndex(e => e.classList.contains('selected'))`
+	b.key("j")
+	b.key("j")
+	b.waitFor(selected+` === 1`, 2*time.Second)
+	b.key("k")
+	b.waitFor(selected+` === 0`, 2*time.Second)
 	// Dark theme.
 	b.eval(`document.getElementById('theme').click(), true`)
 	b.waitFor(`document.documentElement.dataset.theme === 'dark'`, time.Second)
