@@ -26,11 +26,13 @@ import (
 	"sitter.dev/sitter/runtime/proxy"
 )
 
-const proxyUsage = `Usage: sitter proxy (sitter-proxy) --provider P [--model M] [--upstream URL] [--listen 127.0.0.1:0]
-                    [--token T | --token-file F] [--state-store URL] [--json]
-       sitter proxy (sitter-proxy) --routes FILE [--harness H] [--record FILE] [--listen …] [--token …] [--state-store URL] [--json]
+const proxyUsage = `Usage:
+  sitter-proxy --provider P [--model M] [--upstream URL] [--listen 127.0.0.1:0]
+               [--token T | --token-file F] [--state-store URL] [--json]
+  sitter-proxy --routes FILE [--harness H] [--record FILE] [--listen …] [--token …] [--state-store URL] [--json]
 
-Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
+The gateway behind sitter proxy (docs/cli/proxy.md), which runs it with the
+same flags. Serves /v1/messages (+ /count_tokens), /v1/chat/completions, /v1/responses and
 /v1beta/models/{m}:generateContent|streamGenerateContent|countTokens, translating
 to the provider's protocol; with --routes, to the provider and model the routes
 file's rules pick per request (docs/routing.md), each routed request recorded as a
@@ -41,6 +43,11 @@ token (printed once as SITTER_PROXY_TOKEN, or written to --token-file with mode 
 With --state-store nats://host:port, what the gateway keeps between requests (Gemini
 thought signatures) lives in the store's bucket sitter-proxy-state, so replicas behind
 one address serve one conversation (docs/store.md).
+
+Examples:
+  OPENAI_API_KEY=… sitter-proxy --provider openai
+  sitter-proxy --provider anthropic --listen 127.0.0.1:8787 --token-file ~/.sitter-proxy-token --json
+  sitter-proxy --routes routes.json --harness claude-code
 `
 
 func main() {
@@ -53,19 +60,43 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, proxyUsage) }
-	provider := fs.String("provider", "", "provider id (atlas providers)")
-	model := fs.String("model", "", "model for every request (default: the request's, via aliases)")
-	upstream := fs.String("upstream", "", "base URL overriding the provider's")
-	listen := fs.String("listen", "127.0.0.1:0", "listen address (loopback unless you mean otherwise)")
-	token := fs.String("token", "", "client token (default: random)")
-	tokenFile := fs.String("token-file", "", "write the token here (0600) instead of printing it")
+	fs.Usage = func() {} // printed below: on stdout for -h, on stderr for a usage error
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, proxyUsage+"\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			name, text := flag.UnquoteUsage(f)
+			if name != "" {
+				name = " " + name
+			}
+			if f.DefValue != "" && f.DefValue != "false" {
+				text += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			fmt.Fprintf(w, "  --%s%s\n        %s\n", f.Name, name, text)
+		})
+	}
+	provider := fs.String("provider", "", "atlas `PROVIDER` (anthropic, openai, openai-responses, gemini, azure-foundry, vertex)")
+	model := fs.String("model", "", "use `MODEL` for every request (default: the request's, via aliases)")
+	upstream := fs.String("upstream", "", "base `URL` overriding the provider's")
+	listen := fs.String("listen", "127.0.0.1:0", "listen address `HOST:PORT` (loopback unless you mean otherwise)")
+	token := fs.String("token", "", "client `TOKEN` (default: random)")
+	tokenFile := fs.String("token-file", "", "write the token to `FILE` (0600) instead of printing it")
 	jsonLogs := fs.Bool("json", false, "JSON logs on stderr")
-	routesFile := fs.String("routes", "", "routes file: pick provider and model per request (docs/routing.md)")
-	harness := fs.String("harness", "", "with --routes: the harness the clients are (its background signals, custom harness rules)")
-	record := fs.String("record", "", "with --routes: the JSON-lines file of routed requests (default: the state dir's proxy/routes.jsonl)")
-	stateStore := fs.String("state-store", "", "keep the state shared by replicas (thought signatures) in this NATS JetStream store URL")
-	if err := fs.Parse(args); err != nil {
+	routesFile := fs.String("routes", "", "routes `FILE`: pick provider and model per request (docs/routing.md)")
+	harness := fs.String("harness", "", "with --routes: the `HARNESS` the clients are (its background signals, custom harness rules)")
+	record := fs.String("record", "", "with --routes: the JSON-lines `FILE` of routed requests (default: the state dir's proxy/routes.jsonl)")
+	stateStore := fs.String("state-store", "", "keep the state shared by replicas (thought signatures) in the NATS JetStream store at `URL`")
+	// The grammar of every verb (docs/cli/README.md): -h/--help is the
+	// usage and exit 0; an unknown flag or a stray argument is exit 2.
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return 0
+	} else if err != nil {
+		usage(stderr)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sitter proxy: unknown argument %q\n", fs.Arg(0))
+		usage(stderr)
 		return 2
 	}
 	var state proxy.SharedState

@@ -113,3 +113,27 @@ func TestProxyRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageGrammar: the gateway binary keeps the convention of every verb
+// (docs/cli/README.md): -h/--help prints the usage with an example on
+// stdout and exits 0; an unknown flag or a stray argument is a usage
+// error, exit 2 with the usage on stderr and nothing on stdout.
+func TestUsageGrammar(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, help := range []string{"--help", "-h"} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{help}, noEnv, &out, &errb); code != 0 {
+			t.Errorf("%s: exit %d, want 0", help, code)
+		}
+		if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "\nExamples:\n  ") || errb.Len() > 0 {
+			t.Errorf("%s: stdout %q, stderr %q; want the usage with an example on stdout", help, out.String(), errb.String())
+		}
+	}
+	for _, args := range [][]string{{"--no-such-flag"}, {"serve"}, {"--provider", "openai", "extra"}} {
+		var out, errb strings.Builder
+		code := run(context.Background(), args, noEnv, &out, &errb)
+		if code != 2 || out.Len() > 0 || !strings.Contains(errb.String(), "Usage:") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", args, code, out.String(), errb.String())
+		}
+	}
+}
