@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -229,11 +228,6 @@ func agentsList(e *env, asJSON bool) int {
 // agentsDetect is `sitter agents detect`.
 func agentsDetect(e *env, dir string, asJSON bool) int {
 	stdout, stderr := e.stdout, e.stderr
-	if dir != "" {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fail(stderr, "agents detect", fmt.Errorf("--dir %s is not a directory", dir))
-		}
-	}
 	ds := agents.Detect(agents.Env{Dir: dir})
 	if asJSON {
 		return writeJSON(stdout, stderr, ds)

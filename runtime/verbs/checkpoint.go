@@ -63,8 +63,9 @@ func newCheckpointCmd(e *env) *cobra.Command {
 		Long: `The babysitter plugin's handler at turn start and end: the canonical event on
 stdin; silent on success (a handler's output is the hook's answer), and never
 fails its hook.`,
-		Example: `  sitter hook claude-code Stop --handler 'sitter checkpoint record'`,
-		Args:    cobra.NoArgs,
+		Example:     `  sitter hook claude-code Stop --handler 'sitter checkpoint record'`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{anyDir: "a hook handler never fails its hook"},
 		RunE: func(*cobra.Command, []string) error {
 			return code(o.record(e.stdin))
 		},

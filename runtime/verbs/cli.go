@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -105,6 +106,7 @@ Every verb takes -h/--help; a usage error exits 2.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkDir(c, e.stderr) }
 	root.SetUsageFunc(func(c *cobra.Command) error {
 		_, err := io.WriteString(c.OutOrStderr(), usageText(c))
 		return err
@@ -132,6 +134,25 @@ Every verb takes -h/--help; a usage error exits 2.`,
 		}
 	}
 	return root
+}
+
+// anyDir marks a verb whose --dir may name a folder that does not exist.
+const anyDir = "anyDir"
+
+// checkDir refuses a --dir that names no folder, before the verb runs: a
+// mistyped project folder is an error (exit 1), never a folder created,
+// an empty project reported or "nothing to do". observe checks its own
+// (repeatable) --dir.
+func checkDir(c *cobra.Command, stderr io.Writer) error {
+	f := c.Flags().Lookup("dir")
+	if f == nil || !f.Changed || f.Value.Type() != "string" || c.Annotations[anyDir] != "" {
+		return nil
+	}
+	if fi, err := os.Stat(f.Value.String()); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "sitter: %s: --dir %s is not a directory\n", strings.TrimPrefix(c.CommandPath(), "sitter "), f.Value.String())
+		return exitCode(1)
+	}
+	return nil
 }
 
 // group makes c a command that only holds subcommands: alone or with an

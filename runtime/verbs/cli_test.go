@@ -161,3 +161,45 @@ func TestCLIReferenceCurrent(t *testing.T) {
 		t.Errorf("the reference lacks a verb or subcommand:\n%s", want["README.md"])
 	}
 }
+
+// TestMissingDirIsAnError: every verb with a --dir flag refuses a folder
+// that does not exist (exit 1, "--dir D is not a directory", nothing on
+// stdout) before doing anything: a mistyped project folder is never
+// created (plugin install), reported as an empty project (doctor) or as
+// "not a git tree, nothing to do" (checkpoint). The exception is
+// checkpoint record, a hook handler that never fails its hook.
+func TestMissingDirIsAnError(t *testing.T) {
+	args := map[string][]string{
+		"agents detect":      nil,
+		"doctor":             nil,
+		"checkpoint list":    nil,
+		"checkpoint show":    {"3f2a9c81d0e4"},
+		"checkpoint diff":    {"3f2a9c81d0e4"},
+		"checkpoint restore": {"3f2a9c81d0e4"},
+		"plugin install":     {filepath.Join("..", "..", "artifacts", "guard", "claude-code"), "--harness", "claude-code"},
+		"plugin uninstall":   {"guard", "--harness", "claude-code"},
+	}
+	exempt := map[string]bool{"checkpoint record": true, "observe": true} // observe: TestObserveDirs
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	for _, p := range commandPaths(root, nil) {
+		c, _, _ := root.Find(p)
+		name := strings.Join(p, " ")
+		if c.LocalFlags().Lookup("dir") == nil || exempt[name] {
+			continue
+		}
+		extra, ok := args[name]
+		if !ok {
+			t.Errorf("sitter %s has --dir: add it to this test", name)
+			continue
+		}
+		missing := filepath.Join(t.TempDir(), "no-such-project")
+		var out, errb bytes.Buffer
+		code := Run(append(append(append([]string{}, p...), extra...), "--dir", missing), strings.NewReader(""), &out, &errb, registry.Registry)
+		if code != 1 || out.Len() > 0 || !strings.Contains(errb.String(), "sitter: "+name+": --dir "+missing+" is not a directory") {
+			t.Errorf("sitter %s --dir %s: exit %d, stdout %q, stderr %q; want exit 1 and the missing folder named", name, missing, code, out.String(), errb.String())
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Errorf("sitter %s --dir %s created the folder", name, missing)
+		}
+	}
+}

@@ -26,7 +26,9 @@ func Reference(reg func() *adapter.Registry) map[string]string {
 	index.WriteString("except in `sitter hook`, whose caller is a harness that reads exit 2 as \"block\": an unknown flag\n")
 	index.WriteString("there exits 1, a non-blocking hook error ([hook.md](hook.md)).\n")
 	index.WriteString("`sitter hook`, `sitter guard` and `sitter version` are answered by the `sitter` binary itself;\n")
-	index.WriteString("every other verb by `sitter-host`, which `sitter` runs for it.\n\n")
+	index.WriteString("every other verb by `sitter-host`, which `sitter` runs for it. A `--dir` that names no folder\n")
+	index.WriteString("is an error (exit 1) before the verb does anything; `sitter checkpoint record`, a hook handler,\n")
+	index.WriteString("never fails its hook. `sitter-proxy`, the gateway `sitter proxy` runs, keeps the same grammar.\n\n")
 	index.WriteString("| verb | what |\n|---|---|\n")
 	for _, c := range root.Commands() {
 		if c.Hidden {
