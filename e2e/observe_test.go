@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,40 @@ func observePage(t *testing.T, env []string, project, path string) string {
 	}
 	get(u)
 	return get(strings.SplitN(u, "/?", 2)[0] + path)
+}
+
+// lowContrastJS lists the page's visible text whose colour has a contrast
+// ratio under 4.5:1 (WCAG AA) with the background it is drawn on (the
+// nearest ancestor's opaque background), as the browser computed them.
+const lowContrastJS = `(() => {
+  const parse = s => { const m = s.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const bgOf = el => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c && c[3] > 0) return c; }
+    return [255, 255, 255, 1]; };
+  const bad = [], seen = new Set();
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = w.nextNode());) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || seen.has(el)) continue;
+    seen.add(el);
+    const cs = getComputedStyle(el);
+    if (cs.visibility === 'hidden' || el.getClientRects().length === 0) continue;
+    const fg = parse(cs.color), bg = bgOf(el);
+    const mix = [0, 1, 2].map(i => fg[i] * fg[3] + bg[i] * (1 - fg[3]));
+    const a = lum(mix), b = lum(bg), r = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (r < 4.5) bad.push(el.tagName.toLowerCase() + '.' + el.className + ' "' + n.textContent.trim().slice(0, 40) + '": ' + cs.color + ' on rgb(' + bg.slice(0, 3).join(', ') + ') ' + r.toFixed(2) + ':1');
+  }
+  return bad.join('\n');
+})()`
+
+// checkContrast fails the test when text on the page is below 4.5:1.
+func checkContrast(t *testing.T, b *browser, page string) {
+	t.Helper()
+	if bad := b.eval(lowContrastJS); bad != "" {
+		t.Errorf("%s: text under 4.5:1 contrast:\n%s", page, bad)
+	}
 }
 
 // breakpointAsked is the run's breakpoint effect and when the journal
@@ -194,6 +229,7 @@ func TestObserveDashboard(t *testing.T) {
 		t.Fatalf("the session did not stop at the breakpoint for the human: last event %+v", evs[len(evs)-1])
 	}
 	t.Logf("board: %s", b.screenshot(shots, "board.png"))
+	checkContrast(t, b, "board")
 
 	// Keyboard: / goes to the filter and what is typed there filters the
 	// cards; Esc leaves it; j selects the first card, Enter opens it.
@@ -211,6 +247,7 @@ func TestObserveDashboard(t *testing.T) {
 	b.key("Enter")
 	b.waitFor(`location.pathname === '/run' && !!document.querySelector('form.bp input[name=effect][value="`+bp+`"]')`, 5*time.Second)
 	t.Logf("run detail: %s", b.screenshot(shots, "run.png"))
+	checkContrast(t, b, "run detail")
 
 	// Approve in the page.
 	b.eval(`document.querySelector('form.bp textarea').value = 'ship it', document.querySelector('form.bp button.approve').click(), true`)
@@ -279,6 +316,7 @@ func TestObserveDashboard(t *testing.T) {
 	capped := filepath.Base(runOf(t, project, "stubborn"))
 	b.waitFor(card("needs-you", capped)+` && document.querySelector('#col-needs-you .card[data-run="`+capped+`"] .why').textContent.includes('gave up at its cap (1 block in a row)')`, 3*time.Second)
 	t.Logf("board, a session given up at the stop cap: %s", b.screenshot(shots, "board-capped.png"))
+	checkContrast(t, b, "board with a capped session")
 
 	// The hook timeline: Claude Code's session, the deny standing out.
 	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/hooks?harness=claude-code")
@@ -287,6 +325,7 @@ func TestObserveDashboard(t *testing.T) {
 		t.Errorf("the deny does not stand out: border %v", s)
 	}
 	t.Logf("hook timeline: %s", b.screenshot(shots, "hooks.png"))
+	checkContrast(t, b, "hook timeline")
 	// j and k walk the hook calls.
 	selected := `[...document.querySelectorAll('main .nav-item')].findIndex(e => e.classList.contains('selected'))`
 	b.key("j")
@@ -300,4 +339,13 @@ func TestObserveDashboard(t *testing.T) {
 	b.navigate(strings.SplitN(url, "?", 2)[0])
 	b.waitFor(`document.documentElement.dataset.theme === 'dark'`, time.Second)
 	t.Logf("board, dark: %s", b.screenshot(shots, "board-dark.png"))
+	checkContrast(t, b, "board, dark")
+	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/run?path=" + neturl.QueryEscape(dir))
+	b.waitFor(`document.documentElement.dataset.theme === 'dark' && !!document.getElementById('bucket')`, 5*time.Second)
+	t.Logf("run detail, dark: %s", b.screenshot(shots, "run-dark.png"))
+	checkContrast(t, b, "run detail, dark")
+	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/hooks")
+	b.waitFor(`document.documentElement.dataset.theme === 'dark'`, 5*time.Second)
+	t.Logf("hook timeline, dark: %s", b.screenshot(shots, "hooks-dark.png"))
+	checkContrast(t, b, "hook timeline, dark")
 }
