@@ -143,6 +143,7 @@ var speaks = []struct {
 	{[]string{"cursor", "cursor-agent"}, []string{}},
 	{[]string{"droid", "factory-droid", "factory"}, []string{"openai-chat"}},
 	{[]string{"gemini-cli", "gemini"}, []string{"gemini"}},
+	{[]string{"hermes-agent", "hermes"}, []string{}},
 	{[]string{"kilo-code", "kilo", "kilocode"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},
 	{[]string{"letta-code", "letta"}, []string{"openai-chat"}},
 	{[]string{"oh-my-pi", "omp"}, []string{"openai-chat", "openai-responses", "anthropic", "gemini"}},

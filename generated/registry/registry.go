@@ -15,6 +15,7 @@ import (
 	"sitter.dev/sitter/generated/harness/cursor"
 	"sitter.dev/sitter/generated/harness/droid"
 	"sitter.dev/sitter/generated/harness/geminicli"
+	"sitter.dev/sitter/generated/harness/hermesagent"
 	"sitter.dev/sitter/generated/harness/kilocode"
 	"sitter.dev/sitter/generated/harness/lettacode"
 	"sitter.dev/sitter/generated/harness/ohmypi"
@@ -293,7 +294,7 @@ func descriptorAuggie() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "auggie",
@@ -1336,7 +1337,7 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "claude-code",
@@ -2125,7 +2126,7 @@ func descriptorCodex() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "codex",
@@ -2479,7 +2480,7 @@ func descriptorContinueCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "continue-cli",
@@ -2889,7 +2890,7 @@ func descriptorCopilot() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "copilot",
@@ -3066,7 +3067,7 @@ func descriptorCrush() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "crush",
@@ -3593,7 +3594,7 @@ func descriptorCursor() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "cursor",
@@ -3912,7 +3913,7 @@ func descriptorDroid() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "droid",
@@ -4384,7 +4385,7 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "gemini-cli",
@@ -4463,6 +4464,179 @@ func descriptorGeminiCli() *adapter.Descriptor {
 			"write_todos":            "other",
 		},
 		Verified: []string{"0.61.0"},
+	}
+}
+
+// eventHermesAgent builds the spec of one Hermes Agent event.
+func eventHermesAgent(name string) (*adapter.EventSpec, bool) {
+	switch name {
+	case "pre_tool_call":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "rewriteInput"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "rewrite",
+				Call:    "rewritesInput",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "the shell-hook bridge of the source at 0.21.3 (payload, _evaluate_result, _parse_pre_tool_call, _parse_pre_verify), read 2026-12-02; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/agent/shell_hooks.py",
+			}, {
+				Kind: "doc",
+				Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+			}},
+			Name:    "pre_tool_call",
+			Note:    "Before a tool is dispatched. A block needs a message (it becomes the tool result); a modify's arguments are merged over the model's. Exit 2 blocks with stderr as the message; a hook that times out or fails is skipped unless it says fail_closed.",
+			Phase:   "preToolUse",
+			Support: "native",
+		}, true
+	case "post_tool_call":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "the shell-hook bridge of the source at 0.21.3 (payload, _evaluate_result, _parse_pre_tool_call, _parse_pre_verify), read 2026-12-02; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/agent/shell_hooks.py",
+			}, {
+				Kind: "doc",
+				Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+			}},
+			Name:    "post_tool_call",
+			Note:    "After a tool ran. Output handling not traced.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "pre_verify":
+		return &adapter.EventSpec{
+			Can: []string{"block"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "the shell-hook bridge of the source at 0.21.3 (payload, _evaluate_result, _parse_pre_tool_call, _parse_pre_verify), read 2026-12-02; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/agent/shell_hooks.py",
+			}, {
+				Kind: "doc",
+				Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+			}},
+			Name:    "pre_verify",
+			Note:    "Once per turn, only when the agent edited code and is about to verify or finish; a turn that edited nothing finishes without it. A block keeps the agent going with the reason, at most agent.max_verify_nudges times.",
+			Phase:   "stop",
+			Support: "lossy",
+		}, true
+	case "on_session_start":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+			}},
+			Name:    "on_session_start",
+			Note:    "Output handling not traced.",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "on_session_end":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "doc",
+				Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+				Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+			}},
+			Name:    "on_session_end",
+			Note:    "Output handling not traced.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
+	}
+	return nil, false
+}
+
+// hookHermesAgent builds the part of the Hermes Agent descriptor a hook call uses.
+func hookHermesAgent() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		FindEvent: eventHermesAgent,
+		ID:        "hermes-agent",
+		Normalize: hermesagent.Normalize,
+		Profile:   "hermes-agent",
+		Rules:     hermesagent.Rules,
+	}
+}
+
+// descriptorHermesAgent builds the Hermes Agent descriptor.
+func descriptorHermesAgent() *adapter.Descriptor {
+	return &adapter.Descriptor{
+		Aliases: []string{"hermes"},
+		Config: []adapter.ConfigKey{{
+			Default:     "20",
+			Description: "Consecutive stop blocks per session before sitter lets the session stop (Hermes also bounds them by agent.max_verify_nudges).",
+			Key:         "stopCap",
+			Type:        "int",
+		}, {
+			Default:     "\"55s\"",
+			Description: "Time a handler may take before it is killed; below Hermes's default 60 s shell-hook timeout.",
+			Key:         "timeout",
+			Type:        "duration",
+		}},
+		DisplayName: "Hermes Agent",
+		Events:      specs(eventHermesAgent, "pre_tool_call", "post_tool_call", "pre_verify", "on_session_start", "on_session_end"),
+		Evidence: []adapter.Evidence{{
+			Kind: "doc",
+			Note: "the shell-hook bridge of the source at 0.21.3 (payload, _evaluate_result, _parse_pre_tool_call, _parse_pre_verify), read 2026-12-02; not run",
+			Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/agent/shell_hooks.py",
+		}, {
+			Kind: "doc",
+			Note: "VALID_HOOKS and what each hook's return does, at 0.21.3; not run",
+			Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/hermes_cli/plugins.py",
+		}, {
+			Kind: "doc",
+			Note: "registers the shell tool as \"terminal\" with a command argument",
+			Ref:  "https://github.com/NousResearch/hermes-agent/blob/00067189dfecf833d4d009c2dd977ae85cf800e0/tools/terminal_tool.py",
+		}},
+		Family: adapter.Family{
+			Delivery:   "shell-hook",
+			ID:         "shell-jsonl",
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
+			Transcript: "jsonl-cli",
+		},
+		ID:         "hermes-agent",
+		Normalize:  hermesagent.Normalize,
+		NotRunHere: "Hermes Agent is the Python package hermes-agent, and the Python package index is not reachable from this machine (the npm package of that name is an unofficial wrapper that downloads uv from GitHub and the Python package at install), so no Hermes runs here; its cells come from its source at 0.21.3.",
+		Package: adapter.Package{
+			Lifecycle: "preview",
+			Source:    "none",
+			Trust:     "vendor",
+		},
+		Packaging: adapter.Packaging{
+			Bundle: adapter.Bundle{},
+			Target: adapter.Target{},
+		},
+		Profile: "hermes-agent",
+		Readiness: []adapter.Check{{
+			Kind:  "binary",
+			Value: "hermes",
+		}, {
+			Kind:  "dir",
+			Value: "~/.hermes",
+		}},
+		Rules:        hermesagent.Rules,
+		Source:       "atlas/harnesses/hermes-agent.cue",
+		ToolPrefixes: map[string]string{},
+		Tools:        map[string]string{"terminal": "shell"},
+		Verified:     []string{},
 	}
 }
 
@@ -5141,7 +5315,7 @@ func descriptorLettaCode() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:        "letta-code",
@@ -7448,7 +7622,7 @@ func descriptorQoder() *adapter.Descriptor {
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
 			ID:         "shell-jsonl",
-			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "letta-code", "qoder"},
+			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
 		ID:         "qoder",
@@ -7505,6 +7679,8 @@ func Lookup(name string) *adapter.Descriptor {
 		return descriptorDroid()
 	case "gemini-cli", "gemini":
 		return descriptorGeminiCli()
+	case "hermes-agent", "hermes":
+		return descriptorHermesAgent()
 	case "kilo-code", "kilo", "kilocode":
 		return descriptorKiloCode()
 	case "letta-code", "letta":
@@ -7524,12 +7700,12 @@ func Lookup(name string) *adapter.Descriptor {
 }
 
 // IDs lists every descriptor id, sorted.
-var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "kilo-code", "letta-code", "oh-my-pi", "openclaw", "opencode", "pi", "qoder"}
+var IDs = []string{"amp", "auggie", "claude-code", "cline", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "kilo-code", "letta-code", "oh-my-pi", "openclaw", "opencode", "pi", "qoder"}
 
 // Registry returns every harness descriptor in the atlas, sorted by id.
 var Registry = sync.OnceValue(func() *adapter.Registry {
 	return &adapter.Registry{
-		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorContinueCli(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpenclaw(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
+		Descriptors: []*adapter.Descriptor{descriptorAmp(), descriptorAuggie(), descriptorClaudeCode(), descriptorCline(), descriptorCodex(), descriptorContinueCli(), descriptorCopilot(), descriptorCrush(), descriptorCursor(), descriptorDroid(), descriptorGeminiCli(), descriptorHermesAgent(), descriptorKiloCode(), descriptorLettaCode(), descriptorOhMyPi(), descriptorOpenclaw(), descriptorOpencode(), descriptorPi(), descriptorQoder()},
 		Find:        Lookup,
 		Known:       IDs,
 	}
@@ -7570,6 +7746,8 @@ func lookupHook(name string) *adapter.Descriptor {
 		return hookDroid()
 	case "gemini-cli", "gemini":
 		return hookGeminiCli()
+	case "hermes-agent", "hermes":
+		return hookHermesAgent()
 	case "kilo-code", "kilo", "kilocode":
 		return hookKiloCode()
 	case "letta-code", "letta":
