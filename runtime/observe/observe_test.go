@@ -370,6 +370,7 @@ func TestHookTimeline(t *testing.T) {
 func TestRunDetail(t *testing.T) {
 	f := newFixture(t)
 	dir := newRun(t, f.project, "d")
+	os.WriteFile(filepath.Join(dir, runs.InputsFile), []byte(`{"target":"the-inputs"}`), 0o644)
 	request(t, dir, "a1", "shell")
 	request(t, dir, "a2", "agent")
 	appendEv(t, dir, journal.SessionBound, map[string]any{"harness": "codex", "sessionId": "sess-1", "via": "session start"})
@@ -377,9 +378,22 @@ func TestRunDetail(t *testing.T) {
 	if _, err := runs.Post(context.Background(), dir, "a1", runs.PostOptions{Status: "error", Error: json.RawMessage(`{"name":"Error","message":"boom"}`)}); err != nil {
 		t.Fatal(err)
 	}
+	request(t, dir, "a3", "shell") // the next iteration
+	appendEv(t, dir, journal.RunCompleted, map[string]any{"outputRef": runs.OutputRef})
+	os.MkdirAll(filepath.Join(dir, "state"), 0o755)
+	os.WriteFile(filepath.Join(dir, filepath.FromSlash(runs.OutputRef)), []byte(`{"shipped":"the-output"}`), 0o644)
 	f.s.ix.Sweep()
 	b := body(t, f.get(t, "/run?path="+url.QueryEscape(dir)))
+	iters := regexp.MustCompile(`iteration (\d+)</span>\s*<div class="par"|iteration (\d+)</span><span class="type">(\w+)`).FindAllStringSubmatch(b, -1)
+	var got []string
+	for _, m := range iters {
+		got = append(got, m[1]+m[2]+m[3])
+	}
+	if strings.Join(got, " ") != "1 2 3RUN_COMPLETED" {
+		t.Errorf("iterations in the timeline: %q, want 1 (a1 and a2), 2 (a3), 3 (completed)", got)
+	}
 	for _, want := range []string{
+		`&#34;target&#34;:&#34;the-inputs&#34;`, `&#34;shipped&#34;:&#34;the-output&#34;`, // inputs and output
 		`aria-label="2 effects requested together"`, // a parallel group
 		"boom",                                                             // the effect's error
 		"codex · <code>sess-1</code>", "claude-code · <code>sess-2</code>", // both harnesses that drove it

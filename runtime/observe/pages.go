@@ -99,6 +99,9 @@ type tlItem struct {
 	Seq     int
 	Time    string
 	Classes string
+	// Iteration numbers the iterations that moved the run: each `run
+	// iterate` that requested effects (a group) or ended the run.
+	Iteration int
 }
 
 type tlEvent struct {
@@ -261,6 +264,7 @@ func fillRun(d *runData, st *runs.State) {
 		d.Effects = append(d.Effects, *row)
 	}
 	var group *tlItem
+	iteration := 0
 	for i := range st.Journal.Events {
 		ev := &st.Journal.Events[i]
 		if ev.Type == journal.EffectRequested {
@@ -270,7 +274,8 @@ func fillRun(d *runData, st *runs.State) {
 			json.Unmarshal(ev.Data, &e)
 			if row := rows[e.EffectID]; row != nil {
 				if group == nil {
-					d.Timeline = append(d.Timeline, tlItem{Seq: ev.Seq, Time: clock(ev.RecordedAt)})
+					iteration++
+					d.Timeline = append(d.Timeline, tlItem{Seq: ev.Seq, Time: clock(ev.RecordedAt), Iteration: iteration})
 					group = &d.Timeline[len(d.Timeline)-1]
 				}
 				group.Group = append(group.Group, row)
@@ -307,7 +312,13 @@ func fillRun(d *runData, st *runs.State) {
 		default:
 			t.Summary = compactJSON(m)
 		}
-		d.Timeline = append(d.Timeline, tlItem{Event: t, Seq: ev.Seq, Time: t.Time})
+		it := 0
+		switch ev.Type {
+		case journal.RunCompleted, journal.RunFailed, journal.ProcessRuntimeError:
+			iteration++
+			it = iteration
+		}
+		d.Timeline = append(d.Timeline, tlItem{Event: t, Seq: ev.Seq, Time: t.Time, Iteration: it})
 	}
 }
 
