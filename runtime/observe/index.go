@@ -152,7 +152,8 @@ func hasRuns(dir string) bool {
 	return false
 }
 
-// NewIndex watches dirs (projects or runs directories).
+// NewIndex watches dirs (projects or runs directories). It starts with
+// the runs of the index cache, if the state dir has one (cache.go).
 func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
 	ix := &Index{stale: stale, stateDir: stateDir, now: time.Now, runs: map[string]*RunView{}, caps: map[Driver]StopCapped{},
 		changed: make(chan struct{}), indexing: true}
@@ -164,6 +165,7 @@ func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
 			ix.roots = append(ix.roots, r)
 		}
 	}
+	ix.loadCache()
 	return ix
 }
 

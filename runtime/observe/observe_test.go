@@ -615,11 +615,10 @@ func waitBucket(t *testing.T, ix *Index, dir, bucket string, limit time.Duration
 
 // TestWatchSweepsOnChange: with the stat sweep's periods an hour long, a
 // run created and its breakpoint requested are still found: the file
-// system reported them.
+// system reported them, even though neither the project's runs directory
+// nor the state dir's sessions/ existed at the start.
 func TestWatchSweepsOnChange(t *testing.T) {
 	project, state := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(project, ".a5c", "runs"), 0o755)
-	os.MkdirAll(filepath.Join(state, "sessions"), 0o755)
 	ix := NewIndex([]string{project}, state, time.Hour)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -636,6 +635,7 @@ func TestWatchSweepsOnChange(t *testing.T) {
 	// A session ending mid-run (sessions/ changes): orphaned.
 	st := session.State{Harness: "codex", SessionID: "s1", RunDir: dir, Active: false, EndedBecause: "session-end"}
 	b, _ := json.Marshal(st)
+	os.MkdirAll(filepath.Join(state, "sessions"), 0o755)
 	os.WriteFile(filepath.Join(state, "sessions", "codex-s1.json"), b, 0o644)
 	if _, err := runs.Post(context.Background(), dir, "b1", runs.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)}); err != nil {
 		t.Fatal(err)
@@ -659,5 +659,67 @@ func TestWatchFallsBackToPolling(t *testing.T) {
 	waitBucket(t, ix, dir, NeedsYou, 10*time.Second)
 	if ix.Watching() {
 		t.Error("Watching without a watcher")
+	}
+}
+
+// TestIndexCache: a second index of the same directories starts with
+// every run the first one read, before any sweep; its first sweep reads
+// again only the runs whose journal changed, and drops the runs gone.
+func TestIndexCache(t *testing.T) {
+	project, state := t.TempDir(), t.TempDir()
+	same, moved, gone := newRun(t, project, "same"), newRun(t, project, "moved"), newRun(t, project, "gone")
+	ix := NewIndex([]string{project}, state, time.Hour)
+	ix.Sweep()
+	if err := ix.SaveCache(); err != nil {
+		t.Fatal(err)
+	}
+	// Mark the cached view of the unchanged run: a run read again loses it.
+	p := ix.cachePath()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.ReplaceAll(string(b), `"ProcessID":"demo-same"`, `"ProcessID":"from-the-cache"`))
+	os.WriteFile(p, b, 0o644)
+	request(t, moved, "b1", "breakpoint")
+	os.RemoveAll(gone)
+	added := newRun(t, project, "added")
+
+	ix2 := NewIndex([]string{project}, state, time.Hour)
+	if n := len(ix2.Runs()); n != 3 {
+		t.Fatalf("before any sweep the index has %d runs, want the 3 cached", n)
+	}
+	s, err := New(Options{Dirs: []string{project}, StateDir: state, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	jar, _ := cookiejar.New(nil)
+	r, err := (&http.Client{Jar: jar}).Get(ts.URL + "/?token=tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if board := body(t, r); !strings.Contains(board, "from-the-cache") || !strings.Contains(board, `data-key="`+moved+`"`) {
+		t.Errorf("the first board (no sweep yet) lacks the cached runs:\n%s", board)
+	}
+	ix2.Sweep()
+	v, _ := ix2.Run(same)
+	if v.ProcessID != "from-the-cache" {
+		t.Errorf("the unchanged run was read again: process %q", v.ProcessID)
+	}
+	if v, _ := ix2.Run(moved); v.Bucket != NeedsYou {
+		t.Errorf("the changed run is %s, want needs-you (read again)", v.Bucket)
+	}
+	if _, ok := ix2.Run(gone); ok {
+		t.Error("a run gone is still on the board")
+	}
+	if _, ok := ix2.Run(added); !ok {
+		t.Error("a run new since the cache is missing")
+	}
+	// A cache that does not load is ignored.
+	os.WriteFile(p, []byte("{oops"), 0o644)
+	if n := len(NewIndex([]string{project}, state, time.Hour).Runs()); n != 0 {
+		t.Errorf("a corrupt cache gave %d runs", n)
 	}
 }

@@ -212,6 +212,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		hs.Shutdown(sctx)
 	}()
 	err := hs.Serve(l)
+	s.ix.SaveCache()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

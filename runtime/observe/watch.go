@@ -12,12 +12,12 @@ import (
 
 // Watching: the file system tells the index when a journal, the session
 // states or the audit log change (inotify, kqueue, … through fsnotify),
-// and a change is swept at once. The stat sweep stays as the fallback:
+// and a change is swept at once; a directory not there yet is watched
+// through the folder above it. The stat sweep stays as the fallback:
 // every Interval (200 ms) while anything that should be watched is not
-// (no watcher on this system, the watch limit reached, a runs directory
-// or a run's journal not there yet), else every Rescan (1 s), which also
-// moves runs to stale as time passes and catches an event the system
-// dropped.
+// (no watcher on this system, the watch limit reached), else every
+// Rescan (1 s), which also moves runs to stale as time passes and catches
+// an event the system dropped.
 
 // newWatcher is fsnotify's, replaced by tests to act out a system
 // without one.
@@ -32,28 +32,43 @@ type watchSet struct {
 	have map[string]bool
 }
 
-// add watches dir, and says whether it is watched.
-func (ws *watchSet) add(dir string) bool {
+// add watches dir; it says whether dir is watched, and whether that is
+// new.
+func (ws *watchSet) add(dir string) (ok, added bool) {
 	if ws.have[dir] {
-		return true
+		return true, false
 	}
 	if err := ws.w.Add(dir); err != nil {
-		return false
+		return false, false
 	}
 	ws.have[dir] = true
-	return true
+	return true, true
 }
 
 // sync watches what the index reads: the state dir and its sessions/,
-// each runs directory, each run directory and its journal/. It drops the
-// watches of directories gone, and says whether everything is watched.
-func (ws *watchSet) sync(ix *Index) bool {
+// each runs directory, each run directory and its journal/; for one that
+// does not exist yet, the nearest folder above it that does, which
+// reports its creation. It drops the watches no longer needed, and says
+// whether everything is watched, and whether any watch is new (the
+// caller sweeps again: a change just before the watch was not reported).
+func (ws *watchSet) sync(ix *Index) (complete, added bool) {
 	want := map[string]bool{}
-	complete := true
+	complete = true
 	need := func(dir string) {
-		want[dir] = true
-		if !ws.add(dir) {
-			complete = false
+		for {
+			want[dir] = true
+			ok, a := ws.add(dir)
+			added = added || a
+			if ok {
+				return
+			}
+			delete(want, dir)
+			up := filepath.Dir(dir)
+			if _, err := os.Stat(dir); err == nil || up == dir {
+				complete = false // there, yet not watched: the watch limit
+				return
+			}
+			dir = up
 		}
 	}
 	need(ix.stateDir)
@@ -79,7 +94,7 @@ func (ws *watchSet) sync(ix *Index) bool {
 			delete(ws.have, d)
 		}
 	}
-	return complete
+	return complete, added
 }
 
 // Watching says whether the index's last sweep had every directory it
@@ -102,6 +117,7 @@ func (ix *Index) setWatching(on bool) {
 // not watched, else every rescan, until stop is closed.
 func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
 	ix.Sweep()
+	ix.SaveCache() // every run read: the next start shows them at once
 	var ws *watchSet
 	var events <-chan fsnotify.Event
 	var errs <-chan error
@@ -110,19 +126,26 @@ func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
 		ws = &watchSet{w: w, have: map[string]bool{}}
 		events, errs = w.Events, w.Errors
 	}
+	// period watches what is there now, and sweeps again when a watch is
+	// new (what changed before it was found by no event); it returns the
+	// time to the next sweep without an event.
 	period := func() time.Duration {
-		if ws != nil && ws.sync(ix) {
-			ix.setWatching(true)
+		if ws == nil {
+			ix.setWatching(false)
+			return interval
+		}
+		for range 3 {
+			complete, added := ws.sync(ix)
+			ix.setWatching(complete)
+			if !added {
+				break
+			}
+			ix.Sweep()
+		}
+		if ix.Watching() {
 			return max(interval, rescan)
 		}
-		ix.setWatching(false)
 		return interval
-	}
-	// Watched only now: a change between the first sweep and here is
-	// found by this sweep.
-	if ws != nil {
-		period()
-		ix.Sweep()
 	}
 	t := time.NewTimer(period())
 	defer t.Stop()
