@@ -471,9 +471,14 @@ func (l *loader) toolKinds(v cue.Value) []model.ToolKind {
 }
 
 // evidenceRefs checks every evidence ref of the atlas, wherever it is
-// declared: none may point outside the repository ("../…"), and a file of this repository that a test or run ref names
-// ("docs/harnesses.md#codex-cli", "e2e/claude_test.go") must exist, so
-// that `sitter atlas show` and the audit log never cite a dead reference.
+// declared: none may point outside the repository ("../…", or a file by
+// an absolute path), and a file of this repository that a doc, test or
+// run ref names ("docs/harnesses.md#codex-cli", "e2e/claude_test.go") must
+// exist (a notes/SPECS.md it does not have is a dead reference), so that `sitter atlas show`
+// and the audit log never cite a dead reference. A package ref's paths
+// are inside the package it names ("@google/gemini-cli@0.61.0:
+// bundle/docs/hooks/reference.md"), a doc ref's beside a URL inside what
+// the URL names.
 func (l *loader) evidenceRefs(v cue.Value) {
 	switch v.Kind() {
 	case cue.StructKind:
@@ -494,13 +499,16 @@ func (l *loader) evidenceRef(ev cue.Value) {
 	kind := l.str(ev, "kind")
 	ref := ev.LookupPath(cue.ParsePath("ref"))
 	s, _ := ref.String()
+	// A package ref's paths are inside the package; a doc ref with a URL
+	// names paths of what the URL is ("https://github.com/o/r schemas/x.json").
+	elsewhere := kind == "package" || kind == "doc" && strings.Contains(s, "://")
 	for _, tok := range strings.Fields(s) {
 		tok = strings.Trim(tok, "(),;:`'\"")
 		path, _, _ := strings.Cut(tok, "#")
 		switch {
-		case strings.HasPrefix(path, "../"):
+		case strings.HasPrefix(path, "../"), !elsewhere && strings.HasPrefix(path, "/") && repoPath(path):
 			l.fail(ref, "evidence %q points outside the repository (%s): cite a file of this repository, a URL or a package version", s, path)
-		case (kind == "test" || kind == "run") && repoPath(path) && l.wholeRepo():
+		case !elsewhere && repoPath(path) && l.wholeRepo():
 			if _, err := os.Stat(filepath.Join(l.root, filepath.FromSlash(path))); err != nil {
 				l.fail(ref, "evidence %q names %s, which is not in the repository", s, path)
 			}
