@@ -22,12 +22,6 @@ func Generate(root string) (*model.Atlas, []emit.File, error) {
 	return GenerateWith(root, Options{})
 }
 
-// GenerateProgress is Generate telling progress, when it is not nil, one
-// line per stage done: what the stage made and how long it took.
-func GenerateProgress(root string, progress func(line string)) (*model.Atlas, []emit.File, error) {
-	return GenerateWith(root, Options{Progress: progress})
-}
-
 // Options is what a caller hears of a run besides its result: Progress,
 // one line per stage done; Warn, each warning (a plugin handler left out of
 // a bundle, emit.Refusals), positioned. Either may be nil.

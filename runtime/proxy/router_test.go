@@ -153,14 +153,6 @@ func (g *routesRig) send(t *testing.T, body string, hdr map[string]string) (int,
 	return post(t, g.proxy.URL+"/v1/messages", body, h)
 }
 
-func lastBody(s *fakellm.Server) string {
-	rs := s.Requests()
-	if len(rs) == 0 {
-		return ""
-	}
-	return string(rs[len(rs)-1].Body)
-}
-
 // TestRouterRules: each rule sends the request to its provider and model,
 // in that provider's protocol, and the answer comes back in the client's.
 func TestRouterRules(t *testing.T) {

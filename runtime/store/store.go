@@ -4,9 +4,9 @@
 //
 // The run engine (runtime/run) works on a run directory. A store hands a
 // verb one (Checkout), and after a verb that writes, makes what it wrote
-// durable where the run lives (Commit). For the local store the directory
-// is the run itself and Commit has nothing to do: the local code path is
-// exactly the engine's. A shared store materializes the run in a local
+// durable where the run lives (Commit). A run in the local runs directory
+// goes through no store: its verbs run the engine on the directory itself.
+// A shared store materializes the run in a local
 // cache directory and publishes the files the verb added or changed, in
 // the order it must: a commit that another writer beat is refused with
 // ErrConflict, and the verb is run again on a fresh checkout (Do).
@@ -43,18 +43,6 @@ type Checkout interface {
 // ErrConflict is a commit that lost: another writer appended to the run
 // after this checkout was taken. Nothing of the losing commit counts.
 var ErrConflict = errors.New("another writer appended to the run first")
-
-// Local is a run directory on this machine: today's layout, no copy.
-type Local string
-
-// Dir is the run directory.
-func (l Local) Dir() string { return string(l) }
-
-// Commit has nothing to do: the engine wrote the run itself.
-func (Local) Commit(context.Context) error { return nil }
-
-// Release has nothing to do: the engine holds run.lock while it writes.
-func (Local) Release() error { return nil }
 
 // MaxAttempts bounds how often Do runs a verb that keeps losing.
 const MaxAttempts = 8
