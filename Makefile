@@ -16,7 +16,7 @@ DESTDIR ?=
 DIST    ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: all generate check cue-lint build install dist dist-check test fuzz bench vet clean e2e chaos golden
+.PHONY: all generate check cue-lint fmt-check build install dist dist-check test fuzz bench vet clean e2e chaos golden
 
 all: generate build
 
@@ -71,8 +71,12 @@ dist-check:
 vet:
 	$(GO) vet ./...
 
-## test: vet, cue fmt/vet of the atlas, every unit/golden/testscript test, and a short fuzz run
-test: vet cue-lint
+## fmt-check: every Go file is gofmt-clean (gofmt of the Go that builds it; writes nothing)
+fmt-check:
+	@out=$$("$$($(GO) env GOROOT)/bin/gofmt" -l .) && [ -z "$$out" ] || { echo "gofmt -l: not formatted (run gofmt -w on them):"; echo "$$out"; exit 1; } >&2
+
+## test: vet, gofmt, cue fmt/vet of the atlas, every unit/golden/testscript test, and a short fuzz run
+test: vet fmt-check cue-lint
 	$(GO) test -timeout 20m ./...
 	$(MAKE) dist-check
 	$(MAKE) fuzz
