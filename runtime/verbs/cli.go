@@ -125,6 +125,16 @@ Every verb takes -h/--help; a usage error exits 2.`,
 		switch c.Name() {
 		case "help":
 			c.Example = "  sitter help\n  sitter help checkpoint restore"
+			// cobra's own shows the root's help for a topic it does not
+			// know, and exits 0; a topic is a verb or subcommand.
+			c.Run = nil
+			c.RunE = func(c *cobra.Command, args []string) error {
+				target, rest, err := c.Root().Find(args)
+				if err != nil || len(rest) > 0 {
+					return fmt.Errorf("unknown help topic %q: run 'sitter help' for the verbs", strings.Join(args, " "))
+				}
+				return target.Help()
+			}
 		case "completion":
 			c.RunE = groupRunE
 			for _, s := range c.Commands() {

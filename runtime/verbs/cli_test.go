@@ -203,3 +203,19 @@ func TestMissingDirIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpUnknownTopic: sitter help names a verb or subcommand; one the
+// tree does not have is a usage error (exit 2), not the root's help.
+func TestHelpUnknownTopic(t *testing.T) {
+	for _, args := range [][]string{{"help", "nosuch"}, {"help", "checkpoint", "nosuch"}} {
+		var out, errb bytes.Buffer
+		code := Run(args, nil, &out, &errb, registry.Registry)
+		if code != 2 || out.Len() > 0 || !strings.Contains(errb.String(), "unknown help topic") || !strings.Contains(errb.String(), "Usage:\n  sitter help") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", args, code, out.String(), errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Run([]string{"help", "checkpoint", "restore"}, nil, &out, &errb, registry.Registry); code != 0 || !strings.Contains(out.String(), "Usage:\n  sitter checkpoint restore") {
+		t.Errorf("help checkpoint restore: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
