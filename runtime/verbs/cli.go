@@ -133,6 +133,7 @@ Every verb takes -h/--help; a usage error exits 2.`,
 				if err != nil || len(rest) > 0 {
 					return fmt.Errorf("unknown help topic %q: run 'sitter help' for the verbs", strings.Join(args, " "))
 				}
+				target.InitDefaultHelpFlag() // as cobra's own does: the usage lists -h
 				return target.Help()
 			}
 		case "completion":

@@ -214,8 +214,12 @@ func TestHelpUnknownTopic(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", args, code, out.String(), errb.String())
 		}
 	}
-	var out, errb bytes.Buffer
-	if code := Run([]string{"help", "checkpoint", "restore"}, nil, &out, &errb, registry.Registry); code != 0 || !strings.Contains(out.String(), "Usage:\n  sitter checkpoint restore") {
-		t.Errorf("help checkpoint restore: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	for _, p := range [][]string{{}, {"checkpoint", "restore"}} {
+		var out, errb, want bytes.Buffer
+		code := Run(append([]string{"help"}, p...), nil, &out, &errb, registry.Registry)
+		Run(append(p, "--help"), nil, &want, &bytes.Buffer{}, registry.Registry)
+		if code != 0 || out.String() != want.String() {
+			t.Errorf("help %q: exit %d, stderr %q, stdout not what --help prints:\n%s", p, code, errb.String(), out.String())
+		}
 	}
 }
