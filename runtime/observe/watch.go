@@ -154,10 +154,16 @@ func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-events:
-			// Gather the burst (one journal append is a few events).
+			// Gather the burst (one journal append is a few events): take
+			// every event already waiting, then sweep once.
 			time.Sleep(settle)
-			for len(events) > 0 {
-				<-events
+			for n := 0; n < 1000; n++ { // a flood still gets its sweeps
+				select {
+				case <-events:
+					continue
+				default:
+				}
+				break
 			}
 		case <-errs:
 			// An overflow: events were lost; the sweep finds the changes.
