@@ -49,6 +49,8 @@ type StopGuard struct {
 	// Start is when this stop's hook call began; zero = this process's
 	// start (a hook call is one process).
 	Start time.Time
+	// LockWait bounds the wait for the counter's lock; zero = StopLockWait.
+	LockWait time.Duration
 }
 
 // StopRound is how far apart the calls of one stop may start;
@@ -121,10 +123,14 @@ func (g StopGuard) ApplyCapped(ev Event, r Result) (_ Result, _ []string, capped
 			return r, nil, false
 		}
 	}
-	f, err := audit.LockState(path, StopLockWait)
+	wait := g.LockWait
+	if wait <= 0 {
+		wait = StopLockWait
+	}
+	f, err := audit.LockState(path, wait)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = audit.LockState(path, StopLockWait)
+			f, err = audit.LockState(path, wait)
 		}
 	}
 	if err != nil {

@@ -36,7 +36,11 @@ func TestStopGuardHelperProcess(t *testing.T) {
 		b := a == "true"
 		active = &b
 	}
-	g := StopGuard{Dir: dir, Cap: n, Start: time.Unix(0, at)}
+	// The wait is long: this case counts blocks, and on a loaded machine
+	// (make chaos runs every package's cases at once) 200 processes
+	// queueing for one lock can outlast StopLockWait, which lets stops
+	// through by design (TestChaosStopCounterLockBusy proves that bound).
+	g := StopGuard{Dir: dir, Cap: n, Start: time.Unix(0, at), LockWait: time.Minute}
 	r, diags := g.Apply(stopEvent("chaos", active), Result{Decision: Block, Reason: "again"})
 	fmt.Println(r.Decision)
 	for _, d := range diags {
