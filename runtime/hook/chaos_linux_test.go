@@ -4,6 +4,7 @@ package hook
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,31 +29,136 @@ func TestHelperHandlerProcess(t *testing.T) {
 }
 
 // SIGKILL to the process running the handlers (sitter hook) kills the
-// handler too: it must not outlive the hook call it answers.
+// handler and every process of its group: nothing it started outlives
+// the hook call it answers, except a child it detached on purpose.
 func TestChaosHandlerDiesWithSitter(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// handler writes its shell's pid to $1 and the processes that
+		// must die to $2, one a line.
+		handler string
+	}{
+		{"exec", `echo $$ > "$1"; exec sleep 30`},
+		{"background child", `sleep 30 & echo $! > "$2"; echo $$ > "$1"; wait`},
+		{"foreground grandchild", `echo $$ > "$1"; sh -c 'echo $$ > "$1"; sleep 30; true' sh "$2"; true`},
+		{"pipeline", `echo $$ > "$1"; sleep 30 | sleep 31 & sleep 32 & echo $! >> "$2"; wait`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			shellFile, childFile, nohupFile := filepath.Join(dir, "shell"), filepath.Join(dir, "children"), filepath.Join(dir, "nohup")
+			// Every case also starts a nohup'd child: detached on purpose,
+			// it may outlive sitter (it ignores the SIGHUP).
+			h := fmt.Sprintf(`set -- %s %s; nohup sleep 30 >/dev/null 2>&1 & echo $! > %s; %s`,
+				shellQuote(shellFile), shellQuote(childFile), shellQuote(nohupFile), c.handler)
+			helper := exec.Command(os.Args[0], "-test.run=^TestHelperHandlerProcess$")
+			helper.Env = append(os.Environ(), helperEnv+"="+h)
+			// Its own session, as a hook call's is apart from init's
+			// (holdGroup needs that; the test's session may share init's).
+			helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			shell := waitPid(t, shellFile)
+			pgid, err := syscall.Getpgid(shell)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nohup := waitPid(t, nohupFile)
+			t.Cleanup(func() {
+				helper.Process.Kill()
+				helper.Wait()
+				syscall.Kill(-pgid, syscall.SIGKILL)
+			})
+			if c.name != "exec" {
+				waitPid(t, childFile)
+			}
+			// Let every process of the group start.
+			time.Sleep(100 * time.Millisecond)
+			before := groupMembers(pgid)
+			if len(before) < 2 {
+				t.Fatalf("group %d has %v before the kill", pgid, before)
+			}
+			if err := helper.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			helper.Wait()
+			deadline := time.Now().Add(3 * time.Second)
+			for {
+				var left []string
+				for _, p := range groupMembers(pgid) {
+					if p != nohup {
+						left = append(left, procLine(p))
+					}
+				}
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("3s after a SIGKILL of its sitter, the handler's group still has:\n%s", strings.Join(left, "\n"))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !alive(nohup) {
+				t.Errorf("the nohup'd child %d died with sitter", nohup)
+			}
+		})
+	}
+}
+
+// A handler that answers while a background child of its own runs on
+// (output elsewhere, so that it does not hold the call): the child still
+// runs after the call, as it would under the harness alone, and nothing
+// else of the handler's group is left (no sentinel).
+func TestHandlerBackgroundChildOutlivesCall(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	helper := exec.Command(os.Args[0], "-test.run=^TestHelperHandlerProcess$")
-	helper.Env = append(os.Environ(), helperEnv+"=echo $$ > "+shellQuote(pidFile)+"; exec sleep 30")
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { killPidFile(pidFile) })
+	h := Handler{Command: `sleep 30 >/dev/null 2>&1 & echo $! > ` + shellQuote(pidFile) + `; echo '{"decision":"allow"}'`}
+	outs := RunHandlers(testCtx(t), shellEvent("preToolUse"), []Handler{h})
+	if outs[0].Err != nil || outs[0].Result.Decision != Allow {
+		t.Fatalf("outcome = %+v, err %v", outs[0].Result, outs[0].Err)
 	}
-	t.Cleanup(func() {
-		helper.Process.Kill()
-		helper.Wait()
-		killPidFile(pidFile)
-	})
 	pid := waitPid(t, pidFile)
-	if err := helper.Process.Kill(); err != nil {
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
 		t.Fatal(err)
 	}
-	helper.Wait()
-	deadline := time.Now().Add(3 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("handler %d still runs 3s after its sitter was SIGKILLed", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	if !alive(pid) {
+		t.Fatalf("the handler's background child %d died with the call", pid)
 	}
+	if m := groupMembers(pgid); len(m) != 1 || m[0] != pid {
+		var l []string
+		for _, p := range m {
+			l = append(l, procLine(p))
+		}
+		t.Errorf("the handler's group holds more than its background child:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// groupMembers lists the live (not zombie) processes of process group pgid.
+func groupMembers(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func procLine(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	state := "?"
+	if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) {
+		state = string(b[i+2])
+	}
+	return fmt.Sprintf("%d %s: %s", pid, state, strings.ReplaceAll(string(cmd), "\x00", " "))
 }
 
 func waitPid(t *testing.T, path string) int {
@@ -61,7 +167,7 @@ func waitPid(t *testing.T, path string) int {
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(path)
 		if s := strings.TrimSpace(string(b)); strings.HasSuffix(string(b), "\n") && s != "" {
-			pid, err := strconv.Atoi(s)
+			pid, err := strconv.Atoi(strings.Fields(s)[0])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -248,11 +248,19 @@ func runOne(ctx context.Context, h Handler, phase string, in eventJSON, env []st
 	stdout, stderr := &capped{onOver: flood}, &capped{onOver: flood}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// The handler gets its own process group so that a timeout kills
-	// everything it started, not only the shell; on Linux the shell also
-	// dies with sitter (see setGroup).
+	// everything it started, not only the shell; on Linux the group also
+	// dies with sitter (see setGroup and holdGroup).
 	setGroup(cmd)
 	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		// Against a SIGKILL of sitter: the handler's whole group dies with
+		// it (see holdGroup). Started after the handler, so that the
+		// handler does not wait for it.
+		hold := holdGroup(cmd.Process.Pid)
+		err = cmd.Wait()
+		hold.release()
+	}
 
 	// Wait has returned: the copies into stdout and stderr are done.
 	for _, c := range []struct {

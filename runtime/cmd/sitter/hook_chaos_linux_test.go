@@ -36,7 +36,8 @@ func TestHelperHookProcess(t *testing.T) {
 // A signal to `sitter hook` leaves no handler process behind: SIGTERM,
 // SIGINT and SIGHUP kill the handler's process group before sitter exits;
 // SIGKILL, which sitter cannot catch, still takes the handler's shell
-// with it (Linux: the parent-death signal).
+// (Linux: the parent-death signal) and its background child (the
+// orphaned-group SIGHUP, see hook.holdGroup) with it.
 func TestChaosSignalKillsHandlers(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -45,12 +46,11 @@ func TestChaosSignalKillsHandlers(t *testing.T) {
 			shell, child := filepath.Join(dir, "shell"), filepath.Join(dir, "child")
 			// The shell records itself and a background child, then waits.
 			h := fmt.Sprintf("sleep 30 & echo $! > %s; echo $$ > %s; wait", child, shell)
-			if sig == syscall.SIGKILL {
-				// Only the shell itself can carry the death signal.
-				h = fmt.Sprintf("echo $$ > %s; exec sleep 30", shell)
-			}
 			helper := exec.Command(os.Args[0], "-test.run=^TestHelperHookProcess$")
 			helper.Env = append(os.Environ(), helperEnv+"="+h)
+			// Its own session, as a hook call's is apart from init's (the
+			// SIGKILL case needs that; the test's session may share init's).
+			helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := helper.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -62,10 +62,7 @@ func TestChaosSignalKillsHandlers(t *testing.T) {
 					syscall.Kill(p, syscall.SIGKILL)
 				}
 			})
-			pids = append(pids, waitPid(t, shell))
-			if sig != syscall.SIGKILL {
-				pids = append(pids, waitPid(t, child))
-			}
+			pids = append(pids, waitPid(t, shell), waitPid(t, child))
 			if err := helper.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
