@@ -203,10 +203,15 @@ func readAnchor(path string) (*anchor, error) {
 // an hour, so the directory does not grow with every session.
 func pruneAnchors(dir string) {
 	mark := filepath.Join(dir, ".pruned")
-	if fi, err := os.Stat(mark); err == nil && time.Since(fi.ModTime()) < time.Hour {
+	if fi, err := os.Lstat(mark); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) < time.Hour {
 		return
 	}
-	os.WriteFile(mark, nil, 0o644)
+	// Made anew, never opened through a link planted at its name (which
+	// os.WriteFile would follow and truncate the target of).
+	os.Remove(mark)
+	if f, err := os.OpenFile(mark, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		f.Close()
+	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		pid, _, ok := strings.Cut(e.Name(), "-")

@@ -3,8 +3,10 @@ package session
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Synthetic process chains: a handler under harness A, the agent shells of
@@ -120,5 +122,32 @@ func TestDiscoverEnvFirst(t *testing.T) {
 	c, err := Discover()
 	if err != nil || c.SessionID != "from-env" || c.Via != "env" {
 		t.Errorf("%+v, %v", c, err)
+	}
+}
+
+// The anchors dir's prune mark is never written through a link planted at
+// its name: the link's target keeps its content, the mark is made anew,
+// and the anchor is recorded.
+func TestChaosAnchorPruneMarkRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("precious\n"), 0o644)
+	// Old enough that a mark read through the link calls for a prune.
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(victim, old, old)
+	if err := os.Symlink(victim, filepath.Join(dir, ".pruned")); err != nil {
+		t.Skip(err)
+	}
+	if err := recordAt(dir, harnessA, "claude-code", "s1", "/w"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, ".pruned")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("prune mark: %v, %v; want a regular file", fi, err)
+	}
+	if a, err := readAnchor(anchorFile(dir, harnessA)); err != nil || a.SessionID != "s1" {
+		t.Errorf("anchor: %+v, %v", a, err)
 	}
 }

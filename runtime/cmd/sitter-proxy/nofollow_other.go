@@ -2,5 +2,6 @@
 
 package main
 
-// oNoFollow: O_EXCL alone refuses an existing link here.
+// oNoFollow: O_EXCL alone refuses an existing link here (the token
+// file); the routes record checks with Lstat first.
 const oNoFollow = 0

@@ -4,5 +4,6 @@ package main
 
 import "syscall"
 
-// oNoFollow makes the token file's open fail on a symlink.
+// oNoFollow makes the open of the token file, and of the routes record
+// in the state dir, fail on a symlink.
 const oNoFollow = syscall.O_NOFOLLOW

@@ -48,6 +48,10 @@ func serveRoutes(ctx context.Context, o routesOptions, getenv func(string) strin
 		return 2
 	}
 	path := o.record
+	// A --record FILE the user names is theirs to link; the default in
+	// sitter's state dir is opened without following a link (a link
+	// planted there must not have the proxy append to its target).
+	flag := os.O_WRONLY | os.O_APPEND | os.O_CREATE
 	if path == "" {
 		dir, err := stateDir(getenv)
 		if err != nil {
@@ -55,12 +59,19 @@ func serveRoutes(ctx context.Context, o routesOptions, getenv func(string) strin
 			return 1
 		}
 		path = filepath.Join(dir, "proxy", "routes.jsonl")
+		flag |= oNoFollow
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: record: %v\n", err)
 		return 1
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if oNoFollow == 0 && flag != os.O_WRONLY|os.O_APPEND|os.O_CREATE {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			fmt.Fprintf(stderr, "sitter proxy: record: %s is a symbolic link; not following it\n", path)
+			return 1
+		}
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: record: %v\n", err)
 		return 1

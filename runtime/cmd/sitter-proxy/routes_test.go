@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sitter.dev/sitter/runtime/proxy"
 )
@@ -79,5 +81,39 @@ func TestGeneratedSignals(t *testing.T) {
 		if rule != c.want {
 			t.Errorf("%s %s %s: rule %s, want %s", c.proto, c.harness, c.body, rule, c.want)
 		}
+	}
+}
+
+// The routes record in the state dir is never written through a symlink
+// (live or dangling): the proxy refuses to start, naming the file, and the
+// link's target is untouched.
+func TestChaosRoutesRecordRefusesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	routes := filepath.Join(dir, "routes.json")
+	os.WriteFile(routes, []byte(`{"providers": {"anthropic": {}}, "rules": {"default": "anthropic,m"}}`), 0o600)
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious\n"), 0o644)
+	for _, target := range []string{victim, filepath.Join(dir, "created-through-link")} {
+		state := t.TempDir()
+		record := filepath.Join(state, "proxy", "routes.jsonl")
+		os.MkdirAll(filepath.Dir(record), 0o700)
+		if err := os.Symlink(target, record); err != nil {
+			t.Skip(err)
+		}
+		env := map[string]string{"ANTHROPIC_API_KEY": "k", "SITTER_STATE_DIR": state}
+		var errb strings.Builder
+		// A proxy that starts anyway is stopped after a while.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		code := run(ctx, []string{"--routes", routes, "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, io.Discard, &errb)
+		cancel()
+		if code != 1 || !strings.Contains(errb.String(), record) {
+			t.Errorf("link to %s: exit %d, stderr %q; want 1 naming %s", filepath.Base(target), code, errb.String(), record)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "created-through-link")); !os.IsNotExist(err) {
+		t.Errorf("a dangling link's target was created: %v", err)
 	}
 }
