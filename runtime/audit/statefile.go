@@ -2,6 +2,8 @@ package audit
 
 import (
 	"errors"
+	"io"
+	"os"
 	"time"
 )
 
@@ -21,3 +23,19 @@ const RotateLockWait = 2 * time.Second
 
 // Name is the file's path.
 func (f *StateFile) Name() string { return f.path }
+
+// OpenNoFollow opens a file of the state dir for reading, refusing a
+// symbolic link at path (a link planted there is not followed to a file
+// elsewhere).
+func OpenNoFollow(path string) (*os.File, error) { return openRead(path) }
+
+// ReadNoFollow reads a whole file of the state dir, refusing a symbolic
+// link at path.
+func ReadNoFollow(path string) ([]byte, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

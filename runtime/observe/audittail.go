@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+
+	"sitter.dev/sitter/runtime/audit"
 )
 
 // auditTail reads the audit log as it grows, for the stops the stop guard
@@ -21,7 +23,7 @@ var capMark = []byte(`"stopCap":`)
 // read returns the capped stops appended since the last read, the latest
 // per (harness, session).
 func (t *auditTail) read(path string) map[Driver]StopCapped {
-	f, err := os.Open(path)
+	f, err := audit.OpenNoFollow(path)
 	if err != nil {
 		t.off, t.fi = 0, nil
 		return nil

@@ -430,7 +430,7 @@ func listSessions(stateDir string) []*session.State {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(stateDir, "sessions", e.Name()))
+		b, err := audit.ReadNoFollow(filepath.Join(stateDir, "sessions", e.Name()))
 		if err != nil {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
 )
@@ -188,7 +189,7 @@ func recordAt(dir string, p proc, harness, sessionID, cwd string) error {
 }
 
 func readAnchor(path string) (*anchor, error) {
-	b, err := os.ReadFile(path)
+	b, err := audit.ReadNoFollow(path)
 	if err != nil {
 		return nil, err
 	}

@@ -151,3 +151,37 @@ func TestChaosAnchorPruneMarkRefusesSymlink(t *testing.T) {
 		t.Errorf("anchor: %+v, %v", a, err)
 	}
 }
+
+// A session state file planted as a link in the state dir is not read
+// through: Read says so, naming the file, and List leaves it out; a
+// write replaces the link with the state, the link's target untouched.
+func TestChaosSessionStateRefusesSymlink(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	elsewhere := filepath.Join(t.TempDir(), "state.json")
+	planted := `{"version":"1","harness":"claude-code","sessionId":"s1","active":true,"runDir":"/elsewhere"}` + "\n"
+	os.WriteFile(elsewhere, []byte(planted), 0o644)
+	p, err := Path("claude-code", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.Symlink(elsewhere, p); err != nil {
+		t.Skip(err)
+	}
+	st, _, err := Read("claude-code", "s1")
+	if err == nil || st != nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Read through a link: %+v, %v; want an error naming %s", st, err, p)
+	}
+	if all, _ := List(); len(all) != 0 {
+		t.Errorf("List read through a link: %+v", all[0])
+	}
+	if _, err := Write(&State{Harness: "claude-code", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(elsewhere); string(b) != planted {
+		t.Errorf("the link's target was written: %s", b)
+	}
+	if st, _, err := Read("claude-code", "s1"); err != nil || st == nil || st.RunDir != "" {
+		t.Errorf("after a write: %+v, %v", st, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/journal"
 )
@@ -76,7 +77,7 @@ func Read(harness, sessionID string) (*State, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := os.ReadFile(p)
+	b, err := audit.ReadNoFollow(p) // a link planted in the state dir is refused
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, p, nil
 	}
@@ -208,7 +209,7 @@ func List() ([]*State, error) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(d, "sessions", e.Name()))
+		b, err := audit.ReadNoFollow(filepath.Join(d, "sessions", e.Name()))
 		if err != nil {
 			continue
 		}
