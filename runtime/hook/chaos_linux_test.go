@@ -64,6 +64,9 @@ func TestChaosHandlerDiesWithSitter(t *testing.T) {
 				t.Fatal(err)
 			}
 			nohup := waitPid(t, nohupFile)
+			// nohup ignores SIGHUP, then execs sleep: until then a SIGHUP
+			// would kill it.
+			waitComm(t, nohup, "sleep")
 			t.Cleanup(func() {
 				helper.Process.Kill()
 				helper.Wait()
@@ -133,6 +136,19 @@ func TestHandlerBackgroundChildOutlivesCall(t *testing.T) {
 		}
 		t.Errorf("the handler's group holds more than its background child:\n%s", strings.Join(l, "\n"))
 	}
+}
+
+// waitComm waits until process pid runs the program comm.
+func waitComm(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %d does not run %s", pid, comm)
 }
 
 // groupMembers lists the live (not zombie) processes of process group pgid.
