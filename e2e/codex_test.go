@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,4 +212,74 @@ func TestCodexTUI(t *testing.T) {
 	if llm.Any(func(q *llmscript.Request) bool { return strings.Contains(q.LastToolResult(), "SLEPT") }) {
 		t.Errorf("the shell call ran to its end: the turn was not interrupted")
 	}
+}
+
+// TestCodexHookTimeoutKillsHandlerGroup: Codex kills a hook that outlives
+// its timeout with SIGKILL (its hook runner drops the child). Nothing of
+// the handler's may outlive that: not the handler script (with dash, sh -c
+// runs a script path as its child: a grandchild of sitter, which the
+// parent-death signal does not reach), not the job it put in the
+// background, not the command it waits for. Before the orphaned-group
+// sentinel all three ran on.
+func TestCodexHookTimeoutKillsHandlerGroup(t *testing.T) {
+	tmp := t.TempDir()
+	project, home, rec := filepath.Join(tmp, "project"), filepath.Join(tmp, "home"), filepath.Join(tmp, "rec")
+	for _, d := range []string{filepath.Join(project, ".codex"), home, rec} {
+		os.MkdirAll(d, 0o755)
+	}
+	handler := filepath.Join(tmp, "slow-handler.sh")
+	os.WriteFile(handler, []byte(`#!/bin/sh
+cat >/dev/null
+echo $$ > "`+rec+`/script"
+sleep 300 &
+echo $! > "`+rec+`/background"
+sh -c 'echo $$ > "`+rec+`/foreground"; exec sleep 301'
+`), 0o755)
+	// Codex's timeout (2 s) is the one that fires: sitter's own is longer.
+	cmd := fmt.Sprintf("%q hook codex PreToolUse --timeout 5m --handler %q", sitter(t), handler)
+	hooks, _ := json.Marshal(map[string]any{"hooks": map[string]any{"PreToolUse": []any{
+		map[string]any{"matcher": "^(Bash)$", "hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": 2}}},
+	}}})
+	if err := os.WriteFile(filepath.Join(project, ".codex", "hooks.json"), hooks, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	llm := startLLM(t, llmscript.ShellThenText("echo hi", "done"))
+	start := time.Now()
+	r := codexRun(t, llm, project, home, nil, "say hi")
+	if r.err != nil {
+		t.Logf("codex: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	var pids []int
+	for _, name := range []string{"script", "background", "foreground"} {
+		b, err := os.ReadFile(filepath.Join(rec, name))
+		var pid int
+		if _, serr := fmt.Sscan(string(b), &pid); err != nil || serr != nil {
+			t.Fatalf("the handler did not record its %s process (%v): did Codex run the hook?\n%s\n%s", name, err, r.stdout, r.stderr)
+		}
+		pids = append(pids, pid)
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for i, pid := range pids {
+		for running(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the handler's %s process %d still runs %s after Codex started (its hook timeout: 2 s)",
+					[]string{"script", "background", "foreground"}[i], pid, time.Since(start).Round(time.Second))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// running reports whether pid runs (a zombie does not count).
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
