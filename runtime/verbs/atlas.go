@@ -80,6 +80,9 @@ func atlasList(stdout, stderr io.Writer, r *adapter.Registry, asJSON bool) int {
 	return 0
 }
 
+// atlasShow is `sitter atlas show`: the descriptor name resolves to, its
+// config, readiness checks and tools, its events, and the resolution
+// trace of name.
 func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSON bool) int {
 	d, trace, err := r.Resolve(name)
 	if err != nil {
@@ -93,6 +96,23 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 		}{d, trace})
 	}
 	w := &errWriter{w: stdout}
+	showHeader(w, d)
+	showTables(w, d)
+	showEvents(w, d.Events)
+	w.printf("resolution of %q:\n", name)
+	for _, t := range trace {
+		w.printf("  %s\n", t)
+	}
+	if w.err != nil {
+		fmt.Fprintf(stderr, "sitter: %v\n", w.err)
+		return 1
+	}
+	return 0
+}
+
+// showHeader prints who the descriptor is: family, profile, aliases,
+// package, verified versions and evidence.
+func showHeader(w *errWriter, d *adapter.Descriptor) {
 	w.printf("%s — %s\n", d.ID, d.DisplayName)
 	w.printf("  source:    %s\n", d.Source)
 	w.printf("  family:    %s (delivery %s, transcripts %s; profiles %s)\n", d.Family.ID, d.Family.Delivery, d.Family.Transcript, strings.Join(d.Family.Profiles, ", "))
@@ -109,7 +129,10 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 	w.printf("  package:   %s (source %s, trust %s, lifecycle %s)\n", pkg, d.Package.Source, d.Package.Trust, d.Package.Lifecycle)
 	w.printf("  verified:  %s\n", orDash(strings.Join(d.Verified, ", ")))
 	w.printf("  evidence:  %s\n", orDash(evidence(d.Evidence)))
+}
 
+// showTables prints the config keys, readiness checks and tool kinds.
+func showTables(w *errWriter, d *adapter.Descriptor) {
 	w.printf("config:\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, k := range d.Config {
@@ -129,15 +152,20 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 		fmt.Fprintf(tw, "  %s*\t%s\n", p, d.ToolPrefixes[p])
 	}
 	tw.Flush()
+}
 
-	w.printf("events (%d):\n", len(d.Events))
+// showEvents prints one line per event (name, phase, support, what a
+// handler can do there) and its note, replaced output, effects and
+// evidence beneath it.
+func showEvents(w *errWriter, events []adapter.EventSpec) {
+	w.printf("events (%d):\n", len(events))
 	// Padded by hand: a tabwriter cannot align rows split by note lines.
 	nw, pw, sw := 0, 0, 0
-	for _, e := range d.Events {
+	for _, e := range events {
 		nw, pw, sw = max(nw, len(e.Name)), max(pw, len(e.Phase)), max(sw, len(e.Support))
 	}
 	indent := strings.Repeat(" ", 2+nw+2+pw+2+sw+2)
-	for _, e := range d.Events {
+	for _, e := range events {
 		w.printf("  %-*s  %-*s  %-*s  can: %s\n", nw, e.Name, pw, e.Phase, sw, e.Support, orDash(strings.Join(e.Can, ", ")))
 		if e.Note != "" {
 			w.printf("%snote: %s\n", indent, e.Note)
@@ -152,15 +180,6 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 			w.printf("%sevidence: %s\n", indent, evidence(e.Evidence))
 		}
 	}
-	w.printf("resolution of %q:\n", name)
-	for _, t := range trace {
-		w.printf("  %s\n", t)
-	}
-	if w.err != nil {
-		fmt.Fprintf(stderr, "sitter: %v\n", w.err)
-		return 1
-	}
-	return 0
 }
 
 func evidence(es []adapter.Evidence) string {

@@ -244,22 +244,79 @@ func stopBlock(d *adapter.Descriptor, event string) *hook.Rule {
 	return nil
 }
 
-// runLaunch is `sitter launch` once its flags are read.
+// runLaunch is `sitter launch` once its flags are read: what to run
+// (harness, provider, proxy), the prompt, the plugin bundles, the babysit
+// run, then launch.Run with all of it.
 func runLaunch(ctx context.Context, a launchArgs, e *env) int {
-	stdin, stdout, stderr, reg := e.stdin, e.stdout, e.stderr, e.reg
-	fail := func(code int, format string, args ...any) int {
-		fmt.Fprintf(stderr, "sitter launch: "+format+"\n", args...)
-		return code
+	r := e.reg()
+	t, err := launchTarget(&a, r)
+	if err != nil {
+		return launchFailed(e, err)
 	}
-	r := reg()
+	prompt, err := launchPrompt(a)
+	if err != nil {
+		return launchFailed(e, err)
+	}
+	bs, err := launchBundles(a.plugins, t.d, r)
+	if err != nil {
+		return launchFailed(e, err)
+	}
+	babysit, err := launchBabysit(&a, t.d, r, bs)
+	if err != nil {
+		return launchFailed(e, err)
+	}
+	code, err := launch.Run(ctx, launchOptions(a, t, prompt, bs, babysit, e))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "sitter launch: %v\n", err)
+	}
+	return code
+}
+
+// launchErr is why a launch could not start, and its exit code (2 for
+// what the command line asked, 1 otherwise).
+type launchErr struct {
+	code int
+	err  error
+}
+
+func (l *launchErr) Error() string { return l.err.Error() }
+
+func launchUsage(format string, a ...any) error { return &launchErr{2, fmt.Errorf(format, a...)} }
+
+// launchFailed prints why the launch could not start and returns its code.
+func launchFailed(e *env, err error) int {
+	fmt.Fprintf(e.stderr, "sitter launch: %v\n", err)
+	if l, ok := err.(*launchErr); ok {
+		return l.code
+	}
+	return 1
+}
+
+// launchTo is what a launch runs: the harness, its launch settings, the
+// provider, whether the proxy goes between them, and the routes file
+// (absolute) when the proxy routes.
+type launchTo struct {
+	d      *adapter.Descriptor
+	spec   launch.Spec
+	p      providers.Provider
+	proxy  bool
+	routes string
+}
+
+// launchTarget resolves the harness and the provider (a.provider gets the
+// harness's default) and decides the proxy.
+func launchTarget(a *launchArgs, r *adapter.Registry) (launchTo, error) {
+	var t launchTo
 	d, _, err := r.Resolve(a.harness)
 	if err != nil {
-		return fail(2, "%v", err)
+		return t, launchUsage("%v", err)
 	}
+	t.d = d
 	spec, ok := launch.Find(genlaunch.Specs, d.ID)
 	if !ok {
-		return fail(2, "%s has no launch settings in the atlas (atlas/launch.cue)", d.ID)
+		return t, launchUsage("%s has no launch settings in the atlas (atlas/launch.cue)", d.ID)
 	}
+	t.spec = spec
 	if a.provider == "" {
 		a.provider = defaultProvider(spec)
 	}
@@ -269,136 +326,159 @@ func runLaunch(ctx context.Context, a launchArgs, e *env) int {
 		for _, x := range providers.All {
 			ids = append(ids, x.ID)
 		}
-		return fail(2, "unknown provider %q (known: %s)", a.provider, strings.Join(ids, ", "))
+		return t, launchUsage("unknown provider %q (known: %s)", a.provider, strings.Join(ids, ", "))
 	}
-	need, err := providers.ProxyRequired(spec.Harness, p.ID)
-	if err != nil {
-		return fail(2, "%v", err)
+	t.p = p
+	if t.proxy, err = providers.ProxyRequired(spec.Harness, p.ID); err != nil {
+		return t, launchUsage("%v", err)
 	}
-	routes := ""
 	if a.routes != "" {
 		// The harness speaks its own protocol to the proxy, which the
 		// routes file takes on from there.
-		if routes, err = filepath.Abs(a.routes); err != nil {
-			return fail(2, "--routes: %v", err)
+		if t.routes, err = filepath.Abs(a.routes); err != nil {
+			return t, launchUsage("--routes: %v", err)
 		}
-		if _, err := os.Stat(routes); err != nil {
-			return fail(2, "--routes: %v", err)
+		if _, err := os.Stat(t.routes); err != nil {
+			return t, launchUsage("--routes: %v", err)
 		}
-		need = true
+		t.proxy = true
 	}
-	prompt := a.prompt
-	if a.promptFile != "" {
-		b, err := os.ReadFile(a.promptFile)
-		if err != nil {
-			return fail(2, "%v", err)
-		}
-		prompt = string(b)
+	return t, nil
+}
+
+// launchPrompt is --prompt, or the contents of --prompt-file.
+func launchPrompt(a launchArgs) (string, error) {
+	if a.promptFile == "" {
+		return a.prompt, nil
 	}
-	var bundles []string
-	byDir := map[string]*plugin.Bundle{}
-	for _, name := range a.plugins {
+	b, err := os.ReadFile(a.promptFile)
+	if err != nil {
+		return "", launchUsage("%v", err)
+	}
+	return string(b), nil
+}
+
+// bundles are the plugin bundles a launch installs, in --plugin order,
+// by absolute directory.
+type bundles struct {
+	dirs  []string
+	byDir map[string]*plugin.Bundle
+}
+
+func (bs *bundles) add(b *plugin.Bundle) error {
+	dir, err := filepath.Abs(b.Dir)
+	if err != nil {
+		return err
+	}
+	bs.dirs = append(bs.dirs, dir)
+	bs.byDir[dir] = b
+	return nil
+}
+
+// launchBundles finds each --plugin bundle for the harness.
+func launchBundles(names []string, d *adapter.Descriptor, r *adapter.Registry) (*bundles, error) {
+	bs := &bundles{byDir: map[string]*plugin.Bundle{}}
+	for _, name := range names {
 		b, err := plugin.FindBundle(name, d, r)
 		if err != nil {
-			return fail(2, "--plugin %s: %v", name, err)
+			return nil, launchUsage("--plugin %s: %v", name, err)
 		}
-		dir, err := filepath.Abs(b.Dir)
+		if err := bs.add(b); err != nil {
+			return nil, err
+		}
+	}
+	return bs, nil
+}
+
+// launchBabysit is the babysit run of a --babysit or --run-id launch (nil
+// otherwise): it settles the mode (a.mode), reads --inputs and adds the
+// babysitter bundle when no --plugin named it.
+func launchBabysit(a *launchArgs, d *adapter.Descriptor, r *adapter.Registry, bs *bundles) (*launch.Babysit, error) {
+	if a.babysit == "" && a.runID == "" {
+		return nil, nil
+	}
+	mode, why := babysitMode(d)
+	switch {
+	case !a.modeSet:
+		a.mode = mode
+	case a.mode == launch.AgentDriven && mode == launch.BridgeHooks:
+		return nil, launchUsage("--mode agent-driven cannot drive a babysitter run on %s: %s; use --mode bridge-hooks", d.ID, why)
+	}
+	babysit := &launch.Babysit{Entry: a.babysit, RunID: a.runID, RunsDir: os.Getenv("SITTER_RUNS_DIR")}
+	if a.inputs != "" {
+		b, err := readInput(a.inputs)
 		if err != nil {
-			return fail(1, "%v", err)
+			return nil, launchUsage("--inputs: %v", err)
 		}
-		bundles = append(bundles, dir)
-		byDir[dir] = b
+		if !json.Valid(b) {
+			return nil, launchUsage("--inputs %s is not JSON", a.inputs)
+		}
+		babysit.Inputs = b
 	}
-	var babysit *launch.Babysit
-	if a.babysit != "" || a.runID != "" {
-		mode, why := babysitMode(d)
-		switch {
-		case !a.modeSet:
-			a.mode = mode
-		case a.mode == launch.AgentDriven && mode == launch.BridgeHooks:
-			return fail(2, "--mode agent-driven cannot drive a babysitter run on %s: %s; use --mode bridge-hooks", d.ID, why)
-		}
-		babysit = &launch.Babysit{Entry: a.babysit, RunID: a.runID, RunsDir: os.Getenv("SITTER_RUNS_DIR")}
-		if a.inputs != "" {
-			b, err := readInput(a.inputs)
-			if err != nil {
-				return fail(2, "--inputs: %v", err)
-			}
-			if !json.Valid(b) {
-				return fail(2, "--inputs %s is not JSON", a.inputs)
-			}
-			babysit.Inputs = b
-		}
-		has := false
-		for _, b := range byDir {
-			has = has || b.Marker.Plugin == "babysitter"
-		}
-		if !has {
-			b, err := plugin.FindBundle("babysitter", d, r)
-			if err != nil {
-				return fail(2, "a babysit launch needs the babysitter plugin: %v; pass --plugin DIR (artifacts/babysitter/%s of a sitter checkout)", err, d.ID)
-			}
-			dir, err := filepath.Abs(b.Dir)
-			if err != nil {
-				return fail(1, "%v", err)
-			}
-			bundles = append(bundles, dir)
-			byDir[dir] = b
+	for _, b := range bs.byDir {
+		if b.Marker.Plugin == "babysitter" {
+			return babysit, nil
 		}
 	}
+	b, err := plugin.FindBundle("babysitter", d, r)
+	if err != nil {
+		return nil, launchUsage("a babysit launch needs the babysitter plugin: %v; pass --plugin DIR (artifacts/babysitter/%s of a sitter checkout)", err, d.ID)
+	}
+	return babysit, bs.add(b)
+}
+
+// launchOptions is what launch.Run gets: the flags, the target and what
+// the steps before found, with installing a bundle into the overlay.
+func launchOptions(a launchArgs, t launchTo, prompt string, bs *bundles, babysit *launch.Babysit, e *env) launch.Options {
 	var sessions launch.SessionStore
-	if ts, ok := transcript.Lookup(d.ID); ok {
+	if ts, ok := transcript.Lookup(t.d.ID); ok {
 		sessions = launch.SessionStore{Location: ts.Location, Store: ts.Store, HomeEnv: ts.HomeEnv, Resume: ts.Resume}
 	}
 	var params []launch.KV
-	for _, pr := range p.Params {
+	for _, pr := range t.p.Params {
 		params = append(params, launch.KV{Name: pr.Name, Value: pr.Env})
 	}
 	o := launch.Options{
-		Spec:          spec,
-		Provider:      launch.Provider{ID: p.ID, Protocol: p.Protocol, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, DefaultModel: p.DefaultModel, Params: params},
-		Proxy:         need,
+		Spec:          t.spec,
+		Provider:      launch.Provider{ID: t.p.ID, Protocol: t.p.Protocol, BaseURL: t.p.BaseURL, KeyEnv: t.p.KeyEnv, DefaultModel: t.p.DefaultModel, Params: params},
+		Proxy:         t.proxy,
 		Mode:          a.mode,
 		Model:         a.model,
 		Upstream:      a.upstream,
-		Routes:        routes,
-		UnsetEnv:      routedUnsetEnv(routes, d.ID),
+		Routes:        t.routes,
+		UnsetEnv:      routedUnsetEnv(t.routes, t.d.ID),
 		Prompt:        prompt,
 		MaxIterations: a.maxIterations,
 		MaxTurns:      a.maxTurns,
 		Workspace:     a.workspace,
-		Bundles:       bundles,
+		Bundles:       bs.dirs,
 		KeepState:     a.keepState,
 		Bin:           a.bin,
 		SitterBin:     sibling.Find("sitter"), // the hook binary, next to sitter-host
 		Env:           os.Environ(),
-		Stdin:         stdin,
-		Stdout:        stdout,
-		Stderr:        stderr,
+		Stdin:         e.stdin,
+		Stdout:        e.stdout,
+		Stderr:        e.stderr,
 		JSON:          a.json,
 		IdleTimeout:   a.idleTimeout,
 		Timeout:       a.timeout,
 		Babysit:       babysit,
 		Sessions:      sessions,
-		StopBlock:     stopBlock(d, spec.Bridge.Stop.Event),
+		StopBlock:     stopBlock(t.d, t.spec.Bridge.Stop.Event),
 		Install: func(bundle, home, workspace string) (func() error, error) {
-			b := byDir[bundle]
+			b := bs.byDir[bundle]
 			opts := plugin.Options{Scope: "project", Dir: workspace, Home: home, DataHome: filepath.Join(home, ".local", "share")}
-			if _, err := plugin.Install(b, d, opts); err != nil {
+			if _, err := plugin.Install(b, t.d, opts); err != nil {
 				return nil, err
 			}
 			return func() error {
-				_, err := plugin.Uninstall(b.Marker.Plugin, d, opts)
+				_, err := plugin.Uninstall(b.Marker.Plugin, t.d, opts)
 				return err
 			}, nil
 		},
 	}
-	if need {
+	if t.proxy {
 		o.ProxyBin = sibling.Find("sitter-proxy")
 	}
-	code, err := launch.Run(ctx, o)
-	if err != nil {
-		fmt.Fprintf(stderr, "sitter launch: %v\n", err)
-	}
-	return code
+	return o
 }
