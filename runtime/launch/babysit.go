@@ -56,6 +56,11 @@ type Babysit struct {
 	Inputs  []byte // JSON (--inputs), new runs only
 	RunID   string // a run id or run directory (--run-id)
 	RunsDir string // where runs live ("" = <workspace>/.a5c/runs)
+	// Interactive (--interactive, new runs only): the run is created
+	// interactive, so that its breakpoints wait for a human; the launch
+	// waits for the answers and then resumes the harness. A --run-id run
+	// keeps its own mode (run.json's nonInteractive).
+	Interactive bool
 }
 
 // Validate checks a babysit request before anything is prepared: one of
@@ -69,6 +74,8 @@ func (b *Babysit) Validate(workspace string) error {
 		return errors.New("--babysit and --run-id exclude each other (--babysit creates a run, --run-id resumes one)")
 	case b.RunID != "" && len(b.Inputs) > 0:
 		return errors.New("--inputs goes with --babysit: a resumed run keeps its inputs")
+	case b.RunID != "" && b.Interactive:
+		return errors.New("--interactive goes with --babysit: a --run-id run keeps its own mode")
 	}
 	if len(b.Inputs) > 0 && !json.Valid(b.Inputs) {
 		return errors.New("--inputs is not JSON")
@@ -117,7 +124,7 @@ func (b *Babysit) open(ctx context.Context, harness, workspace string) (*run.Sta
 	id := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	dir, _, err := run.Create(ctx, run.CreateOptions{
 		RunsDir: b.runsDir(workspace), ProcessID: id, Entry: b.Entry, Inputs: b.Inputs,
-		Harness: harness, NonInteractive: true,
+		Harness: harness, NonInteractive: !b.Interactive,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--babysit %s: %v", b.Entry, err)
@@ -365,6 +372,87 @@ func (l *launcher) agentDriven() (int, error) {
 	return code, err
 }
 
+// babysitAgentDriven drives the run in agent-driven mode: the harness
+// once, and again each time an interactive run's breakpoints, which ended
+// its session, have been answered (resuming the session that drove the
+// run, as --run-id does).
+func (l *launcher) babysitAgentDriven() (int, error) {
+	code, err := l.agentDriven()
+	for err == nil && !l.timedOut && l.awaitBreakpoints() {
+		l.harnessSession = ""
+		if h, id := LastSession(l.run, UserStateDir(l.o.Env)); h == l.o.Spec.Harness && len(l.o.Spec.ResumeID) > 0 {
+			l.harnessSession = id
+		}
+		l.emit("babysit_resume", "runId", l.run.Meta.RunID, "resumeSession", l.harnessSession)
+		code, err = l.agentDriven()
+	}
+	return code, err
+}
+
+// awaitBreakpoints is asked when the harness has stopped. When the run is
+// interactive and only breakpoints are pending, it says once what waits
+// and how to answer, then waits (reading the run's journal every
+// breakpointPoll) until no breakpoint is pending, and reports true: the
+// launch goes on. A non-interactive run, a run with other work or none,
+// --timeout (l.timedOut) and a signal give false.
+func (l *launcher) awaitBreakpoints() bool {
+	st, err := run.Load(l.run.Dir)
+	if err != nil {
+		return false
+	}
+	l.run = st
+	if st.Meta.NonInteractive || st.Terminal() || !onlyBreakpoints(st) {
+		return false
+	}
+	var waiting []map[string]string
+	for _, e := range st.Pending() {
+		label := e.Label
+		if label == "" {
+			label = e.TaskID
+		}
+		waiting = append(waiting, map[string]string{"effectId": e.EffectID, "label": label})
+		fmt.Fprintf(l.o.Stderr, "sitter launch: run %s waits for breakpoint %s (%s): answer it in `sitter observe` or with `sitter task post %s %s …`\n",
+			st.Meta.RunID, e.EffectID, label, shellQuote(st.Dir), e.EffectID)
+	}
+	l.emit("breakpoint_wait", "runId", st.Meta.RunID, "runDir", st.Dir, "breakpoints", waiting)
+	var timeout <-chan time.Time
+	if !l.deadline.IsZero() {
+		t := time.NewTimer(time.Until(l.deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	tick := time.NewTicker(breakpointPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			st, err := run.Load(l.run.Dir)
+			if err != nil {
+				continue // a write in progress: read again
+			}
+			l.run = st
+			if st.Terminal() {
+				return false
+			}
+			if !slices.ContainsFunc(st.Pending(), func(e *run.Effect) bool { return e.Kind == "breakpoint" }) {
+				l.emit("breakpoint_answered", "runId", st.Meta.RunID)
+				return true
+			}
+		case s := <-l.sigs:
+			l.emit("signal", "signal", s.String())
+			return false
+		case <-timeout:
+			l.timedOut = true
+			l.emit("timeout", "after", l.o.Timeout.String(), "waiting", "breakpoint")
+			return false
+		}
+	}
+}
+
+// breakpointPoll is how often a launch waiting for a breakpoint's answer
+// reads the run's journal.
+var breakpointPoll = 250 * time.Millisecond
+
 // resumeFailed is called when the harness exited with an error resuming
 // the run's last session (gone from its store, say): the launch goes on
 // in a new session.
@@ -386,6 +474,9 @@ func (l *launcher) babysitContinue(cont bool, reason string) (bool, string) {
 		return false, ""
 	}
 	l.run = st
+	if !st.Terminal() && onlyBreakpoints(st) && l.awaitBreakpoints() {
+		return true, BabysitPrompt(st.Meta.RunID, st.Dir, l.sitterCmd)
+	}
 	if st.Terminal() || onlyBreakpoints(st) {
 		return false, ""
 	}

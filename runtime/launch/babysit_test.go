@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 //	block                   journal a stop check that blocked (a cap ended the session)
 //	cap                     journal the session's iteration cap
 //	breakpoint              request a breakpoint effect
+//	bpstop                  request breakpoint e1 and journal the stop check that let session real-1 stop
 //	sleep                   sleep (for --timeout)
 //	blockloop               journal blocks for 10 s (a cap that does not hold)
 //	exitN                   exit with code N
@@ -80,6 +81,12 @@ func fakeHarness() int {
 		return appendEv(journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "real-1", "decision": "allow", "row": "max-iterations"})
 	case action == "breakpoint":
 		return appendEv(journal.EffectRequested, map[string]any{"effectId": "e1", "invocationKey": "k1", "taskId": "ask", "kind": "breakpoint"})
+	case action == "bpstop":
+		// A breakpoint, and the stop hook letting session real-1 stop.
+		if c := appendEv(journal.EffectRequested, map[string]any{"effectId": "e1", "invocationKey": "k1", "taskId": "ask", "kind": "breakpoint", "label": "approve the plan"}); c != 0 {
+			return c
+		}
+		return appendEv(journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "real-1", "decision": "allow", "row": "breakpoints-only"})
 	case action == "sleep":
 		time.Sleep(time.Minute)
 	case action == "blockloop":
@@ -138,6 +145,7 @@ type babysitCase struct {
 	sitter        string // a fake sitter for bridge-hooks
 	env           []string
 	sessions      launch.SessionStore
+	signals       <-chan os.Signal
 }
 
 // newProcess writes a process file into a fresh workspace.
@@ -165,7 +173,7 @@ func (c babysitCase) run(t *testing.T, ws, user string) (int, error, events, str
 	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
 		Mode: c.mode, MaxIterations: c.max, Timeout: c.timeout, Workspace: ws, Bin: self, Upstream: "http://127.0.0.1:3",
-		SitterBin: c.sitter, Bundles: []string{"/b/babysitter"}, Babysit: &b, Sessions: c.sessions,
+		SitterBin: c.sitter, Bundles: []string{"/b/babysitter"}, Babysit: &b, Sessions: c.sessions, Signals: c.signals,
 		Env: env, Stdout: &out, Stderr: &errOut, JSON: true, StateDir: t.TempDir(),
 	})
 	return code, err, parse(t, out.String()), errOut.String()
@@ -313,12 +321,17 @@ func TestBabysitBridgeHooks(t *testing.T) {
 		{"no-binding", silent, "none,complete", 10, launch.ExitCompleted, 2, "Continue babysitter run"},
 		{"cap", blocker, "none", 2, launch.ExitCap, 2, "next step please"},
 		{"breakpoint", blocker, "breakpoint", 5, launch.ExitUnfinished, 1, ""},
+		{"breakpoint-interactive", blocker, "breakpoint,complete", 5, launch.ExitCompleted, 2, "Continue babysitter run"},
 		{"failed", blocker, "fail", 5, launch.ExitFailed, 1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ws, entry := newProcess(t)
+			interactive := strings.HasSuffix(c.name, "-interactive")
+			if interactive {
+				answerBreakpoint(t, ws)
+			}
 			code, err, evs, stderr := babysitCase{harness: "opencode", mode: launch.BridgeHooks, actions: c.actions, max: c.max,
-				sitter: c.sitter, babysit: launch.Babysit{Entry: entry}}.run(t, ws, t.TempDir())
+				sitter: c.sitter, babysit: launch.Babysit{Entry: entry, Interactive: interactive}}.run(t, ws, t.TempDir())
 			if err != nil || code != c.code {
 				t.Fatalf("code %d, err %v, want %d\n%s", code, err, c.code, stderr)
 			}
@@ -550,4 +563,143 @@ func TestBabysitPromptQuotes(t *testing.T) {
 	if !strings.Contains(p, "`/bin/sitter run iterate '/a b/runs/R1' --json`") || !strings.Contains(p, "<promise>COMPLETION_PROOF</promise>") {
 		t.Errorf("prompt: %s", p)
 	}
+}
+
+// answerBreakpoint answers breakpoint e1 of the one run in ws, as a human
+// would from another process, once the harness has requested it; it
+// gives up after a minute.
+func answerBreakpoint(t *testing.T, ws string) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for range 600 {
+			runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
+			if len(runs) == 1 {
+				if st, err := run.Load(runs[0]); err == nil && st.Effect("e1") != nil {
+					_, err := run.Post(context.Background(), runs[0], "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)})
+					done <- err
+					return
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		done <- fmt.Errorf("no breakpoint e1 to answer")
+	}()
+	return done
+}
+
+// TestBabysitInteractiveBreakpoint: an --interactive launch's run waits
+// for a human at a breakpoint: the launch says what waits, waits until the
+// breakpoint is answered (here by run.Post from another goroutine), then
+// resumes the session that drove the run and goes on to completion.
+func TestBabysitInteractiveBreakpoint(t *testing.T) {
+	ws, entry := newProcess(t)
+	answered := answerBreakpoint(t, ws)
+	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", babysit: launch.Babysit{Entry: entry, Interactive: true}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitCompleted {
+		t.Fatalf("code %d, err %v, want 0\n%s", code, err, stderr)
+	}
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
+	if m, _ := run.ReadMetadata(runs[0]); m.NonInteractive {
+		t.Errorf("run.json: nonInteractive with --interactive")
+	}
+	sp := spawns(t, ws)
+	if len(sp) != 2 || sp[0].Args[0] != "-p" || sp[1].Args[0] != "--resume" || sp[1].Args[1] != "real-1" ||
+		!strings.Contains(strings.Join(sp[1].Args, " "), "Continue babysitter run") {
+		t.Fatalf("spawns %+v, want a new session, then session real-1 resumed with the babysit prompt", sp)
+	}
+	if n := strings.Count(stderr, "waits for breakpoint e1 (approve the plan): answer it in `sitter observe` or with `sitter task post "+runs[0]+" e1"); n != 1 {
+		t.Errorf("stderr says %d times what waits, want once:\n%s", n, stderr)
+	}
+	if e := evs.find("breakpoint_wait"); e == nil || fmt.Sprint(e["breakpoints"]) != "[map[effectId:e1 label:approve the plan]]" {
+		t.Errorf("breakpoint_wait event: %v", e)
+	}
+	if e := evs.find("babysit"); e == nil || e["status"] != run.StatusCompleted || e["harnessSession"] != "real-1" {
+		t.Errorf("babysit event: %v", e)
+	}
+}
+
+// TestBabysitInteractiveTimeout: --timeout ends the wait for a
+// breakpoint's answer with exit 124, and the harness is not run again.
+func TestBabysitInteractiveTimeout(t *testing.T) {
+	ws, entry := newProcess(t)
+	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", timeout: 2 * time.Second,
+		babysit: launch.Babysit{Entry: entry, Interactive: true}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitTimeout {
+		t.Fatalf("code %d, err %v, want %d\n%s", code, err, launch.ExitTimeout, stderr)
+	}
+	if sp := spawns(t, ws); len(sp) != 1 {
+		t.Errorf("%d spawns, want 1", len(sp))
+	}
+	if evs.find("breakpoint_wait") == nil || evs.find("timeout") == nil || evs.find("babysit")["code"] != float64(launch.ExitTimeout) {
+		t.Errorf("events: %v", evs)
+	}
+}
+
+// TestBabysitInteractiveSignal: SIGINT ends the wait; the launch exits 4
+// (the run waits for a breakpoint) as a launch without the wait does.
+func TestBabysitInteractiveSignal(t *testing.T) {
+	ws, entry := newProcess(t)
+	sigs := make(chan os.Signal, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		// Once the harness is done (its stop check journaled), Ctrl-C
+		// until the launch is over.
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
+			if len(runs) != 1 {
+				continue
+			}
+			if st, err := run.Load(runs[0]); err == nil && len(stopChecksOf(st)) > 0 {
+				select {
+				case sigs <- os.Interrupt:
+				default:
+				}
+			}
+		}
+	}()
+	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", signals: sigs, timeout: time.Minute,
+		babysit: launch.Babysit{Entry: entry, Interactive: true}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitUnfinished {
+		t.Fatalf("code %d, err %v, want %d\n%s", code, err, launch.ExitUnfinished, stderr)
+	}
+	if sp := spawns(t, ws); len(sp) != 1 || evs.find("breakpoint_wait") == nil {
+		t.Errorf("%d spawns, events %v", len(sp), evs)
+	}
+}
+
+// TestBabysitNonInteractiveBreakpoint: a launch without --interactive
+// creates a non-interactive run and exits 4 at a breakpoint, as before.
+func TestBabysitNonInteractiveBreakpoint(t *testing.T) {
+	ws, entry := newProcess(t)
+	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", babysit: launch.Babysit{Entry: entry}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitUnfinished {
+		t.Fatalf("code %d, err %v, want %d\n%s", code, err, launch.ExitUnfinished, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
+	if m, _ := run.ReadMetadata(runs[0]); !m.NonInteractive {
+		t.Errorf("run.json: interactive without --interactive")
+	}
+	if sp := spawns(t, ws); len(sp) != 1 || evs.find("breakpoint_wait") != nil {
+		t.Errorf("%d spawns, events %v: a non-interactive run does not wait", len(sp), evs)
+	}
+}
+
+func stopChecksOf(st *run.State) []journal.Event {
+	var out []journal.Event
+	for _, ev := range st.Journal.Events {
+		if ev.Type == journal.StopHookInvoked {
+			out = append(out, ev)
+		}
+	}
+	return out
 }

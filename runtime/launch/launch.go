@@ -249,7 +249,7 @@ func Run(ctx context.Context, o Options) (code int, err error) {
 	case o.Mode == HookDriven:
 		return l.spawn(Interactive, 1)
 	case o.Babysit != nil:
-		code, err = l.agentDriven()
+		code, err = l.babysitAgentDriven()
 	default:
 		code, err = l.spawn(Headless, 1)
 	}

@@ -52,11 +52,19 @@ Babysit (unattended, until the run ends):
   --max-iterations caps its blocks: SITTER_STOP_CAP, and sitter ends the harness
   past it), else bridge-hooks (sitter runs the harness again while the run is
   unfinished, up to --max-iterations).
+  --interactive       the run --babysit creates is interactive (by default a
+                      launch's run is non-interactive): when the
+                      harness stops with only breakpoints pending, the launch
+                      says what waits, waits until a human answers (sitter
+                      observe, or sitter task post), then resumes the harness's
+                      session and goes on; --timeout and Ctrl-C end the wait.
+                      A --run-id run keeps its own mode.
   Exit code: 0 the run completed; 1 it failed or halted (or sitter could not
   launch); 2 usage; 3 a cap ended the loop with the run unfinished
   (--max-iterations, the stop hook's or the session's cap); 4 the harness
-  ended with the run unfinished otherwise (only breakpoints pending, the
-  harness failed); 124 --timeout.
+  ended with the run unfinished otherwise (only breakpoints pending in a
+  non-interactive run or a wait a signal ended, the harness failed); 124
+  --timeout.
 
 Modes:
   agent-driven        (default) run headless once; the agent drives its own loop
@@ -103,6 +111,7 @@ type launchArgs struct {
 	keepState, json                    bool
 	modeSet                            bool
 	babysit, runID, inputs             string
+	interactive                        bool
 }
 
 // newLaunchCmd is `sitter launch`.
@@ -154,6 +163,7 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 	fs.StringVar(&a.babysit, "babysit", "", "create a run of the process `FILE[#export]` and drive it until it ends")
 	fs.StringVar(&a.runID, "run-id", "", "drive the existing, unfinished run `ID` (an id in the runs dir, or a run directory)")
 	fs.StringVar(&a.inputs, "inputs", "", "the inputs of the run --babysit creates, a JSON `FILE`")
+	fs.BoolVar(&a.interactive, "interactive", false, "the run --babysit creates is interactive: at a breakpoint the launch waits for a human's answer (sitter observe, sitter task post), then resumes the harness")
 	return c
 }
 
@@ -178,6 +188,8 @@ func (a *launchArgs) check() error {
 		return fmt.Errorf("--babysit and --run-id exclude each other (--babysit creates a run, --run-id resumes one)")
 	case a.inputs != "" && a.babysit == "":
 		return fmt.Errorf("--inputs goes with --babysit (a resumed run keeps its inputs)")
+	case a.interactive && a.babysit == "":
+		return fmt.Errorf("--interactive goes with --babysit (a --run-id run keeps its own mode)")
 	case (a.babysit != "" || a.runID != "") && a.modeSet && a.mode != launch.AgentDriven && a.mode != launch.BridgeHooks:
 		return fmt.Errorf("a babysit launch runs unattended: --mode agent-driven or bridge-hooks, not %s", a.mode)
 	}
@@ -404,7 +416,7 @@ func launchBabysit(a *launchArgs, d *adapter.Descriptor, r *adapter.Registry, bs
 	case a.mode == launch.AgentDriven && mode == launch.BridgeHooks:
 		return nil, launchUsage("--mode agent-driven cannot drive a babysitter run on %s: %s; use --mode bridge-hooks", d.ID, why)
 	}
-	babysit := &launch.Babysit{Entry: a.babysit, RunID: a.runID, RunsDir: os.Getenv("SITTER_RUNS_DIR")}
+	babysit := &launch.Babysit{Entry: a.babysit, RunID: a.runID, RunsDir: os.Getenv("SITTER_RUNS_DIR"), Interactive: a.interactive}
 	if a.inputs != "" {
 		b, err := readInput(a.inputs)
 		if err != nil {

@@ -105,6 +105,8 @@ func TestParseLaunchBabysitArgs(t *testing.T) {
 		"claude --babysit p.mjs --run-id 01J":              "exclude",
 		"claude --run-id 01J --inputs in.json":             "--inputs goes with --babysit",
 		"claude --inputs in.json":                          "--inputs goes with --babysit",
+		"claude --run-id 01J --interactive":                "--interactive goes with --babysit",
+		"claude --interactive --prompt hi":                 "--interactive goes with --babysit",
 		"claude --babysit p.mjs --mode hook-driven":        "unattended",
 		"claude --babysit p.mjs --mode bridge-interactive": "unattended",
 		"claude --babysit":                                 "needs an argument",
