@@ -5,6 +5,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -348,4 +350,142 @@ func TestObserveDashboard(t *testing.T) {
 	b.waitFor(`document.documentElement.dataset.theme === 'dark'`, 5*time.Second)
 	t.Logf("hook timeline, dark: %s", b.screenshot(shots, "hooks-dark.png"))
 	checkContrast(t, b, "hook timeline, dark")
+}
+
+// launchBreakpointAgent is launchBabysitAgent that leaves a breakpoint to
+// the human, as the babysit skill says for an interactive run: at an
+// iterate result whose next actions are all breakpoints it ends its turn
+// without posting.
+func launchBreakpointAgent(sitter string) llmscript.Script {
+	agent := launchBabysitAgent(sitter)
+	return func(r *llmscript.Request) llmscript.Turn {
+		if text, tool := launchLastUserTurn(r); tool {
+			var it struct {
+				Status      string `json:"status"`
+				NextActions []struct {
+					EffectID string `json:"effectId"`
+					Kind     string `json:"kind"`
+				} `json:"nextActions"`
+			}
+			if i := strings.Index(text, "{"); i >= 0 {
+				json.NewDecoder(strings.NewReader(text[i:])).Decode(&it)
+			}
+			if it.Status == "waiting" && len(it.NextActions) > 0 &&
+				!slices.ContainsFunc(it.NextActions, func(a struct {
+					EffectID string `json:"effectId"`
+					Kind     string `json:"kind"`
+				}) bool {
+					return a.Kind != "breakpoint"
+				}) {
+				return llmscript.Turn{Text: "The run waits for a human to answer breakpoint " + it.NextActions[0].EffectID + "; ending my turn."}
+			}
+		}
+		return agent(r)
+	}
+}
+
+// TestObserveLaunch: issue #18's whole loop through `sitter launch`. The
+// user starts `sitter launch claude-code --babysit <process with a
+// breakpoint> --interactive` (in the background, as in another terminal);
+// the real Claude Code session stops at the breakpoint and the launch
+// waits, saying so; the page shows the run under "needs you"; the user
+// approves in the page; the launch resumes the session itself, and the
+// open run page follows: working, then completed. The launch exits 0 with
+// the run completed, the breakpoint's answer in the journal and exactly
+// one RUN_COMPLETED.
+func TestObserveLaunch(t *testing.T) {
+	bin := install(t, clis["claude-code"])
+	b := startBrowser(t)
+	shots := artifactsDir(t)
+	home := userHome(t)
+	project := t.TempDir()
+	proc := filepath.Join(project, "ship.mjs")
+	os.WriteFile(proc, []byte(babysitBreakpointProcess), 0o644)
+	env := baseEnv(t, home)
+	url := startObserve(t, env, project)
+	b.navigate(url)
+	b.waitFor(`document.getElementById('live').textContent === 'live'`, 5*time.Second)
+
+	llm := startLLM(t, launchBreakpointAgent(sitter(t)))
+	launched := make(chan runResult, 1)
+	go func() {
+		launched <- runCLI(t, t.TempDir(), append(env, "ANTHROPIC_API_KEY=sk-fake"), 5*time.Minute, sitter(t), "launch",
+			"claude-code", "--bin", bin, "--workspace", project, "--upstream", llm.URL,
+			"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", "claude-code"),
+			"--babysit", proc, "--interactive", "--json")
+	}()
+	b.waitFor(`!!document.querySelector('#col-needs-you .card')`, 3*time.Minute)
+	dir := runOf(t, project, "ship")
+	runID := filepath.Base(dir)
+	b.waitFor(`!!document.querySelector('#col-needs-you .card[data-run="`+runID+`"]')`, time.Second)
+	bp, _ := breakpointAsked(t, dir, env)
+	t.Logf("board, the launch waiting: %s", b.screenshot(shots, "launch-board.png"))
+
+	// The launch is still running: it waits for the human.
+	select {
+	case r := <-launched:
+		t.Fatalf("sitter launch exited at the breakpoint: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	default:
+	}
+
+	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/run?path=" + neturl.QueryEscape(dir))
+	b.waitFor(`!!document.querySelector('form.bp input[name=effect][value="`+bp+`"]') && !!document.getElementById('bucket')`, 5*time.Second)
+	b.eval(`document.querySelector('form.bp textarea').value = 'ship it', document.querySelector('form.bp button.approve').click(), true`)
+	b.waitFor(`!!document.querySelector('#flash.ok')`, 5*time.Second)
+	// The form's submit reloads the page: record the buckets from there on.
+	b.waitFor(`!!document.getElementById('bucket')`, 5*time.Second)
+	b.eval(`window.buckets = [document.getElementById('bucket').textContent], setInterval(function () {
+	  var e = document.getElementById('bucket');
+	  if (e && e.textContent !== window.buckets[window.buckets.length - 1]) window.buckets.push(e.textContent);
+	}, 10), true`)
+	b.waitFor(`document.getElementById('bucket').textContent === 'completed'`, 3*time.Minute)
+	b.waitFor(`window.buckets[window.buckets.length - 1] === 'completed'`, 5*time.Second)
+	got := fmt.Sprint(b.eval(`window.buckets.join(' → ')`))
+	t.Logf("the run page after the approval: %s", got)
+	if !strings.HasSuffix(got, "working → completed") {
+		t.Errorf("the run page showed %v, want it to end working → completed", got)
+	}
+	t.Logf("run, completed: %s", b.screenshot(shots, "launch-run.png"))
+
+	r := <-launched
+	if r.err != nil {
+		t.Fatalf("sitter launch: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if want := "waits for breakpoint " + bp + " (approve): answer it in `sitter observe`"; strings.Count(r.stderr, want) != 1 {
+		t.Errorf("the launch did not say once what waits (%q):\n%s", want, r.stderr)
+	}
+	var wait, end map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) != nil {
+			t.Fatalf("launch stdout is not NDJSON: %q", l)
+		}
+		switch e["type"] {
+		case "breakpoint_wait":
+			wait = e
+		case "babysit":
+			end = e
+		}
+	}
+	if wait == nil || wait["runId"] != runID {
+		t.Errorf("no breakpoint_wait event for run %s:\n%s", runID, r.stdout)
+	}
+	if end == nil || end["code"] != float64(0) || end["status"] != "completed" {
+		t.Errorf("babysit event %v, want code 0, completed", end)
+	}
+	res, err := os.ReadFile(filepath.Join(dir, "tasks", bp, "result.json"))
+	if err != nil || !strings.Contains(string(res), `"approved": true`) || !strings.Contains(string(res), `"response": "ship it"`) {
+		t.Errorf("the breakpoint's answer: %s %v", res, err)
+	}
+	st := launchJournal(t, dir)
+	if n := countJournal(st, "RUN_COMPLETED", nil); n != 1 {
+		t.Errorf("%d RUN_COMPLETED events, want 1", n)
+	}
+	if n := countJournal(st, "EFFECT_RESOLVED", func(d string) bool { return strings.Contains(d, bp) }); n != 1 {
+		t.Errorf("%d EFFECT_RESOLVED events of the breakpoint, want 1", n)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "state", "output.json"))
+	if !strings.Contains(string(out), "ship it") {
+		t.Errorf("the run's output does not carry the page's answer: %s", out)
+	}
 }
