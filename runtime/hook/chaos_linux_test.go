@@ -75,8 +75,10 @@ func TestChaosHandlerDiesWithSitter(t *testing.T) {
 			if c.name != "exec" {
 				waitPid(t, childFile)
 			}
-			// Let every process of the group start.
+			// Let every process of the group start, and the handler run
+			// past holdDelay: its sentinel is in the group, stopped.
 			time.Sleep(100 * time.Millisecond)
+			waitStoppedMember(t, pgid)
 			before := groupMembers(pgid)
 			if len(before) < 2 {
 				t.Fatalf("group %d has %v before the kill", pgid, before)
@@ -151,6 +153,29 @@ func waitComm(t *testing.T, pid int, comm string) {
 	t.Fatalf("process %d does not run %s", pid, comm)
 }
 
+// waitStoppedMember waits up to 10 s for a stopped process in group
+// pgid: the sentinel of holdGroup.
+func waitStoppedMember(t *testing.T, pgid int) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		for _, p := range groupMembers(pgid) {
+			if procState(p) == "T" {
+				return
+			}
+		}
+	}
+	t.Fatalf("no stopped sentinel in group %d", pgid)
+}
+
+// procState is the state letter of /proc/<pid>/stat ("T": stopped).
+func procState(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) {
+		return string(b[i+2])
+	}
+	return "?"
+}
+
 // groupMembers lists the live (not zombie) processes of process group pgid.
 func groupMembers(pgid int) []int {
 	ents, _ := os.ReadDir("/proc")
@@ -168,13 +193,8 @@ func groupMembers(pgid int) []int {
 }
 
 func procLine(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	state := "?"
-	if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) {
-		state = string(b[i+2])
-	}
-	return fmt.Sprintf("%d %s: %s", pid, state, strings.ReplaceAll(string(cmd), "\x00", " "))
+	return fmt.Sprintf("%d %s: %s", pid, procState(pid), strings.ReplaceAll(string(cmd), "\x00", " "))
 }
 
 func waitPid(t *testing.T, path string) int {
@@ -208,4 +228,40 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A handler that answers within holdDelay costs no sentinel process; one
+// that runs longer gets its stopped sentinel, which release ends.
+func TestHoldGroupStartsLate(t *testing.T) {
+	if !orphanRuleApplies() {
+		t.Skip("init shares this session: holdGroup starts no sentinel here")
+	}
+	start := func() *exec.Cmd {
+		c := exec.Command("sleep", "30")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	fast := holdGroup(start().Process.Pid)
+	fast.release()
+	if fast.pid != 0 {
+		t.Errorf("a sentinel started for a handler released at once")
+	}
+
+	c := start()
+	slow := holdGroup(c.Process.Pid)
+	waitStoppedMember(t, c.Process.Pid)
+	slow.mu.Lock()
+	p := slow.pid
+	slow.mu.Unlock()
+	if p == 0 {
+		t.Fatal("no sentinel recorded for a handler that ran past holdDelay")
+	}
+	slow.release()
+	if alive(p) {
+		t.Errorf("the sentinel %d outlived release", p)
+	}
 }

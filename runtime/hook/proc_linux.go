@@ -3,9 +3,9 @@
 package hook
 
 import (
-	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // setDeathSignal has the kernel SIGKILL the handler's shell when sitter
@@ -42,6 +42,11 @@ func setDeathSignal(attr *syscall.SysProcAttr) {
 // which ends its stop without orphaning anything stopped: a background
 // child a handler leaves behind when it answers runs on as before.
 //
+// The sentinel starts only once the handler has run for holdDelay: most
+// handlers answer sooner and so cost no extra process, while a harness
+// kills a hook with SIGKILL past its timeout, seconds in (Codex). A
+// SIGKILL within a handler's first holdDelay takes only its shell.
+//
 // The rule needs the new parent (init, or the nearest subreaper) to be in
 // another session than sitter's. Where init shares sitter's session (a
 // container whose init runs the harness in its own session) the group
@@ -52,31 +57,68 @@ func holdGroup(pgid int) *groupHold {
 	if !orphanRuleApplies() {
 		return nil
 	}
-	p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "kill -STOP $$"}, &os.ProcAttr{
+	h := &groupHold{}
+	h.timer = time.AfterFunc(holdDelay, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if !h.released {
+			h.pid = startSentinel(pgid)
+		}
+	})
+	return h
+}
+
+// holdDelay is how long a handler runs before holdGroup starts its
+// sentinel.
+const holdDelay = 50 * time.Millisecond
+
+// startSentinel starts a stopped /bin/sh in process group pgid and
+// returns its pid; 0 when it cannot (the group is gone: the handler has
+// exited and been reaped with all it started; or /bin/sh cannot start:
+// the handler runs unguarded, as before). Plain syscalls, not
+// os.StartProcess: no pidfd or Process to keep per sentinel.
+func startSentinel(pgid int) int {
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "kill -STOP $$"}, &syscall.ProcAttr{
 		Env: []string{},
 		// In the handler's group; no parent-death signal (a signal at
 		// sitter's death would end the stop before the group is orphaned).
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pgid: pgid},
 	})
 	if err != nil {
-		// The handler has exited and been reaped with its whole group, or
-		// /bin/sh cannot start: the handler runs unguarded, as before.
-		return nil
+		return 0
 	}
 	// The shell stops itself too; this stops it before its start-up.
-	p.Signal(syscall.SIGSTOP)
-	return &groupHold{p}
+	syscall.Kill(pid, syscall.SIGSTOP)
+	return pid
 }
 
-type groupHold struct{ p *os.Process }
+type groupHold struct {
+	timer    *time.Timer
+	mu       sync.Mutex
+	released bool
+	pid      int // the sentinel's, once started
+}
 
-// release ends the sentinel once the handler has been waited for.
+// release ends the sentinel, or keeps it from starting, once the handler
+// has been waited for.
 func (h *groupHold) release() {
 	if h == nil {
 		return
 	}
-	h.p.Kill()
-	h.p.Wait()
+	h.timer.Stop()
+	h.mu.Lock()
+	h.released = true
+	pid := h.pid
+	h.mu.Unlock()
+	if pid != 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		for {
+			if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+				break
+			}
+		}
+	}
 }
 
 // orphanRuleApplies reports whether init is in another session than

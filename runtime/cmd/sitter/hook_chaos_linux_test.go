@@ -63,6 +63,11 @@ func TestChaosSignalKillsHandlers(t *testing.T) {
 				}
 			})
 			pids = append(pids, waitPid(t, shell), waitPid(t, child))
+			if sig == syscall.SIGKILL {
+				// The handler has run long enough to get its sentinel
+				// (hook.holdGroup starts it late).
+				waitSentinel(t, pids[0])
+			}
 			if err := helper.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -78,6 +83,31 @@ func TestChaosSignalKillsHandlers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitSentinel waits up to 10 s for a stopped process in the group of
+// pid: the sentinel hook.holdGroup keeps there.
+func waitSentinel(t *testing.T, pid int) {
+	t.Helper()
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			p, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			i := strings.LastIndexByte(string(b), ')')
+			if g, err := syscall.Getpgid(p); err == nil && g == pgid && i > 0 && i+2 < len(b) && b[i+2] == 'T' {
+				return
+			}
+		}
+	}
+	t.Fatalf("no stopped sentinel in the handler's group %d", pgid)
 }
 
 func waitPid(t *testing.T, path string) int {
