@@ -390,7 +390,8 @@ func launchBreakpointAgent(sitter string) llmscript.Script {
 // the real Claude Code session stops at the breakpoint and the launch
 // waits, saying so; the page shows the run under "needs you"; the user
 // approves in the page; the launch resumes the session itself, and the
-// open run page follows: working, then completed. The launch exits 0 with
+// open run page follows: working, then completed (orphaned may show for a
+// moment before working: the board does not know that a launch waits). The launch exits 0 with
 // the run completed, the breakpoint's answer in the journal and exactly
 // one RUN_COMPLETED.
 func TestObserveLaunch(t *testing.T) {
