@@ -294,6 +294,13 @@ func (l *launcher) openRun() error {
 		return err
 	}
 	l.run, l.journalStart = st, len(st.Journal.Events)
+	// While this launch lives it drives the run, also between two harness
+	// sessions (sitter observe shows it working, not orphaned).
+	unmark, err := run.MarkLaunch(st.Dir, os.Getpid())
+	if err != nil {
+		return err
+	}
+	l.undo = append(l.undo, unmark)
 	verb := "created"
 	if o.Babysit.RunID != "" {
 		verb = "resumed"

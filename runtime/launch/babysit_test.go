@@ -4,6 +4,7 @@ package launch_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -576,8 +577,14 @@ func answerBreakpoint(t *testing.T, ws string) <-chan error {
 			runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
 			if len(runs) == 1 {
 				if st, err := run.Load(runs[0]); err == nil && st.Effect("e1") != nil {
+					// The launch marks the run it drives (sitter observe:
+					// working, not orphaned, while it waits).
+					var markErr error
+					if pid := run.LaunchPID(runs[0]); pid != os.Getpid() {
+						markErr = fmt.Errorf("the waiting launch's mark names pid %d, want %d", pid, os.Getpid())
+					}
 					_, err := run.Post(context.Background(), runs[0], "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)})
-					done <- err
+					done <- cmp.Or(markErr, err)
 					return
 				}
 			}
@@ -619,6 +626,9 @@ func TestBabysitInteractiveBreakpoint(t *testing.T) {
 	}
 	if e := evs.find("babysit"); e == nil || e["status"] != run.StatusCompleted || e["harnessSession"] != "real-1" {
 		t.Errorf("babysit event: %v", e)
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], run.StateDir, run.LaunchFile)); !os.IsNotExist(err) {
+		t.Errorf("the launch's mark outlived the launch: %v", err)
 	}
 }
 

@@ -40,6 +40,9 @@ type RunView struct {
 	LastStop      string
 	LastStopAfter bool
 	RuntimeError  string
+	// Launched: run.json's folder holds a launch mark (run.LaunchFile):
+	// a sitter launch may drive the run between its sessions.
+	Launched bool
 	// Bucket is the triage column, Why one line saying why.
 	Bucket, Why string
 	sig         signature
@@ -476,6 +479,8 @@ func readRun(dir string) *RunView {
 		return v
 	}
 	v.Status, v.Events, v.RuntimeError = st.Status, len(st.Journal.Events), st.RuntimeError
+	_, err = os.Stat(filepath.Join(dir, runs.StateDir, runs.LaunchFile))
+	v.Launched = err == nil
 	if h := st.Journal.Head(); h != nil {
 		if t := parseTime(h.RecordedAt); !t.IsZero() {
 			v.Last = t

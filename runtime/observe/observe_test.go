@@ -454,6 +454,40 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A run whose session ended while a sitter launch still drives it (a
+// breakpoint answered, the session about to be resumed) is working, not
+// orphaned; once that launch is gone, it is orphaned.
+func TestClassifyLaunched(t *testing.T) {
+	now := time.Now()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, runs.StateDir), 0o755)
+	ended := []*session.State{{Harness: "claude-code", SessionID: "s", RunDir: dir, EndedBecause: "breakpoints-only"}}
+	v := RunView{Dir: dir, Status: runs.StatusCreated, Events: 5, Last: now, Launched: true}
+	unmark, err := runs.MarkLaunch(dir, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, why := Classify(&v, ended, nil, now, time.Hour); got != Working || !strings.Contains(why, "sitter launch") {
+		t.Errorf("with a live launch: %s (%s), want working", got, why)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runs.MarkLaunch(dir, gone.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if got, why := Classify(&v, ended, nil, now, time.Hour); got != Orphaned {
+		t.Errorf("with the launch gone: %s (%s), want orphaned", got, why)
+	}
+	if err := unmark(); err != nil {
+		t.Fatal(err)
+	}
+	if runs.LaunchPID(dir) != 0 {
+		t.Errorf("the mark outlived its removal")
+	}
+}
+
 func TestRunCheckpoints(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")

@@ -38,7 +38,9 @@ var Buckets = []struct{ ID, Title string }{
 //	  cap and nothing but stop checks followed  → needs you
 //	the process file cannot run                 → needs you
 //	a session drove it and none drives it now
-//	  (it ended or was deactivated mid-run)     → orphaned
+//	  (it ended or was deactivated mid-run):
+//	  a live sitter launch drives it            → working
+//	  otherwise                                 → orphaned
 //	no activity for stale:
 //	  every effect resolved, no RUN_COMPLETED   → orphaned
 //	  otherwise                                 → stale
@@ -99,6 +101,11 @@ func Classify(v *RunView, sessions []*session.State, caps map[Driver]StopCapped,
 	if driver == nil && ended != nil {
 		if ended.EndedBecause == session.RowMaxIterations {
 			return NeedsYou, "the stop hook gave up at the session's cap"
+		}
+		if v.Launched {
+			if pid := runs.LaunchPID(v.Dir); pid != 0 {
+				return Working, fmt.Sprintf("sitter launch (pid %d) drives it: its %s session %s ended, the launch goes on", pid, ended.Harness, ended.SessionID)
+			}
 		}
 		why := ended.EndedBecause
 		if why == "" {
