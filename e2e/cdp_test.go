@@ -182,8 +182,10 @@ func (b *browser) try(session, method string, params any, out any) error {
 		return nil
 	case <-b.done:
 		return fmt.Errorf("cdp %s: the browser exited", method)
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("cdp %s: no reply in 30 s", method)
+	case <-time.After(90 * time.Second):
+		// Chromium's first target can take long on a loaded CI machine
+		// (30 s was missed twice at load 7+).
+		return fmt.Errorf("cdp %s: no reply in 90 s", method)
 	}
 }
 
