@@ -319,30 +319,20 @@ func (ix *Index) Sweep() bool {
 	var jobs []job
 	present := map[string]bool{}
 	ix.mu.RLock()
-	for _, r := range ix.roots {
-		es, err := os.ReadDir(r.runsDir)
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			if !e.IsDir() {
-				continue
-			}
-			d := filepath.Join(r.runsDir, e.Name())
-			sig, ok := statSig(d)
-			old := ix.runs[d]
-			if !ok && old == nil {
-				// Not a run (yet): a run has run.json and journal/.
-				if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err != nil {
-					continue
-				}
-			}
-			present[d] = true
-			if old == nil || old.sig != sig {
-				jobs = append(jobs, job{d, r, sig})
+	ix.eachRunDir(func(r root, d string) {
+		sig, ok := statSig(d)
+		old := ix.runs[d]
+		if !ok && old == nil {
+			// Not a run (yet): a run has run.json and journal/.
+			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err != nil {
+				return
 			}
 		}
-	}
+		present[d] = true
+		if old == nil || old.sig != sig {
+			jobs = append(jobs, job{d, r, sig})
+		}
+	})
 	first := ix.indexing
 	ix.mu.RUnlock()
 	if first {
@@ -512,6 +502,22 @@ func readRun(dir string) *RunView {
 		}
 	}
 	return v
+}
+
+// eachRunDir calls f with every folder of each watched runs directory
+// (a run, or one on its way: run.json and journal/ may not be there yet).
+func (ix *Index) eachRunDir(f func(r root, dir string)) {
+	for _, r := range ix.roots {
+		es, err := os.ReadDir(r.runsDir)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if e.IsDir() {
+				f(r, filepath.Join(r.runsDir, e.Name()))
+			}
+		}
+	}
 }
 
 func slicesContains(ds []Driver, d Driver) bool {

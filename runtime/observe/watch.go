@@ -75,19 +75,11 @@ func (ws *watchSet) sync(ix *Index) (complete, added bool) {
 	need(filepath.Join(ix.stateDir, "sessions"))
 	for _, r := range ix.roots {
 		need(r.runsDir)
-		es, err := os.ReadDir(r.runsDir)
-		if err != nil {
-			continue
-		}
-		for _, e := range es {
-			if !e.IsDir() {
-				continue
-			}
-			d := filepath.Join(r.runsDir, e.Name())
-			need(d) // run.json and journal/ appear in it
-			need(filepath.Join(d, runs.JournalDir))
-		}
 	}
+	ix.eachRunDir(func(_ root, d string) {
+		need(d) // run.json and journal/ appear in it
+		need(filepath.Join(d, runs.JournalDir))
+	})
 	for d := range ws.have {
 		if !want[d] {
 			ws.w.Remove(d)
