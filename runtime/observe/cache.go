@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/journal"
 )
 
@@ -21,8 +21,8 @@ import (
 // is done and when the server stops. A cache that does not load is
 // ignored: the runs are read as without one.
 
-// cacheVersion changes when RunView does.
-const cacheVersion = 1
+// cacheVersion changes when RunView does (2: Launched).
+const cacheVersion = 2
 
 type cacheFile struct {
 	Version  int          `json:"version"`
@@ -49,7 +49,7 @@ func (ix *Index) loadCache() {
 	if ix.stateDir == "" {
 		return
 	}
-	b, err := os.ReadFile(ix.cachePath())
+	b, err := audit.ReadNoFollow(ix.cachePath()) // a state file: never through a link
 	if err != nil {
 		return
 	}
