@@ -149,13 +149,13 @@ func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
 			// Gather the burst (one journal append is a few events): take
 			// every event already waiting, then sweep once.
 			time.Sleep(settle)
-			for n := 0; n < 1000; n++ { // a flood still gets its sweeps
+		drain:
+			for range 1000 { // a flood still gets its sweeps
 				select {
 				case <-events:
-					continue
 				default:
+					break drain
 				}
-				break
 			}
 		case <-errs:
 			// An overflow: events were lost; the sweep finds the changes.
