@@ -304,7 +304,7 @@ func (l *launcher) openRun() error {
 	verb := "created"
 	if o.Babysit.RunID != "" {
 		verb = "resumed"
-		if h, id := LastSession(st, UserStateDir(o.Env)); h == o.Spec.Harness && len(o.Spec.ResumeID) > 0 {
+		if id := l.resumable(st); id != "" {
 			l.harnessSession = id
 			if o.Mode == BridgeHooks {
 				// The emulated lifecycle speaks for the resumed session.
@@ -379,6 +379,15 @@ func (l *launcher) agentDriven() (int, error) {
 	return code, err
 }
 
+// resumable is the session of this harness that drove run st last, if
+// the harness can resume a session by id; "" otherwise.
+func (l *launcher) resumable(st *run.State) string {
+	if h, id := LastSession(st, UserStateDir(l.o.Env)); h == l.o.Spec.Harness && len(l.o.Spec.ResumeID) > 0 {
+		return id
+	}
+	return ""
+}
+
 // babysitAgentDriven drives the run in agent-driven mode: the harness
 // once, and again each time an interactive run's breakpoints, which ended
 // its session, have been answered (resuming the session that drove the
@@ -386,10 +395,7 @@ func (l *launcher) agentDriven() (int, error) {
 func (l *launcher) babysitAgentDriven() (int, error) {
 	code, err := l.agentDriven()
 	for err == nil && !l.timedOut && l.awaitBreakpoints() {
-		l.harnessSession = ""
-		if h, id := LastSession(l.run, UserStateDir(l.o.Env)); h == l.o.Spec.Harness && len(l.o.Spec.ResumeID) > 0 {
-			l.harnessSession = id
-		}
+		l.harnessSession = l.resumable(l.run)
 		l.emit("babysit_resume", "runId", l.run.Meta.RunID, "resumeSession", l.harnessSession)
 		code, err = l.agentDriven()
 	}
