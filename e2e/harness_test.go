@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -218,14 +219,25 @@ type runResult struct {
 
 func runCLI(t *testing.T, dir string, env []string, timeout time.Duration, name string, args ...string) runResult {
 	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := runCLITo(t, &stdout, &stderr, dir, env, timeout, name, args...)
+	return runResult{stdout.String(), stderr.String(), err}
+}
+
+// runCLITo is runCLI writing the command's output to stdout and stderr
+// as it comes (a lockedBuffer lets a test read it meanwhile).
+func runCLITo(t *testing.T, stdout, stderr interface {
+	io.Writer
+	fmt.Stringer
+}, dir string, env []string, timeout time.Duration, name string, args ...string) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = nil
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %s: %w", timeout, err)
@@ -233,7 +245,7 @@ func runCLI(t *testing.T, dir string, env []string, timeout time.Duration, name 
 	if os.Getenv("SITTER_E2E_VERBOSE") == "1" {
 		t.Logf("%s %s: %v\n-- stdout --\n%s\n-- stderr --\n%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return runResult{stdout.String(), stderr.String(), err}
+	return err
 }
 
 // baseEnv is a minimal environment with a fresh HOME.

@@ -390,11 +390,19 @@ func launchBreakpointAgent(sitter string) llmscript.Script {
 // the real Claude Code session stops at the breakpoint and the launch
 // waits, saying so; the page shows the run under "needs you"; the user
 // approves in the page; the launch resumes the session itself, and the
-// open run page follows: working, then completed (orphaned may show for a
-// moment before working: the board does not know that a launch waits). The launch exits 0 with
-// the run completed, the breakpoint's answer in the journal and exactly
-// one RUN_COMPLETED.
+// open run page follows: working, then completed, never orphaned. The
+// launch exits 0 with the run completed, the breakpoint's answer in the
+// journal and exactly one RUN_COMPLETED.
+//
+// after-the-wait approves once the launch has said that it waits; at-once
+// approves as soon as the board shows the breakpoint, which may be before
+// the session has ended (the launch then resumes without waiting).
 func TestObserveLaunch(t *testing.T) {
+	t.Run("after-the-wait", func(t *testing.T) { observeLaunch(t, true) })
+	t.Run("at-once", func(t *testing.T) { observeLaunch(t, false) })
+}
+
+func observeLaunch(t *testing.T, afterWait bool) {
 	bin := install(t, clis["claude-code"])
 	b := startBrowser(t)
 	shots := artifactsDir(t)
@@ -408,9 +416,10 @@ func TestObserveLaunch(t *testing.T) {
 	b.waitFor(`document.getElementById('live').textContent === 'live'`, 5*time.Second)
 
 	llm := startLLM(t, launchBreakpointAgent(sitter(t)))
-	launched := make(chan runResult, 1)
+	var stdout, stderr lockedBuffer
+	launched := make(chan error, 1)
 	go func() {
-		launched <- runCLI(t, t.TempDir(), append(env, "ANTHROPIC_API_KEY=sk-fake"), 5*time.Minute, sitter(t), "launch",
+		launched <- runCLITo(t, &stdout, &stderr, t.TempDir(), append(env, "ANTHROPIC_API_KEY=sk-fake"), 5*time.Minute, sitter(t), "launch",
 			"claude-code", "--bin", bin, "--workspace", project, "--upstream", llm.URL,
 			"--plugin", filepath.Join(repo(t), "artifacts", "babysitter", "claude-code"),
 			"--babysit", proc, "--interactive", "--json")
@@ -420,13 +429,20 @@ func TestObserveLaunch(t *testing.T) {
 	runID := filepath.Base(dir)
 	b.waitFor(`!!document.querySelector('#col-needs-you .card[data-run="`+runID+`"]')`, time.Second)
 	bp, _ := breakpointAsked(t, dir, env)
-	t.Logf("board, the launch waiting: %s", b.screenshot(shots, "launch-board.png"))
-
-	// The launch is still running: it waits for the human.
-	select {
-	case r := <-launched:
-		t.Fatalf("sitter launch exited at the breakpoint: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-	default:
+	waits := "waits for breakpoint " + bp + " (approve): answer it in `sitter observe`"
+	if afterWait {
+		// The user reads in the launch's terminal that it waits.
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), waits); time.Sleep(50 * time.Millisecond) {
+			select {
+			case err := <-launched:
+				t.Fatalf("sitter launch exited at the breakpoint: %v\n%s\n%s", err, stdout.String(), stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the launch did not say that it waits (%q):\n%s", waits, stderr.String())
+			}
+		}
+		t.Logf("board, the launch waiting: %s", b.screenshot(shots, "launch-board.png"))
 	}
 
 	b.navigate(strings.SplitN(url, "/?", 2)[0] + "/run?path=" + neturl.QueryEscape(dir))
@@ -448,16 +464,15 @@ func TestObserveLaunch(t *testing.T) {
 	if !strings.HasSuffix(got, "working → completed") || strings.Contains(got, "orphaned") {
 		t.Errorf("the run page showed %v, want it to go working → completed, never orphaned", got)
 	}
-	t.Logf("run, completed: %s", b.screenshot(shots, "launch-run.png"))
+	if afterWait {
+		t.Logf("run, completed: %s", b.screenshot(shots, "launch-run.png"))
+	}
 
-	r := <-launched
-	if r.err != nil {
-		t.Fatalf("sitter launch: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	if err := <-launched; err != nil {
+		t.Fatalf("sitter launch: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
-	if want := "waits for breakpoint " + bp + " (approve): answer it in `sitter observe`"; strings.Count(r.stderr, want) != 1 {
-		t.Errorf("the launch did not say once what waits (%q):\n%s", want, r.stderr)
-	}
-	var wait, end map[string]any
+	r := runResult{stdout: stdout.String(), stderr: stderr.String()}
+	var wait, answered, end map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var e map[string]any
 		if json.Unmarshal([]byte(l), &e) != nil {
@@ -466,12 +481,22 @@ func TestObserveLaunch(t *testing.T) {
 		switch e["type"] {
 		case "breakpoint_wait":
 			wait = e
+		case "breakpoint_answered":
+			answered = e
 		case "babysit":
 			end = e
 		}
 	}
-	if wait == nil || wait["runId"] != runID {
-		t.Errorf("no breakpoint_wait event for run %s:\n%s", runID, r.stdout)
+	if answered == nil || answered["runId"] != runID {
+		t.Errorf("no breakpoint_answered event for run %s:\n%s", runID, r.stdout)
+	}
+	// At once, the answer may come before the session has ended: then the
+	// launch has nothing to wait for and says nothing of it.
+	if n := strings.Count(r.stderr, waits); afterWait && n != 1 || n > 1 || (n == 1) != (wait != nil) {
+		t.Errorf("the launch said %d times what waits (%q), breakpoint_wait event %v:\n%s\n%s", n, waits, wait, r.stderr, r.stdout)
+	}
+	if wait != nil && wait["runId"] != runID {
+		t.Errorf("breakpoint_wait event for another run: %v", wait)
 	}
 	if end == nil || end["code"] != float64(0) || end["status"] != "completed" {
 		t.Errorf("babysit event %v, want code 0, completed", end)

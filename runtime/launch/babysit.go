@@ -393,8 +393,10 @@ func (l *launcher) resumable(st *run.State) string {
 // its session, have been answered (resuming the session that drove the
 // run, as --run-id does).
 func (l *launcher) babysitAgentDriven() (int, error) {
+	from := l.journalStart
 	code, err := l.agentDriven()
-	for err == nil && !l.timedOut && l.awaitBreakpoints() {
+	for err == nil && !l.timedOut && l.awaitBreakpoints(from) {
+		from = len(l.run.Journal.Events)
 		l.harnessSession = l.resumable(l.run)
 		l.emit("babysit_resume", "runId", l.run.Meta.RunID, "resumeSession", l.harnessSession)
 		code, err = l.agentDriven()
@@ -406,15 +408,25 @@ func (l *launcher) babysitAgentDriven() (int, error) {
 // interactive and only breakpoints are pending, it says once what waits
 // and how to answer, then waits (reading the run's journal every
 // breakpointPoll) until no breakpoint is pending, and reports true: the
-// launch goes on. A non-interactive run, a run with other work or none,
-// --timeout (l.timedOut) and a signal give false.
-func (l *launcher) awaitBreakpoints() bool {
+// launch goes on. So it does, without waiting, when the session's last
+// stop check (journal events from index from on) let it stop for
+// breakpoints that a human has answered since, before the harness exited.
+// A non-interactive run, a run with other work or none, --timeout
+// (l.timedOut) and a signal give false.
+func (l *launcher) awaitBreakpoints(from int) bool {
 	st, err := run.Load(l.run.Dir)
 	if err != nil {
 		return false
 	}
 	l.run = st
-	if st.Meta.NonInteractive || st.Terminal() || !onlyBreakpoints(st) {
+	if st.Meta.NonInteractive || st.Terminal() {
+		return false
+	}
+	if !onlyBreakpoints(st) {
+		if len(st.Pending()) == 0 && stoppedForBreakpoints(st.Journal.Events[min(from, len(st.Journal.Events)):]) {
+			l.emit("breakpoint_answered", "runId", st.Meta.RunID)
+			return true
+		}
 		return false
 	}
 	var waiting []map[string]string
@@ -462,6 +474,19 @@ func (l *launcher) awaitBreakpoints() bool {
 	}
 }
 
+// stoppedForBreakpoints says whether the last stop check among evs let
+// the session stop because only breakpoints were pending.
+func stoppedForBreakpoints(evs []journal.Event) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == journal.StopHookInvoked {
+			var d struct{ Decision, Row string }
+			json.Unmarshal(evs[i].Data, &d)
+			return d.Decision == "allow" && d.Row == session.RowBreakpoints
+		}
+	}
+	return false
+}
+
 // breakpointPoll is how often a launch waiting for a breakpoint's answer
 // reads the run's journal.
 var breakpointPoll = 250 * time.Millisecond
@@ -487,7 +512,7 @@ func (l *launcher) babysitContinue(cont bool, reason string) (bool, string) {
 		return false, ""
 	}
 	l.run = st
-	if !st.Terminal() && onlyBreakpoints(st) && l.awaitBreakpoints() {
+	if !st.Terminal() && onlyBreakpoints(st) && l.awaitBreakpoints(l.journalStart) {
 		return true, BabysitPrompt(st.Meta.RunID, st.Dir, l.sitterCmd)
 	}
 	if st.Terminal() || onlyBreakpoints(st) {

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 //	cap                     journal the session's iteration cap
 //	breakpoint              request a breakpoint effect
 //	bpstop                  request breakpoint e1 and journal the stop check that let session real-1 stop
+//	bpanswered              bpstop, then e1 answered (by a human quick in sitter observe) before the harness exits
 //	sleep                   sleep (for --timeout)
 //	blockloop               journal blocks for 10 s (a cap that does not hold)
 //	exitN                   exit with code N
@@ -88,6 +89,17 @@ func fakeHarness() int {
 			return c
 		}
 		return appendEv(journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "real-1", "decision": "allow", "row": "breakpoints-only"})
+	case action == "bpanswered":
+		if c := appendEv(journal.EffectRequested, map[string]any{"effectId": "e1", "invocationKey": "k1", "taskId": "ask", "kind": "breakpoint", "label": "approve the plan"}); c != 0 {
+			return c
+		}
+		if c := appendEv(journal.StopHookInvoked, map[string]any{"harness": "claude-code", "sessionId": "real-1", "decision": "allow", "row": "breakpoints-only"}); c != 0 {
+			return c
+		}
+		if _, err := run.Post(context.Background(), dir, "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 72
+		}
 	case action == "sleep":
 		time.Sleep(time.Minute)
 	case action == "blockloop":
@@ -629,6 +641,25 @@ func TestBabysitInteractiveBreakpoint(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(runs[0], run.StateDir, run.LaunchFile)); !os.IsNotExist(err) {
 		t.Errorf("the launch's mark outlived the launch: %v", err)
+	}
+}
+
+// TestBabysitInteractiveAnsweredEarly: the human answers the breakpoint
+// after the stop hook let the session stop but before the harness has
+// exited (quick in sitter observe): the launch does not wait for an answer
+// it already has, and does not end with the run unfinished either: it
+// resumes the session at once and goes on to completion.
+func TestBabysitInteractiveAnsweredEarly(t *testing.T) {
+	ws, entry := newProcess(t)
+	code, err, evs, stderr := babysitCase{actions: "bpanswered,complete", babysit: launch.Babysit{Entry: entry, Interactive: true}}.run(t, ws, t.TempDir())
+	if err != nil || code != launch.ExitCompleted {
+		t.Fatalf("code %d, err %v, want 0\n%s", code, err, stderr)
+	}
+	if sp := spawns(t, ws); len(sp) != 2 || sp[1].Args[0] != "--resume" || sp[1].Args[1] != "real-1" {
+		t.Fatalf("spawns %+v, want a new session, then session real-1 resumed", sp)
+	}
+	if evs.find("breakpoint_wait") != nil || evs.find("breakpoint_answered") == nil || strings.Contains(stderr, "waits for breakpoint") {
+		t.Errorf("events %v, stderr %q: want breakpoint_answered and no wait", evs, stderr)
 	}
 }
 
