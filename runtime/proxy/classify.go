@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -39,7 +38,7 @@ type matcher struct {
 	lits    [][]byte
 	values  [][]byte
 	prefix  []byte
-	re      *regexp.Regexp
+	re      *Pattern
 	present int // 0: not this kind, 1: present, -1: absent
 }
 
@@ -65,7 +64,7 @@ func compileMatch(m SignalMatch) (*matcher, error) {
 		c.lits = append(c.lits, b[:len(b)-1])
 	}
 	if m.Pattern != "" {
-		re, err := regexp.Compile(m.Pattern)
+		re, err := CompilePattern(m.Pattern)
 		if err != nil {
 			return nil, err
 		}
@@ -140,25 +139,15 @@ type bodyView struct {
 	tops [][]byte
 }
 
-// newBodyView splits body; pathModel (Gemini: the model is in the URL)
-// stands for the "model" member.
-func newBodyView(body []byte, names []string, pathModel string) *bodyView {
-	v := &bodyView{body: body, tops: make([][]byte, len(names))}
-	topMembers(body, names, v.tops)
+// splitBody splits body into tops (len(names) long); pathModel (Gemini:
+// the model is in the URL) stands for the "model" member.
+func splitBody(body []byte, names []string, tops [][]byte, pathModel string) bodyView {
+	topMembers(body, names, tops)
 	if pathModel != "" {
 		b, _ := json.Marshal(pathModel)
-		v.tops[0] = b
+		tops[0] = b
 	}
-	return v
-}
-
-// model is the request's model, "" when it has none.
-func (v *bodyView) model() string {
-	s, ok := rawString(v.tops[0])
-	if !ok {
-		return ""
-	}
-	return string(s)
+	return bodyView{body: body, tops: tops}
 }
 
 // rawString is the text of a JSON string without copying it when it has

@@ -59,7 +59,18 @@ type Router struct {
 	servers map[string]*Server
 	// headers: each custom rule's header, canonical (http.Header's keys).
 	headers []string
-	mux     *http.ServeMux
+	// The built-in rules, looked up once: longContext and background (nil
+	// when the file has none), default; and per client protocol the
+	// signal rules in the order they are tried.
+	longContext, background, def *Rule
+	signals                      map[string][]signalRule
+	mux                          *http.ServeMux
+}
+
+// signalRule is a rule chosen when any of its protocol's signals holds.
+type signalRule struct {
+	rule *Rule
+	any  []*matcher
 }
 
 // NewRouter builds one Server per provider of the routes file.
@@ -71,9 +82,21 @@ func NewRouter(rc RouterConfig) (*Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Router{cfg: rc, routes: rc.Routes, sig: sig, servers: map[string]*Server{}}
+	rules := rc.Routes.Rules
+	rt := &Router{cfg: rc, routes: rc.Routes, sig: sig, servers: map[string]*Server{},
+		longContext: rules[RuleLongContext], background: rules[RuleBackground], def: rules[RuleDefault], signals: map[string][]signalRule{}}
 	for _, r := range rc.Routes.Custom {
 		rt.headers = append(rt.headers, http.CanonicalHeaderKey(r.Header))
+	}
+	for _, s := range []struct {
+		rule string
+		ms   map[string][]*matcher
+	}{{RuleWebSearch, sig.webSearch}, {RuleImage, sig.image}, {RuleThink, sig.think}} {
+		if r := rules[s.rule]; r != nil {
+			for proto, ms := range s.ms {
+				rt.signals[proto] = append(rt.signals[proto], signalRule{r, ms})
+			}
+		}
 	}
 	if rt.cfg.Base.Log == nil {
 		rt.cfg.Base.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -113,51 +136,47 @@ func NewRouter(rc RouterConfig) (*Router, error) {
 
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
 
-// request is what a rule is chosen from.
-type request struct {
-	proto, harness, model string
-	tokens                int
-	header                http.Header
-	view                  *bodyView
-}
-
-// newRequest splits the body once; every signal reads that split.
-func (rt *Router) newRequest(proto, harness string, body []byte, header http.Header, pathModel string) *request {
-	v := newBodyView(body, rt.sig.tops, pathModel)
-	return &request{proto: proto, harness: harness, model: v.model(), tokens: len(body) / 4, header: header, view: v}
-}
-
 // pick returns the rule for a request and the targets to try in order.
-func (rt *Router) pick(q *request) (string, []Target) {
-	if p, m, ok := strings.Cut(q.model, ","); ok {
-		if _, known := rt.routes.Providers[p]; known && m != "" {
-			return RuleDirect, []Target{{Provider: p, Model: m}}
+// The body is split once (its top-level members); every signal reads
+// that split.
+func (rt *Router) pick(proto, harness string, body []byte, header http.Header, pathModel string) (string, []Target) {
+	var buf [16][]byte // the split, on the stack when that is enough
+	var tops [][]byte
+	if n := len(rt.sig.tops); n <= len(buf) {
+		tops = buf[:n]
+	} else {
+		tops = make([][]byte, n)
+	}
+	view := splitBody(body, rt.sig.tops, tops, pathModel)
+	model, _ := rawString(view.tops[0])
+	if p, m, ok := bytes.Cut(model, []byte(",")); ok && len(m) > 0 {
+		if _, known := rt.routes.Providers[string(p)]; known {
+			return RuleDirect, []Target{{Provider: string(p), Model: string(m)}}
 		}
 	}
 	for i, r := range rt.routes.Custom {
-		if r.Model != nil && !r.Model.MatchString(q.model) {
+		if r.Model != nil && !r.Model.Match(model) {
 			continue
 		}
-		if r.Harness != "" && r.Harness != q.harness {
+		if r.Harness != "" && r.Harness != harness {
 			continue
 		}
 		if r.Header != "" {
-			v, ok := q.header[rt.headers[i]]
+			v, ok := header[rt.headers[i]]
 			if !ok || r.Value != nil && !slices.ContainsFunc(v, r.Value.MatchString) {
 				continue
 			}
 		}
 		return r.Name, r.Chain
 	}
-	rules := rt.routes.Rules
-	if r := rules[RuleLongContext]; r != nil && q.tokens > r.Threshold {
+	if r := rt.longContext; r != nil && len(body)/4 > r.Threshold { // tokens: about 4 bytes each
 		return r.Name, r.Chain
 	}
-	if r := rules[RuleBackground]; r != nil {
-		for _, g := range rt.sig.background[q.harness] {
+	if r := rt.background; r != nil {
+		for _, g := range rt.sig.background[harness] {
 			all := true
 			for _, m := range g {
-				if !m.holds(q.view) {
+				if !m.holds(&view) {
 					all = false
 					break
 				}
@@ -167,22 +186,18 @@ func (rt *Router) pick(q *request) (string, []Target) {
 			}
 		}
 	}
-	if r := rules[RuleWebSearch]; r != nil && anyHolds(rt.sig.webSearch[q.proto], q.view) {
-		return r.Name, r.Chain
+	for _, s := range rt.signals[proto] {
+		if anyHolds(s.any, &view) {
+			return s.rule.Name, s.rule.Chain
+		}
 	}
-	if r := rules[RuleImage]; r != nil && anyHolds(rt.sig.image[q.proto], q.view) {
-		return r.Name, r.Chain
-	}
-	if r := rules[RuleThink]; r != nil && anyHolds(rt.sig.think[q.proto], q.view) {
-		return r.Name, r.Chain
-	}
-	return RuleDefault, rules[RuleDefault].Chain
+	return RuleDefault, rt.def.Chain
 }
 
 // Classify reports the rule and targets a request body would get (tests,
 // and the routes bench).
 func (rt *Router) Classify(proto, harness string, body []byte, header http.Header, pathModel string) (string, []Target) {
-	return rt.pick(rt.newRequest(proto, harness, body, header, pathModel))
+	return rt.pick(proto, harness, body, header, pathModel)
 }
 
 func (rt *Router) handle(proto, kind string) http.HandlerFunc {
@@ -215,7 +230,7 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 			pathModel, _, _ = strings.Cut(r.PathValue("call"), ":")
 		}
 		harness := rt.cfg.Harness
-		rule, chain := rt.pick(rt.newRequest(proto, harness, body, r.Header, pathModel))
+		rule, chain := rt.pick(proto, harness, body, r.Header, pathModel)
 		n := min(len(chain), rt.routes.Attempts)
 		rec := RouteRecord{Rule: rule, Harness: harness, Client: proto}
 		for i, t := range chain[:n] {

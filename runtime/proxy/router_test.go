@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"sitter.dev/sitter/runtime/internal/fakellm"
 )
@@ -318,39 +319,69 @@ func BenchmarkClassify(b *testing.B) {
 // TestTopMembers: the byte scanner splits what encoding/json decodes, and
 // gives up on what it rejects.
 func TestTopMembers(t *testing.T) {
-	for _, in := range []string{
-		`{"model":"m","n":1.5e3,"t":true,"x":null,"tools":[{"a":"}]\"{"},[]],"s":"a\"b\\","o":{"k":{"l":[1,2]}},"e":"\\\\"}`,
-		` { "a" : "b" , "c\u0041" : [ ] } `,
-		`{}`,
-	} {
+	for _, in := range topMembersCases {
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		names := []string{"absent"}
-		for k := range want {
-			names = append(names, k)
-		}
-		got := make([][]byte, len(names))
-		if !topMembers([]byte(in), names, got) {
-			t.Errorf("%s: not split", in)
-		}
-		if got[0] != nil {
-			t.Errorf("%s: absent = %s", in, got[0])
-		}
-		for i, k := range names[1:] {
-			if strings.TrimSpace(string(got[i+1])) != strings.TrimSpace(string(want[k])) {
-				t.Errorf("%s: %s = %s, want %s", in, k, got[i+1], want[k])
-			}
-			if m := member([]byte(in), k); strings.TrimSpace(string(m)) != strings.TrimSpace(string(want[k])) {
-				t.Errorf("%s: member %s = %s, want %s", in, k, m, want[k])
-			}
-		}
+		checkTopMembers(t, in, want)
 	}
 	for _, bad := range []string{`[1]`, `{"a":}`, `{"a":"b"`, `{"a" "b"}`, `{"a":[1}`, ``, `{"a":"b\"}`} {
 		got := make([][]byte, 1)
 		if topMembers([]byte(bad), []string{"a"}, got) || got[0] != nil {
 			t.Errorf("%q: split as %q", bad, got[0])
+		}
+	}
+}
+
+var topMembersCases = []string{
+	`{"model":"m","n":1.5e3,"t":true,"x":null,"tools":[{"a":"}]\"{"},[]],"s":"a\"b\\","o":{"k":{"l":[1,2]}},"e":"\\\\"}`,
+	` { "a" : "b" , "c\u0041" : [ ] } `,
+	`{}`,
+	// Strings past the 16 bytes skipString reads one by one, with escapes
+	// on either side of that border.
+	`{"long":"0123456789abcd\\\"ef\"gh\\","b":"0123456789abcde\\","c":"0123456789abcdef\\\\\"x\""}`,
+}
+
+// FuzzTopMembers: on any object encoding/json reads, the byte scanner
+// splits the same members.
+func FuzzTopMembers(f *testing.F) {
+	for _, in := range topMembersCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var want map[string]json.RawMessage
+		if !utf8.ValidString(in) || json.Unmarshal([]byte(in), &want) != nil {
+			return // encoding/json reads bad UTF-8 as U+FFFD; the signals' names are ASCII
+		}
+		var keys []string
+		eachMember([]byte(in), func(k, _ []byte) bool { keys = append(keys, string(k)); return false })
+		if len(keys) != len(want) {
+			return // a repeated name: encoding/json keeps the last, folding case
+		}
+		checkTopMembers(t, in, want)
+	})
+}
+
+func checkTopMembers(t *testing.T, in string, want map[string]json.RawMessage) {
+	t.Helper()
+	names := []string{"absent"}
+	for k := range want {
+		names = append(names, k)
+	}
+	got := make([][]byte, len(names))
+	if !topMembers([]byte(in), names, got) {
+		t.Errorf("%s: not split", in)
+	}
+	if got[0] != nil && want["absent"] == nil {
+		t.Errorf("%s: absent = %s", in, got[0])
+	}
+	for i, k := range names[1:] {
+		if strings.TrimSpace(string(got[i+1])) != strings.TrimSpace(string(want[k])) {
+			t.Errorf("%s: %s = %s, want %s", in, k, got[i+1], want[k])
+		}
+		if m := member([]byte(in), k); strings.TrimSpace(string(m)) != strings.TrimSpace(string(want[k])) {
+			t.Errorf("%s: member %s = %s, want %s", in, k, m, want[k])
 		}
 	}
 }
@@ -404,8 +435,8 @@ func TestMatcherWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := newBodyView([]byte(c.body), cs.tops, "")
-		if got := anyHolds(cs.think["p"], v); got != c.want {
+		v := splitBody([]byte(c.body), cs.tops, make([][]byte, len(cs.tops)), "")
+		if got := anyHolds(cs.think["p"], &v); got != c.want {
 			t.Errorf("%+v on %s: %v, want %v", c.m, c.body, got, c.want)
 		}
 	}

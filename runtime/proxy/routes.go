@@ -48,10 +48,10 @@ type Rule struct {
 	// without repeats.
 	Chain []Target
 	// Custom conditions (all that are set must hold).
-	Model   *regexp.Regexp
+	Model   *Pattern
 	Harness string
 	Header  string
-	Value   *regexp.Regexp
+	Value   *Pattern
 	// Threshold: longContext's estimated input tokens.
 	Threshold int
 
@@ -375,7 +375,7 @@ func (rt *Routes) rule(e *routesErr, name string, n *jnode, harnesses []string) 
 			}
 			r.Name = k.val.str
 		case custom && (k.name == "model" || k.name == "value"):
-			re, err := regexp.Compile(k.val.str)
+			re, err := CompilePattern(k.val.str)
 			if k.val.kind != '"' || err != nil {
 				e.add(k.val.off, "%s.%s: want a regular expression: %v", where, k.name, err)
 				ok = false
