@@ -130,6 +130,9 @@ func TestBabysitLoopNATSSelfDriven(t *testing.T) {
 		for i, q := range llm.Requests() {
 			t.Logf("request %d last input: %q", i, q.LastInput())
 		}
+		// What the hook calls did (the stop handler's exit and stderr).
+		b, _ := os.ReadFile(filepath.Join(home, ".sitter-state", "audit.jsonl"))
+		t.Logf("audit log:\n%s", b)
 	}
 }
 
