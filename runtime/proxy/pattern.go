@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
@@ -14,7 +13,7 @@ import (
 // other work together.
 type Pattern struct {
 	*regexp.Regexp
-	lit             []byte // lower-case when fold
+	lit             string // lower-case when fold
 	isLit, anchored bool
 	fold            bool
 }
@@ -41,6 +40,7 @@ func CompilePattern(expr string) (*Pattern, error) {
 		return p, nil
 	}
 	p.fold = sub[0].Flags&syntax.FoldCase != 0
+	lit := make([]byte, 0, len(sub[0].Rune))
 	for _, r := range sub[0].Rune {
 		if r >= utf8.RuneSelf {
 			return p, nil
@@ -48,9 +48,9 @@ func CompilePattern(expr string) (*Pattern, error) {
 		if p.fold && 'A' <= r && r <= 'Z' {
 			r += 'a' - 'A'
 		}
-		p.lit = append(p.lit, byte(r))
+		lit = append(lit, byte(r))
 	}
-	p.isLit = true
+	p.lit, p.isLit = string(lit), true
 	return p, nil
 }
 
@@ -61,50 +61,45 @@ func (p *Pattern) Match(b []byte) bool {
 		// decides for any text that is not ASCII.
 		return p.Regexp.Match(b)
 	}
-	if !p.fold {
-		if p.anchored {
-			return bytes.HasPrefix(b, p.lit)
-		}
-		return bytes.Contains(b, p.lit)
-	}
-	last := len(b) - len(p.lit)
-	if p.anchored {
-		last = min(last, 0)
-	}
-	for i := 0; i <= last; i++ {
-		if equalFoldLower(b[i:i+len(p.lit)], p.lit) {
-			return true
-		}
-	}
-	return false
+	return hasLiteral(b, p.lit, p.fold, p.anchored)
 }
 
 // MatchString reports whether s contains a match of the pattern.
 func (p *Pattern) MatchString(s string) bool {
-	if !p.isLit {
+	if !p.isLit || p.fold && !ascii(s) {
 		return p.Regexp.MatchString(s)
 	}
-	return p.Match([]byte(s))
+	return hasLiteral(s, p.lit, p.fold, p.anchored)
 }
 
-func ascii(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
+func ascii[T ~string | ~[]byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}
 	return true
 }
 
-// equalFoldLower reports whether ASCII b equals lower, ignoring case.
-func equalFoldLower(b, lower []byte) bool {
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
+// hasLiteral reports whether ASCII s contains lit (at its start when
+// anchored; ignoring case when fold, lit being lower-case).
+func hasLiteral[T ~string | ~[]byte](s T, lit string, fold, anchored bool) bool {
+	last := len(s) - len(lit)
+	if anchored {
+		last = min(last, 0)
 	}
-	return true
+next:
+	for i := 0; i <= last; i++ {
+		for j := 0; j < len(lit); j++ {
+			c := s[i+j]
+			if fold && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lit[j] {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
 }
