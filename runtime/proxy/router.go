@@ -374,8 +374,7 @@ const recordDelay = 100 * time.Millisecond
 func (f *RecordFile) run() {
 	defer close(f.done)
 	var batch []RouteRecord
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var buf []byte
 	for {
 		select {
 		case <-f.wake:
@@ -392,15 +391,11 @@ func (f *RecordFile) run() {
 		shut := f.shut
 		f.mu.Unlock()
 		if len(batch) > 0 {
-			buf.Reset()
+			buf = buf[:0]
 			for i := range batch {
-				r := &batch[i]
-				if r.Time == "" && !r.at.IsZero() {
-					r.Time = r.at.UTC().Format(time.RFC3339Nano)
-				}
-				enc.Encode(r)
+				buf = appendRecord(buf, &batch[i])
 			}
-			if _, err := f.w.Write(buf.Bytes()); err != nil {
+			if _, err := f.w.Write(buf); err != nil {
 				f.mu.Lock()
 				f.lost += len(batch)
 				if f.err == nil {

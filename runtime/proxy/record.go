@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// appendRecord appends r as one JSON line, as encoding/json writes a
+// RouteRecord (its field names and omitempty), without reflection: a busy
+// proxy writes one per request, and on a small machine the writer's CPU
+// is the requests' latency.
+func appendRecord(b []byte, r *RouteRecord) []byte {
+	t := r.Time
+	if t == "" && !r.at.IsZero() {
+		b = append(b, `{"time":"`...)
+		b = r.at.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	} else {
+		b = append(b, `{"time":`...)
+		b = appendString(b, t)
+	}
+	b = append(b, `,"rule":`...)
+	b = appendString(b, r.Rule)
+	b = append(b, `,"provider":`...)
+	b = appendString(b, r.Provider)
+	b = append(b, `,"model":`...)
+	b = appendString(b, r.Model)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, `,"latency_ms":`...)
+	b = appendFloat(b, r.LatencyMS)
+	b = append(b, `,"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(r.OutputTokens), 10)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	if len(r.Failed) > 0 {
+		b = append(b, `,"failed":[`...)
+		for i, f := range r.Failed {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, f)
+		}
+		b = append(b, ']')
+	}
+	if r.Harness != "" {
+		b = append(b, `,"harness":`...)
+		b = appendString(b, r.Harness)
+	}
+	b = append(b, `,"client":`...)
+	b = appendString(b, r.Client)
+	if r.Stream {
+		b = append(b, `,"stream":true`...)
+	}
+	if r.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, r.Error)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendString appends s as a JSON string: plain ASCII as it is, anything
+// else (quotes, controls, non-ASCII, bad UTF-8) as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendFloat writes f as encoding/json does.
+func appendFloat(b []byte, f float64) []byte {
+	if a := max(f, -f); a != 0 && (a < 1e-6 || a >= 1e21) || a != a {
+		q, err := json.Marshal(f)
+		if err != nil { // NaN or an infinity: no JSON number
+			return append(b, '0')
+		}
+		return append(b, q...)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
