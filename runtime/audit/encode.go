@@ -2,7 +2,8 @@ package audit
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/internal/jsonw"
 )
 
 // appendEntry encodes an entry as one JSON line without reflection: a hook
@@ -46,7 +47,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = str(b, x)
+			b = jsonw.AppendString(b, x)
 		}
 		b = append(b, ']')
 	}
@@ -76,44 +77,5 @@ func field(b []byte, name, v string, always bool) []byte {
 	b = append(b, '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return str(b, v)
-}
-
-const hex = "0123456789abcdef"
-
-// str appends s as a JSON string (invalid UTF-8 becomes U+FFFD).
-func str(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
+	return jsonw.AppendString(b, v)
 }

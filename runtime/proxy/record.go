@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/internal/jsonw"
 )
 
 // appendRecord appends r as one JSON line, as encoding/json writes a
@@ -19,14 +20,14 @@ func appendRecord(b []byte, r *RouteRecord) []byte {
 		b = append(b, '"')
 	} else {
 		b = append(b, `{"time":`...)
-		b = appendString(b, t)
+		b = jsonw.AppendString(b, t)
 	}
 	b = append(b, `,"rule":`...)
-	b = appendString(b, r.Rule)
+	b = jsonw.AppendString(b, r.Rule)
 	b = append(b, `,"provider":`...)
-	b = appendString(b, r.Provider)
+	b = jsonw.AppendString(b, r.Provider)
 	b = append(b, `,"model":`...)
-	b = appendString(b, r.Model)
+	b = jsonw.AppendString(b, r.Model)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, `,"latency_ms":`...)
@@ -43,38 +44,24 @@ func appendRecord(b []byte, r *RouteRecord) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f)
+			b = jsonw.AppendString(b, f)
 		}
 		b = append(b, ']')
 	}
 	if r.Harness != "" {
 		b = append(b, `,"harness":`...)
-		b = appendString(b, r.Harness)
+		b = jsonw.AppendString(b, r.Harness)
 	}
 	b = append(b, `,"client":`...)
-	b = appendString(b, r.Client)
+	b = jsonw.AppendString(b, r.Client)
 	if r.Stream {
 		b = append(b, `,"stream":true`...)
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, r.Error)
+		b = jsonw.AppendString(b, r.Error)
 	}
 	return append(b, "}\n"...)
-}
-
-// appendString appends s as a JSON string: plain ASCII as it is, anything
-// else (quotes, controls, non-ASCII, bad UTF-8) as encoding/json writes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendFloat writes f as encoding/json does.
