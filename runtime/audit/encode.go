@@ -42,14 +42,8 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = field(b, "reason", e.Reason, false)
 	b = field(b, "error", e.Error, false)
 	if len(e.Evidence) > 0 {
-		b = append(b, `,"evidence":[`...)
-		for i, x := range e.Evidence {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.AppendString(b, x)
-		}
-		b = append(b, ']')
+		b = append(b, `,"evidence":`...)
+		b = jsonw.AppendStrings(b, e.Evidence)
 	}
 	if e.Halted {
 		b = append(b, `,"halted":true`...)

@@ -39,14 +39,8 @@ func appendRecord(b []byte, r *RouteRecord) []byte {
 	b = append(b, `,"attempts":`...)
 	b = strconv.AppendInt(b, int64(r.Attempts), 10)
 	if len(r.Failed) > 0 {
-		b = append(b, `,"failed":[`...)
-		for i, f := range r.Failed {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.AppendString(b, f)
-		}
-		b = append(b, ']')
+		b = append(b, `,"failed":`...)
+		b = jsonw.AppendStrings(b, r.Failed)
 	}
 	if r.Harness != "" {
 		b = append(b, `,"harness":`...)

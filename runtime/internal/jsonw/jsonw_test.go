@@ -14,6 +14,16 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
+// TestAppendStrings: an array as encoding/json writes it.
+func TestAppendStrings(t *testing.T) {
+	for _, ss := range [][]string{{}, {"a"}, cases} {
+		want, _ := json.Marshal(ss)
+		if got := AppendStrings(nil, ss); string(got) != string(want) {
+			t.Errorf("%q: %s, encoding/json writes %s", ss, got, want)
+		}
+	}
+}
+
 func FuzzAppendString(f *testing.F) {
 	for _, s := range cases {
 		f.Add(s)
