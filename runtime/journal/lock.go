@@ -96,7 +96,7 @@ func heldByOther(b []byte) bool {
 	if len(b) == 0 || json.Unmarshal(b, &info) != nil || info.PID <= 0 || info.PID == os.Getpid() {
 		return false
 	}
-	return pidAlive(info.PID)
+	return PIDAlive(info.PID)
 }
 
 // Release drops the lock: the file is removed while still locked, so a

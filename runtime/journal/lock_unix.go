@@ -49,7 +49,9 @@ func tryAcquire(path, owner string) (*Lock, bool, error) {
 	return &Lock{f: f, path: path}, false, nil
 }
 
-func pidAlive(pid int) bool {
+// PIDAlive reports whether process pid exists (a lock's holder, a
+// launch's mark).
+func PIDAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"sitter.dev/sitter/runtime/journal"
 )
 
 // LaunchFile, in a run's state/, says that a `sitter launch --babysit`
@@ -19,7 +21,9 @@ const LaunchFile = "launch.json"
 func MarkLaunch(dir string, pid int) (func() error, error) {
 	p := filepath.Join(dir, StateDir, LaunchFile)
 	b, _ := json.Marshal(map[string]int{"pid": pid})
-	if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
+	// Written as every file of the run is: a link planted at the path is
+	// replaced, never written through.
+	if err := journal.WriteFileAtomic(p, append(b, '\n')); err != nil {
 		return nil, err
 	}
 	return func() error {
@@ -40,7 +44,7 @@ func LaunchPID(dir string) int {
 	var m struct {
 		PID int `json:"pid"`
 	}
-	if json.Unmarshal(b, &m) != nil || m.PID <= 0 || !processAlive(m.PID) {
+	if json.Unmarshal(b, &m) != nil || m.PID <= 0 || !journal.PIDAlive(m.PID) {
 		return 0
 	}
 	return m.PID
