@@ -250,12 +250,18 @@ func stopCapped(checks []journal.Event) bool {
 	if len(checks) == 0 {
 		return false
 	}
+	decision, row := stopDecision(checks[len(checks)-1])
+	return row == session.RowMaxIterations || decision == "block"
+}
+
+// stopDecision is a STOP_HOOK_INVOKED event's decision and row.
+func stopDecision(ev journal.Event) (decision, row string) {
 	var d struct {
 		Decision string `json:"decision"`
 		Row      string `json:"row"`
 	}
-	json.Unmarshal(checks[len(checks)-1].Data, &d)
-	return d.Row == session.RowMaxIterations || d.Decision == "block"
+	json.Unmarshal(ev.Data, &d)
+	return d.Decision, d.Row
 }
 
 // onlyBreakpoints says whether every pending effect of the run is a breakpoint.
@@ -357,11 +363,8 @@ func (l *launcher) watchBlocks() string {
 }
 
 func stopBlocked(ev journal.Event) bool {
-	var d struct {
-		Decision string `json:"decision"`
-	}
-	json.Unmarshal(ev.Data, &d)
-	return d.Decision == "block"
+	decision, _ := stopDecision(ev)
+	return decision == "block"
 }
 
 // agentDriven runs the harness once on the run: its own stop hook (the
@@ -423,7 +426,7 @@ func (l *launcher) awaitBreakpoints(from int) bool {
 		return false
 	}
 	if !onlyBreakpoints(st) {
-		if len(st.Pending()) == 0 && stoppedForBreakpoints(st.Journal.Events[min(from, len(st.Journal.Events)):]) {
+		if checks := stopChecks(st, from); len(st.Pending()) == 0 && len(checks) > 0 && stoppedForBreakpoints(checks[len(checks)-1]) {
 			l.emit("breakpoint_answered", "runId", st.Meta.RunID)
 			return true
 		}
@@ -474,17 +477,11 @@ func (l *launcher) awaitBreakpoints(from int) bool {
 	}
 }
 
-// stoppedForBreakpoints says whether the last stop check among evs let
-// the session stop because only breakpoints were pending.
-func stoppedForBreakpoints(evs []journal.Event) bool {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type == journal.StopHookInvoked {
-			var d struct{ Decision, Row string }
-			json.Unmarshal(evs[i].Data, &d)
-			return d.Decision == "allow" && d.Row == session.RowBreakpoints
-		}
-	}
-	return false
+// stoppedForBreakpoints says whether a stop check let the session stop
+// because only breakpoints were pending.
+func stoppedForBreakpoints(check journal.Event) bool {
+	decision, row := stopDecision(check)
+	return decision == "allow" && row == session.RowBreakpoints
 }
 
 // breakpointPoll is how often a launch waiting for a breakpoint's answer
