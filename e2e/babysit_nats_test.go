@@ -131,8 +131,7 @@ func TestBabysitLoopNATSSelfDriven(t *testing.T) {
 			t.Logf("request %d last input: %q", i, q.LastInput())
 		}
 		// What the hook calls did (the stop handler's exit and stderr).
-		b, _ := os.ReadFile(filepath.Join(home, ".sitter-state", "audit.jsonl"))
-		t.Logf("audit log:\n%s", b)
+		logHookTrail(t, home)
 	}
 }
 

@@ -617,6 +617,26 @@ func TestLaunchBabysitResumeHarnesses(t *testing.T) {
 	}
 }
 
+// logHookTrail logs what the hook calls under home did (sitter's audit
+// log) and the tail of every log file the harness keeps there, for a
+// failure that depends on whether a hook ran.
+func logHookTrail(t *testing.T, home string) {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(home, ".sitter-state", "audit.jsonl"))
+	t.Logf("audit log:\n%s", b)
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".log" {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if len(b) > 8<<10 {
+			b = b[len(b)-8<<10:]
+		}
+		t.Logf("%s (tail):\n%s", p, b)
+		return nil
+	})
+}
+
 // lazyTurn is what the agent of a first, capped launch says every turn.
 const lazyTurn = "LAZY-TURN: not now, ending my turn."
 
@@ -638,6 +658,7 @@ func babysitResume(t *testing.T, harness string, env, extra []string, byID bool)
 	evs, r := runLaunch(t, home, env, append([]string{harness, "--babysit", proc, "--inputs", inputs, "--max-iterations", "1"}, common...)...)
 	b := eventOf(evs, "babysit")
 	if b == nil || b["code"] != float64(launch.ExitCap) || r.err == nil {
+		logHookTrail(t, home)
 		t.Fatalf("first launch: babysit event %v, err %v, want code 3\n%s\n%s", b, r.err, r.stdout, r.stderr)
 	}
 	runID, session := fmt.Sprint(b["runId"]), fmt.Sprint(b["harnessSession"])
