@@ -249,6 +249,10 @@ func TestClaudeHooks(t *testing.T) {
 		if !bytes.Contains(got[0].Raw, []byte(`"file_path":"`+watched+`"`)) {
 			t.Errorf("FileChanged payload %s: want file_path %s", got[0].Raw, watched)
 		}
+		// The handler gets the changed file as the canonical event's file.
+		if got[0].File != watched {
+			t.Errorf("FileChanged event: file %q, want %s", got[0].File, watched)
+		}
 	})
 	// continue:false from a CwdChanged hook does not stop the session: the
 	// model's next command runs (haltHook).

@@ -238,6 +238,7 @@ type event struct {
 		Kind string `json:"kind"`
 	} `json:"tool"`
 	StopHookActive *bool           `json:"stopHookActive"`
+	File           string          `json:"file"`
 	Raw            json.RawMessage `json:"raw"`
 }
 

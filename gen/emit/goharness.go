@@ -358,6 +358,8 @@ func fieldTarget(field string) *jen.Statement {
 		return ev("StopHookActive")
 	case "lastAssistantMessage":
 		return ev("LastAssistantMessage")
+	case "file":
+		return ev("File")
 	case "toolName":
 		return jen.Id("toolName")
 	case "toolInput":

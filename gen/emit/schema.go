@@ -54,6 +54,7 @@ func Schemas(a *model.Atlas) []File {
 			"reason":               str,
 			"stopHookActive":       map[string]any{"type": "boolean"},
 			"lastAssistantMessage": str,
+			"file":                 map[string]any{"type": "string", "description": "The file a fileChanged event is about, as the harness names it."},
 			"raw":                  map[string]any{"description": "The native payload, untouched."},
 		},
 	}

@@ -397,7 +397,7 @@ var FieldType = map[string]string{
 	"sessionId": "string", "cwd": "string", "transcriptPath": "string", "turnId": "string",
 	"model": "string", "permissionMode": "string", "toolName": "string", "callId": "string",
 	"prompt": "string", "source": "string", "reason": "string", "lastAssistantMessage": "string",
-	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool",
+	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool", "file": "string",
 }
 
 // Slots are the slot names a skeleton may use.

@@ -118,6 +118,7 @@ func encodeEvent(ev Event) (eventJSON, error) {
 		}
 	}
 	w.str("lastAssistantMessage", ev.LastAssistantMessage, true)
+	w.str("file", ev.File, true)
 	if err = w.raw("raw", ev.Raw); err != nil {
 		return nil, err
 	}

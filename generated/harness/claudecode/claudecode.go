@@ -15,6 +15,7 @@ type Payload struct {
 	AgentType            string          `json:"agent_type"`
 	Cwd                  string          `json:"cwd"`
 	Error                string          `json:"error"`
+	FilePath             string          `json:"file_path"`
 	HookEventName        string          `json:"hook_event_name"`
 	LastAssistantMessage string          `json:"last_assistant_message"`
 	LoadReason           string          `json:"load_reason"`
@@ -46,6 +47,8 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 		p.Cwd, err = s.String("cwd")
 	case "error":
 		p.Error, err = s.String("error")
+	case "file_path":
+		p.FilePath, err = s.String("file_path")
 	case "hook_event_name":
 		p.HookEventName, err = s.String("hook_event_name")
 	case "last_assistant_message":
@@ -230,6 +233,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "FileChanged":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
+		ev.File = p.FilePath
 	case "DirectoryAdded":
 		ev.Phase = "directoryAdded"
 		ev.Support = "native"

@@ -16,6 +16,7 @@ type Payload struct {
 	ConversationID string          `json:"conversation_id"`
 	Cwd            string          `json:"cwd"`
 	Error          string          `json:"error"`
+	FilePath       string          `json:"file_path"`
 	GenerationID   string          `json:"generation_id"`
 	Model          string          `json:"model"`
 	Output         json.RawMessage `json:"output"`
@@ -44,6 +45,8 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 		p.Cwd, err = s.String("cwd")
 	case "error":
 		p.Error, err = s.String("error")
+	case "file_path":
+		p.FilePath, err = s.String("file_path")
 	case "generation_id":
 		p.GenerationID, err = s.String("generation_id")
 	case "model":
@@ -160,6 +163,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "afterFileEdit":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
+		ev.File = p.FilePath
 	case "beforeSubmitPrompt":
 		ev.Phase = "userPromptSubmit"
 		ev.Support = "native"
@@ -184,6 +188,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "afterTabFileEdit":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
+		ev.File = p.FilePath
 	default:
 		return ev, hook.UnknownEvent("cursor", nativeEvent)
 	}

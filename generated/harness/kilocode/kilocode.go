@@ -11,11 +11,12 @@ import (
 
 // Payload is the union of every payload field the atlas reads for Kilo Code CLI.
 type Payload struct {
-	Directory            string        `json:"directory"`
-	Event                PayloadEvent  `json:"event"`
-	Input                PayloadInput  `json:"input"`
-	LastAssistantMessage string        `json:"lastAssistantMessage"`
-	Output               PayloadOutput `json:"output"`
+	Directory            string            `json:"directory"`
+	Event                PayloadEvent      `json:"event"`
+	Input                PayloadInput      `json:"input"`
+	LastAssistantMessage string            `json:"lastAssistantMessage"`
+	Output               PayloadOutput     `json:"output"`
+	Properties           PayloadProperties `json:"properties"`
 }
 
 // field decodes the value of one key; keys the atlas does not read are skipped.
@@ -37,6 +38,25 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 		err = s.Object(func(k string) error {
 			return p.Output.field(s, k)
 		})
+	case "properties":
+		err = s.Object(func(k string) error {
+			return p.Properties.field(s, k)
+		})
+	default:
+		err = s.Skip()
+	}
+	return err
+}
+
+type PayloadProperties struct {
+	File string `json:"file"`
+}
+
+// field decodes the value of one key; keys the atlas does not read are skipped.
+func (p *PayloadProperties) field(s *hook.Scanner, key string) (err error) {
+	switch key {
+	case "file":
+		p.File, err = s.String("file")
 	default:
 		err = s.Skip()
 	}
@@ -328,6 +348,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "file.edited":
 		ev.Phase = "fileChanged"
 		ev.Support = "native"
+		ev.File = p.Properties.File
 	case "message.updated":
 		ev.Phase = "messageUpdate"
 		ev.Support = "native"
