@@ -8,10 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,6 +161,7 @@ type babysitCase struct {
 	env           []string
 	sessions      launch.SessionStore
 	signals       <-chan os.Signal
+	stderr        io.Writer // also gets the launch's stderr, as it is written
 }
 
 // newProcess writes a process file into a fresh workspace.
@@ -182,12 +185,16 @@ func (c babysitCase) run(t *testing.T, ws, user string) (int, error, events, str
 	spec, _ := launch.Find(genlaunch.Specs, c.harness)
 	b := c.babysit
 	var out, errOut bytes.Buffer
+	var stderr io.Writer = &errOut
+	if c.stderr != nil {
+		stderr = io.MultiWriter(&errOut, c.stderr)
+	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, fakeHarnessEnv + "=1", "FAKE_ACTIONS=" + c.actions}, c.env...)
 	code, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "K", DefaultModel: "c"},
 		Mode: c.mode, MaxIterations: c.max, Timeout: c.timeout, Workspace: ws, Bin: self, Upstream: "http://127.0.0.1:3",
 		SitterBin: c.sitter, Bundles: []string{"/b/babysitter"}, Babysit: &b, Sessions: c.sessions, Signals: c.signals,
-		Env: env, Stdout: &out, Stderr: &errOut, JSON: true, StateDir: t.TempDir(),
+		Env: env, Stdout: &out, Stderr: stderr, JSON: true, StateDir: t.TempDir(),
 	})
 	return code, err, parse(t, out.String()), errOut.String()
 }
@@ -340,13 +347,25 @@ func TestBabysitBridgeHooks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws, entry := newProcess(t)
 			interactive := strings.HasSuffix(c.name, "-interactive")
+			var waits *waitSignal
+			var answered <-chan error
 			if interactive {
-				answerBreakpoint(t, ws)
+				waits = newWaitSignal()
+				answered = answerBreakpoint(t, ws, waits)
 			}
-			code, err, evs, stderr := babysitCase{harness: "opencode", mode: launch.BridgeHooks, actions: c.actions, max: c.max,
-				sitter: c.sitter, babysit: launch.Babysit{Entry: entry, Interactive: interactive}}.run(t, ws, t.TempDir())
+			bc := babysitCase{harness: "opencode", mode: launch.BridgeHooks, actions: c.actions, max: c.max,
+				sitter: c.sitter, babysit: launch.Babysit{Entry: entry, Interactive: interactive}}
+			if waits != nil {
+				bc.stderr = waits
+			}
+			code, err, evs, stderr := bc.run(t, ws, t.TempDir())
 			if err != nil || code != c.code {
 				t.Fatalf("code %d, err %v, want %d\n%s", code, err, c.code, stderr)
+			}
+			if answered != nil {
+				if err := <-answered; err != nil {
+					t.Fatal(err)
+				}
 			}
 			sp := spawns(t, ws)
 			if len(sp) != c.spawns {
@@ -578,31 +597,61 @@ func TestBabysitPromptQuotes(t *testing.T) {
 	}
 }
 
-// answerBreakpoint answers breakpoint e1 of the one run in ws, as a human
-// would from another process, once the harness has requested it; it
-// gives up after a minute.
-func answerBreakpoint(t *testing.T, ws string) <-chan error {
+// waitSignal is a launch's stderr for a test that answers a breakpoint:
+// waiting is closed once the launch says that a breakpoint waits, as a
+// human answering in sitter observe would see it.
+type waitSignal struct {
+	mu      sync.Mutex
+	seen    []byte
+	closed  bool
+	waiting chan struct{}
+}
+
+func newWaitSignal() *waitSignal { return &waitSignal{waiting: make(chan struct{})} }
+
+func (w *waitSignal) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, p...)
+	if !w.closed && bytes.Contains(w.seen, []byte("waits for breakpoint")) {
+		w.closed = true
+		close(w.waiting)
+	}
+	return len(p), nil
+}
+
+// answerBreakpoint approves breakpoint e1 of the one run in ws with
+// run.Post from another goroutine once the launch says that it waits
+// (answered any earlier, the launch would never wait: the order would
+// depend on the machine's load); it also checks that the waiting launch
+// marks the run it drives.
+func answerBreakpoint(t *testing.T, ws string, w *waitSignal) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		for range 600 {
-			runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
-			if len(runs) == 1 {
-				if st, err := run.Load(runs[0]); err == nil && st.Effect("e1") != nil {
-					// The launch marks the run it drives (sitter observe:
-					// working, not orphaned, while it waits).
-					var markErr error
-					if pid := run.LaunchPID(runs[0]); pid != os.Getpid() {
-						markErr = fmt.Errorf("the waiting launch's mark names pid %d, want %d", pid, os.Getpid())
-					}
-					_, err := run.Post(context.Background(), runs[0], "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)})
-					done <- cmp.Or(markErr, err)
-					return
-				}
-			}
-			time.Sleep(100 * time.Millisecond)
+		select {
+		case <-w.waiting:
+		case <-time.After(60 * time.Second):
+			done <- fmt.Errorf("the launch never said that a breakpoint waits")
+			return
 		}
-		done <- fmt.Errorf("no breakpoint e1 to answer")
+		runs, _ := filepath.Glob(filepath.Join(ws, ".a5c", "runs", "*"))
+		if len(runs) != 1 {
+			done <- fmt.Errorf("%d runs in %s, want 1", len(runs), ws)
+			return
+		}
+		if st, err := run.Load(runs[0]); err != nil || st.Effect("e1") == nil {
+			done <- fmt.Errorf("no breakpoint e1 to answer (%v)", err)
+			return
+		}
+		// The launch marks the run it drives (sitter observe: working,
+		// not orphaned, while it waits).
+		var markErr error
+		if pid := run.LaunchPID(runs[0]); pid != os.Getpid() {
+			markErr = fmt.Errorf("the waiting launch's mark names pid %d, want %d", pid, os.Getpid())
+		}
+		_, err := run.Post(context.Background(), runs[0], "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)})
+		done <- cmp.Or(markErr, err)
 	}()
 	return done
 }
@@ -613,8 +662,9 @@ func answerBreakpoint(t *testing.T, ws string) <-chan error {
 // resumes the session that drove the run and goes on to completion.
 func TestBabysitInteractiveBreakpoint(t *testing.T) {
 	ws, entry := newProcess(t)
-	answered := answerBreakpoint(t, ws)
-	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", babysit: launch.Babysit{Entry: entry, Interactive: true}}.run(t, ws, t.TempDir())
+	waits := newWaitSignal()
+	answered := answerBreakpoint(t, ws, waits)
+	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", babysit: launch.Babysit{Entry: entry, Interactive: true}, stderr: waits}.run(t, ws, t.TempDir())
 	if err != nil || code != launch.ExitCompleted {
 		t.Fatalf("code %d, err %v, want 0\n%s", code, err, stderr)
 	}
