@@ -347,16 +347,11 @@ func TestBabysitBridgeHooks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ws, entry := newProcess(t)
 			interactive := strings.HasSuffix(c.name, "-interactive")
-			var waits *waitSignal
-			var answered <-chan error
-			if interactive {
-				waits = newWaitSignal()
-				answered = answerBreakpoint(t, ws, waits)
-			}
 			bc := babysitCase{harness: "opencode", mode: launch.BridgeHooks, actions: c.actions, max: c.max,
 				sitter: c.sitter, babysit: launch.Babysit{Entry: entry, Interactive: interactive}}
-			if waits != nil {
-				bc.stderr = waits
+			var answered <-chan error
+			if interactive {
+				bc.stderr, answered = answerBreakpoint(t, ws)
 			}
 			code, err, evs, stderr := bc.run(t, ws, t.TempDir())
 			if err != nil || code != c.code {
@@ -603,30 +598,28 @@ func TestBabysitPromptQuotes(t *testing.T) {
 type waitSignal struct {
 	mu      sync.Mutex
 	seen    []byte
-	closed  bool
+	once    sync.Once
 	waiting chan struct{}
 }
-
-func newWaitSignal() *waitSignal { return &waitSignal{waiting: make(chan struct{})} }
 
 func (w *waitSignal) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seen = append(w.seen, p...)
-	if !w.closed && bytes.Contains(w.seen, []byte("waits for breakpoint")) {
-		w.closed = true
-		close(w.waiting)
+	if bytes.Contains(w.seen, []byte("waits for breakpoint")) {
+		w.once.Do(func() { close(w.waiting) })
 	}
 	return len(p), nil
 }
 
 // answerBreakpoint approves breakpoint e1 of the one run in ws with
-// run.Post from another goroutine once the launch says that it waits
-// (answered any earlier, the launch would never wait: the order would
-// depend on the machine's load); it also checks that the waiting launch
-// marks the run it drives.
-func answerBreakpoint(t *testing.T, ws string, w *waitSignal) <-chan error {
+// run.Post from another goroutine once the launch, whose stderr must be
+// the writer it returns, says that it waits (answered any earlier, the
+// launch would never wait: the order would depend on the machine's load);
+// it also checks that the waiting launch marks the run it drives.
+func answerBreakpoint(t *testing.T, ws string) (io.Writer, <-chan error) {
 	t.Helper()
+	w := &waitSignal{waiting: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
 		select {
@@ -653,7 +646,7 @@ func answerBreakpoint(t *testing.T, ws string, w *waitSignal) <-chan error {
 		_, err := run.Post(context.Background(), runs[0], "e1", run.PostOptions{Status: "ok", Value: json.RawMessage(`{"approved":true}`)})
 		done <- cmp.Or(markErr, err)
 	}()
-	return done
+	return w, done
 }
 
 // TestBabysitInteractiveBreakpoint: an --interactive launch's run waits
@@ -662,8 +655,7 @@ func answerBreakpoint(t *testing.T, ws string, w *waitSignal) <-chan error {
 // resumes the session that drove the run and goes on to completion.
 func TestBabysitInteractiveBreakpoint(t *testing.T) {
 	ws, entry := newProcess(t)
-	waits := newWaitSignal()
-	answered := answerBreakpoint(t, ws, waits)
+	waits, answered := answerBreakpoint(t, ws)
 	code, err, evs, stderr := babysitCase{actions: "bpstop,complete", babysit: launch.Babysit{Entry: entry, Interactive: true}, stderr: waits}.run(t, ws, t.TempDir())
 	if err != nil || code != launch.ExitCompleted {
 		t.Fatalf("code %d, err %v, want 0\n%s", code, err, stderr)
