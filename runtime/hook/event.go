@@ -6,24 +6,24 @@ import "encoding/json"
 const Version = "sitter.hook.v1"
 
 // Event is what a handler receives on stdin. Absent facts are omitted, never
-// invented: every optional field uses omitempty or a pointer.
+// invented: every optional field uses omitempty or a pointer. File is the
+// file a fileChanged event is about, as the harness names it (Claude Code:
+// an absolute path).
 type Event struct {
-	Version              string  `json:"version"`
-	Harness              string  `json:"harness"`
-	NativeEvent          string  `json:"nativeEvent"`
-	Phase                string  `json:"phase"`
-	Support              string  `json:"support"`
-	Session              Session `json:"session"`
-	Tool                 *Tool   `json:"tool,omitempty"`
-	Prompt               string  `json:"prompt,omitempty"`
-	Source               string  `json:"source,omitempty"`
-	Reason               string  `json:"reason,omitempty"`
-	StopHookActive       *bool   `json:"stopHookActive,omitempty"`
-	LastAssistantMessage string  `json:"lastAssistantMessage,omitempty"`
-	// File is the file a fileChanged event is about, as the harness names
-	// it (Claude Code: an absolute path).
-	File string          `json:"file,omitempty"`
-	Raw  json.RawMessage `json:"raw,omitempty"`
+	Version              string          `json:"version"`
+	Harness              string          `json:"harness"`
+	NativeEvent          string          `json:"nativeEvent"`
+	Phase                string          `json:"phase"`
+	Support              string          `json:"support"`
+	Session              Session         `json:"session"`
+	Tool                 *Tool           `json:"tool,omitempty"`
+	Prompt               string          `json:"prompt,omitempty"`
+	Source               string          `json:"source,omitempty"`
+	Reason               string          `json:"reason,omitempty"`
+	StopHookActive       *bool           `json:"stopHookActive,omitempty"`
+	LastAssistantMessage string          `json:"lastAssistantMessage,omitempty"`
+	File                 string          `json:"file,omitempty"`
+	Raw                  json.RawMessage `json:"raw,omitempty"`
 }
 
 // Session identifies the agent session an event belongs to.
