@@ -160,6 +160,7 @@ func TestManifestSchemas(t *testing.T) {
 		{"hooks-copilot", `{"version": 1, "hooks": {"preToolUse": [{"type": "command", "command": "x"}]}}`, false},
 		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "kinds": ["shell"], "onError": "open"}]}`, true},
 		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "kinds": ["shel"]}]}`, false},
+		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "redact": true}]}`, true},
 	}
 	for _, tt := range tests {
 		s, err := BundleSchema(tt.schema)

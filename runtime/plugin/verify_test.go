@@ -4,10 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
 
 	"sitter.dev/sitter/generated/registry"
 )
@@ -225,6 +227,73 @@ func TestLauncherWithoutSitter(t *testing.T) {
 				if lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "sitter: not installed, "+h+" hook skipped") || !strings.Contains(lines[0], "make build") {
 					t.Errorf("%v: stderr %q, want one line on installing sitter", env, stderr.String())
 				}
+			}
+		})
+	}
+}
+
+// The generator's golden bundles (gen/testdata/bundles: plugins using
+// every manifest feature, kinds, redact and watch among them) pass too:
+// the handler table schema here must know every field the generator
+// writes.
+func TestVerifyGoldenBundles(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "gen", "testdata", "bundles", "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden bundles: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var golden []byte
+			for _, f := range ar.Files {
+				if f.Name == "bundles" {
+					golden = f.Data
+				}
+			}
+			// The section is "== <path> <mode>" lines, each followed by the
+			// file's bytes without their last newline.
+			root := t.TempDir()
+			var name string
+			var mode uint64
+			var body []string
+			flush := func() {
+				if name == "" {
+					return
+				}
+				p := filepath.Join(root, filepath.FromSlash(name))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(strings.Join(body, "\n")+"\n"), os.FileMode(mode)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(string(golden), "\n"), "\n") {
+				if rest, ok := strings.CutPrefix(line, "== "); ok {
+					flush()
+					f := strings.Fields(rest)
+					if len(f) != 2 {
+						t.Fatalf("bad file line %q", line)
+					}
+					name, body = f[0], nil
+					if mode, err = strconv.ParseUint(f[1], 8, 32); err != nil {
+						t.Fatalf("bad mode in %q", line)
+					}
+					continue
+				}
+				body = append(body, line)
+			}
+			flush()
+			bundles, probs, err := VerifyPaths([]string{filepath.Join(root, "artifacts")}, registry.Registry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range probs {
+				t.Error(p)
+			}
+			if len(bundles) == 0 {
+				t.Error("no bundle in the golden")
 			}
 		})
 	}
