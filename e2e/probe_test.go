@@ -93,6 +93,9 @@ func probeBundle(t *testing.T, harness string) string {
 		os.MkdirAll(rep, 0o755)
 		os.WriteFile(filepath.Join(rep, "plugin.yaml"), []byte(replierPlugin()), 0o644)
 		os.WriteFile(filepath.Join(rep, "reply.sh"), []byte(replyScript), 0o755)
+		w := filepath.Join(root, "plugins-src", "watcher")
+		os.MkdirAll(w, 0o755)
+		os.WriteFile(filepath.Join(w, "plugin.yaml"), []byte(watcherPlugin), 0o644)
 		_, files, err := gen.Generate(root)
 		if err != nil {
 			probeErr = err
@@ -119,6 +122,28 @@ handlers:
     command: '"$SITTER_PLUGIN_DIR/stop.sh"'
 files: [stop.sh]
 `
+
+// watcherPlugin has two fileChanged handlers, each with a watch list of
+// one project file, recording what it gets in its own folder of $E2E_DIR
+// (the folders must exist). It has no sessionStart handler.
+const watcherPlugin = `name: watcher
+version: 0.0.1
+description: e2e fileChanged handlers with watch lists
+handlers:
+  - phase: fileChanged
+    command: 'cat >> "$E2E_DIR/notes/events.jsonl"'
+    watch: [notes.txt]
+  - phase: fileChanged
+    command: 'cat >> "$E2E_DIR/todo/events.jsonl"'
+    watch: [docs/todo.md]
+`
+
+// watcherBundle is the watcher plugin's bundle for a harness.
+func watcherBundle(t *testing.T, harness string) string {
+	t.Helper()
+	probeBundle(t, harness)
+	return filepath.Join(probeRoot, "artifacts", "watcher", harness)
+}
 
 // stopperBundle is the stopper plugin's bundle for a harness.
 func stopperBundle(t *testing.T, harness string) string {

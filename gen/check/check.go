@@ -166,7 +166,7 @@ func checkRules(h *model.Harness, e *model.Event) model.Errors {
 		if len(r.Stdout) == 0 && r.Exit == 0 && r.Stderr == "" {
 			errs.Addf(r.Pos, "event %s: render rule %q writes nothing", e.Name, r.Aspect)
 		}
-		need := map[string]string{"rewrite": "updatedInput", "context": "context", "userMessage": "userMessage"}[r.Aspect]
+		need := map[string]string{"rewrite": "updatedInput", "context": "context", "userMessage": "userMessage", "watch": "watchPaths"}[r.Aspect]
 		if need != "" && !slots[need] {
 			errs.Addf(r.Pos, "event %s: render rule %q never writes {%s}", e.Name, r.Aspect, need)
 		}
@@ -254,6 +254,7 @@ var aspectMeans = map[string]string{
 	"allow": "lets the call run", "ask": "asks the user", "deny": "refuses the call",
 	"rewrite": "runs the call with a new input", "context": "adds context", "userMessage": "shows the user a message",
 	"block": "keeps the session going", "halt": "halts the session",
+	"watch": "makes the harness watch files",
 }
 
 func firstMatch(os []model.OutputMatch, phase string, r *model.Rule) *model.OutputMatch {

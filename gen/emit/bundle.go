@@ -151,16 +151,26 @@ type registration struct {
 	timeout time.Duration
 }
 
-// registrations lists, in atlas order, the native events the handlers need.
+// registrations lists, in atlas order, the native events the handlers need:
+// those of their phases and, when a handler watches files, the events that
+// tell the harness which files to watch (atlas can watchFiles).
 func (b *bundle) registrations() []registration {
 	byPhase := map[string][]model.Handler{}
+	watches := false
 	for _, h := range b.handlers() {
 		byPhase[h.Phase] = append(byPhase[h.Phase], h)
+		watches = watches || len(h.Watch) > 0
 	}
 	var out []registration
 	for _, e := range b.h.Events {
 		hs := byPhase[e.Phase.Name]
-		if len(hs) == 0 || !everyVerifiedHas(b.h, e) || e.Replaces != nil {
+		if !everyVerifiedHas(b.h, e) || e.Replaces != nil {
+			continue
+		}
+		if len(hs) == 0 {
+			if watches && e.Has("watchFiles") {
+				out = append(out, registration{event: e, timeout: 35 * time.Second})
+			}
 			continue
 		}
 		r := registration{event: e}
@@ -287,10 +297,11 @@ func (b *bundle) common(registered []string) {
 		Timeout string   `json:"timeout,omitempty"`
 		OnError string   `json:"onError,omitempty"`
 		Redact  bool     `json:"redact,omitempty"`
+		Watch   []string `json:"watch,omitempty"`
 	}
 	rows := []row{}
 	for _, h := range b.handlers() {
-		rows = append(rows, row{Phase: h.Phase, Command: h.Command, Kinds: h.Kinds, Timeout: h.Timeout, OnError: h.OnError, Redact: h.Redact})
+		rows = append(rows, row{Phase: h.Phase, Command: h.Command, Kinds: h.Kinds, Timeout: h.Timeout, OnError: h.OnError, Redact: h.Redact, Watch: h.Watch})
 	}
 	b.json(HandlerTable, map[string]any{"handlers": rows})
 	b.add(Launcher, []byte(launcherScript(b.h.ID)), 0o755)

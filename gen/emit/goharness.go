@@ -402,7 +402,7 @@ func assignFields(root *node, fss []model.FieldSources) []jen.Code {
 func rulesLit(e *model.Event) jen.Code {
 	d := jen.Dict{}
 	fields := map[string]string{"allow": "Allow", "ask": "Ask", "deny": "Deny", "block": "Block",
-		"rewrite": "Rewrite", "context": "Context", "userMessage": "UserMessage", "halt": "Halt"}
+		"rewrite": "Rewrite", "context": "Context", "userMessage": "UserMessage", "halt": "Halt", "watch": "Watch"}
 	for _, r := range e.Rules {
 		rd := jen.Dict{}
 		if len(r.Stdout) > 0 {
@@ -440,6 +440,6 @@ func membersLit(ms []model.Member) jen.Code {
 }
 
 func slotLit(slot string) jen.Code {
-	name := map[string]string{"reason": "SlotReason", "context": "SlotContext", "userMessage": "SlotUserMessage", "updatedInput": "SlotUpdatedInput"}[slot]
+	name := map[string]string{"reason": "SlotReason", "context": "SlotContext", "userMessage": "SlotUserMessage", "updatedInput": "SlotUpdatedInput", "watchPaths": "SlotWatchPaths"}[slot]
 	return jen.Qual(hookPkg, name)
 }

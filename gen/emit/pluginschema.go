@@ -26,7 +26,9 @@ func PluginSchema(a *model.Atlas) File {
 				"items": map[string]any{"enum": []string{"shell", "read", "write", "edit", "search", "fetch", "task", "mcp", "other"}}},
 			"timeout": map[string]any{"type": "string", "pattern": "^[0-9]+(ms|s|m)$", "description": "How long the handler may run (default 30s)."},
 			"onError": map[string]any{"enum": []string{"open", "closed"}, "description": "A failing handler is ignored (open, default) or denies (closed)."},
-			"redact":  map[string]any{"type": "boolean", "description": "The handler gets the event with secrets (API keys, tokens, private keys, key=value credentials) masked in every string; it should not rewrite input."},
+			"watch": map[string]any{"type": "array", "uniqueItems": true, "minItems": 1, "description": "Phase fileChanged only: the files, relative to the project, the handler is about. It runs for changes to those only, and where a harness watches files only when told to (Claude Code), the bundle tells it to watch them.",
+				"items": map[string]any{"type": "string", "minLength": 1}},
+			"redact": map[string]any{"type": "boolean", "description": "The handler gets the event with secrets (API keys, tokens, private keys, key=value credentials) masked in every string; it should not rewrite input."},
 		},
 	}
 	schema := map[string]any{

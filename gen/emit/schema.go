@@ -72,6 +72,8 @@ func Schemas(a *model.Atlas) []File {
 			"additionalContext": str,
 			"updatedInput":      map[string]any{"type": "object"},
 			"halt":              map[string]any{"type": "boolean"},
+			"watchPaths": map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
+				"description": "Files the harness should watch for the session (absolute, or relative to the session's cwd), raising its fileChanged event when one changes; where the event can watchFiles (sitter atlas show)."},
 		},
 	}
 	return []File{jsonFile("generated/schema/event.json", event), jsonFile("generated/schema/result.json", result)}

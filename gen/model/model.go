@@ -267,12 +267,13 @@ type Reason struct {
 var FidelityCells = []string{"observe", "deny", "addContext", "block", "rewriteInput"}
 
 // RuleOrder lists the render aspects in a fixed order.
-var RuleOrder = []string{"allow", "ask", "deny", "block", "rewrite", "context", "userMessage", "halt"}
+var RuleOrder = []string{"allow", "ask", "deny", "block", "rewrite", "context", "userMessage", "halt", "watch"}
 
 // CapabilityRule maps a capability to the render aspect that expresses it.
 var CapabilityRule = map[string]string{
 	"allow": "allow", "ask": "ask", "deny": "deny", "block": "block",
 	"rewriteInput": "rewrite", "addContext": "context", "userMessage": "userMessage", "halt": "halt",
+	"watchFiles": "watch",
 }
 
 // Rule is one render aspect of an event.
@@ -300,6 +301,7 @@ const (
 	RewritesInput    = "rewritesInput"
 	AddsContext      = "addsContext"
 	ShowsUser        = "showsUser"
+	WatchesFiles     = "watchesFiles"
 	ContinuesSession = "continuesSession"
 	HaltsSession     = "haltsSession"
 	NoEffect         = "none"
@@ -309,14 +311,14 @@ const (
 // effect of a decision or text, or the session effect of block and halt.
 var AspectEffect = map[string]string{
 	"allow": AllowsCall, "ask": AsksUser, "deny": DeniesCall, "rewrite": RewritesInput,
-	"context": AddsContext, "userMessage": ShowsUser,
+	"context": AddsContext, "userMessage": ShowsUser, "watch": WatchesFiles,
 	"block": ContinuesSession, "halt": HaltsSession,
 }
 
 // EffectCapability is the capability an effect needs in its event's can list.
 var EffectCapability = map[string]string{
 	AllowsCall: "allow", AsksUser: "ask", DeniesCall: "deny", RewritesInput: "rewriteInput",
-	AddsContext: "addContext", ShowsUser: "userMessage",
+	AddsContext: "addContext", ShowsUser: "userMessage", WatchesFiles: "watchFiles",
 	ContinuesSession: "block", HaltsSession: "halt",
 }
 
@@ -401,7 +403,7 @@ var FieldType = map[string]string{
 }
 
 // Slots are the slot names a skeleton may use.
-var Slots = []string{"reason", "context", "userMessage", "updatedInput"}
+var Slots = []string{"reason", "context", "userMessage", "updatedInput", "watchPaths"}
 
 // EffectiveFields merges the event's overrides over the harness defaults.
 func (h *Harness) EffectiveFields(e *Event) []FieldSources {

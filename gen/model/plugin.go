@@ -32,6 +32,10 @@ type Handler struct {
 	Timeout string   `json:"timeout,omitempty" yaml:"timeout"`
 	OnError string   `json:"onError,omitempty" yaml:"onError"`
 	Redact  bool     `json:"redact,omitempty" yaml:"redact"`
+	// Watch names the files (relative to the project) a fileChanged
+	// handler is about: it runs for those only, and a harness that
+	// watches files only when told to is told to watch them.
+	Watch []string `json:"watch,omitempty" yaml:"watch"`
 	// Pos is where the handler's phase is written in plugin.yaml; Field
 	// names it there ("handlers[2]", "overrides.codex.handlers[0]").
 	Pos   Pos    `json:"-" yaml:"-"`

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -163,6 +164,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	for i := range m.Handlers {
 		m.Handlers[i].Field = fmt.Sprintf("handlers[%d]", i)
 		m.Handlers[i].Pos = at[fmt.Sprintf("/handlers/%d/phase", i)]
+		errs = append(errs, checkWatch(m.Handlers[i], fmt.Sprintf("/handlers/%d", i), at)...)
 	}
 	p := &Plugin{
 		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
@@ -184,6 +186,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		for i := range o.Handlers {
 			o.Handlers[i].Field = fmt.Sprintf("overrides.%s.handlers[%d]", id, i)
 			o.Handlers[i].Pos = at[fmt.Sprintf("/overrides/%s/handlers/%d/phase", id, i)]
+			errs = append(errs, checkWatch(o.Handlers[i], fmt.Sprintf("/overrides/%s/handlers/%d", id, i), at)...)
 		}
 		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
@@ -215,6 +218,30 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		return nil, errs
 	}
 	return p, nil
+}
+
+// checkWatch holds a handler's watch list to what it can mean: files of
+// the project, on phase fileChanged. ptr is the handler's JSON pointer.
+func checkWatch(h Handler, ptr string, at map[string]model.Pos) model.Errors {
+	var errs model.Errors
+	if len(h.Watch) == 0 {
+		return nil
+	}
+	if h.Phase != "fileChanged" {
+		errs.Addf(at[ptr+"/watch"], "%s.watch: only a handler of phase fileChanged watches files, not %s", h.Field, h.Phase)
+		return errs
+	}
+	for i, w := range h.Watch {
+		switch {
+		case strings.HasPrefix(w, "/") || filepath.IsAbs(w) || strings.HasPrefix(w, "~") || strings.Contains(w, `\`):
+			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: name a file relative to the project (the session's cwd), not an absolute path", h.Field, i, w)
+		case slices.Contains(strings.Split(w, "/"), "..") || path.Clean(w) == ".":
+			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: name a file inside the project", h.Field, i, w)
+		case strings.ContainsAny(w, "*?["):
+			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: patterns are not supported; name each file", h.Field, i, w)
+		}
+	}
+	return errs
 }
 
 // badPath rejects absolute paths and paths that leave the plugin folder.

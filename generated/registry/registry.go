@@ -623,7 +623,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 		}, true
 	case "SessionStart":
 		return &adapter.EventSpec{
-			Can: []string{"addContext", "halt", "userMessage"},
+			Can: []string{"addContext", "halt", "userMessage", "watchFiles"},
 			Effects: []adapter.Effect{{
 				Aspect:  "context",
 				Call:    "addsContext",
@@ -636,6 +636,10 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Aspect:  "halt",
 				Call:    "none",
 				Session: "haltsSession",
+			}, {
+				Aspect:  "watch",
+				Call:    "watchesFiles",
+				Session: "none",
 			}},
 			Evidence: []adapter.Evidence{{
 				Kind: "test",
@@ -648,6 +652,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.332: hook schemas and help text in the binary",
 			}},
 			Name:    "SessionStart",
+			Note:    "watchPaths (absolute paths) makes Claude watch those files for the session and raise FileChanged when one changes: the only way a plugin gets FileChanged for its own files (TestClaudeWatch).",
 			Phase:   "sessionStart",
 			Support: "native",
 		}, true
@@ -1189,7 +1194,7 @@ func eventClaudeCode(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@anthropic-ai/claude-code-linux-x64@2.1.197: executeHooksOutsideREPL (s0) never reads continue or stopReason; its callers other than CwdChanged and FileChanged (Xuc) drop systemMessage; 2.1.332 (Gq) the same: the *-halt cases of TestClaudeHooks pass on it",
 			}},
 			Name:    "FileChanged",
-			Note:    "Claude watches the files named by the FileChanged hooks' matchers in settings (paths relative to the project, separated by |) and the absolute paths a SessionStart hook returns in hookSpecificOutput.watchPaths, and runs a FileChanged hook when the changed file's base name matches its matcher (a path with a folder is watched but never matches). A plugin's FileChanged hooks start no watcher of their own (2.1.332, claude -p --plugin-dir): a bundle registers a plugin's fileChanged handler without a matcher, and it runs only for files something else watches (docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/file-changed-halt); the systemMessage is shown.",
+			Note:    "Claude watches the files named by the FileChanged hooks' matchers in settings (paths relative to the project, separated by |) and the absolute paths a SessionStart hook returns in hookSpecificOutput.watchPaths, and runs a FileChanged hook when the changed file's base name matches its matcher (a path with a folder is watched but never matches). A plugin's FileChanged hooks start no watcher of their own (2.1.332, claude -p --plugin-dir): a bundle registers a plugin's fileChanged handler without a matcher, and the files its watch list names are announced by the bundle's SessionStart hook in watchPaths (TestClaudeWatch); without a watch list it runs only for files something else watches (docs/harnesses.md). Run through executeHooksOutsideREPL, which never reads continue or stopReason: the session goes on after a continue:false (TestClaudeHooks/file-changed-halt); the systemMessage is shown.",
 			Phase:   "fileChanged",
 			Support: "native",
 		}, true

@@ -134,8 +134,7 @@ type EventSpec struct {
 	// Replaces is set when a hook of the event stands in for the
 	// harness's own work and the harness takes its output as that work's
 	// result (atlas replaces): no bundle registers such an event.
-	Replaces *Replaces   `json:"replaces,omitempty"`
-	Rules    *hook.Rules `json:"-"`
+	Replaces *Replaces `json:"replaces,omitempty"`
 }
 
 // Replaces says what a hook of a replacing event does instead of the
@@ -208,13 +207,17 @@ func (d *Descriptor) Event(name string) (*EventSpec, bool) {
 	return nil, false
 }
 
+// EventRules is the render table of a native event, nil when unknown.
+func (d *Descriptor) EventRules(nativeEvent string) *hook.Rules {
+	if d.Rules == nil {
+		return nil
+	}
+	return d.Rules(nativeEvent)
+}
+
 // Render writes a canonical result as the answer to a native event.
 func (d *Descriptor) Render(ev hook.Event, r hook.Result) hook.Output {
-	var rules *hook.Rules
-	if d.Rules != nil {
-		rules = d.Rules(ev.NativeEvent)
-	}
-	return hook.Render(ev, r, rules)
+	return hook.Render(ev, r, d.EventRules(ev.NativeEvent))
 }
 
 // Registry holds every descriptor, in atlas order. Find, when set, builds

@@ -204,3 +204,26 @@ func TestRenderHalted(t *testing.T) {
 		}
 	}
 }
+
+// watchPaths render as a JSON array where the event can watch, and are
+// dropped with a diagnostic where it cannot.
+func TestRenderWatch(t *testing.T) {
+	rules := &Rules{
+		Context: &Rule{Stdout: []Member{{Key: "out", Kids: []Member{{Key: "ctx", Slot: SlotContext}}}}},
+		Watch:   &Rule{Stdout: []Member{{Key: "out", Kids: []Member{{Key: "paths", Slot: SlotWatchPaths}}}}},
+	}
+	ev := Event{Phase: "sessionStart", Harness: "h", NativeEvent: "E"}
+	r := Result{Decision: Noop, AdditionalContext: "hi", WatchPaths: []string{"/p/a \"x\".txt", "/p/b"}}
+	out := Render(ev, r, rules)
+	if want := `{"out":{"ctx":"hi","paths":["/p/a \"x\".txt","/p/b"]}}` + "\n"; string(out.Stdout) != want || len(out.Diags) > 0 {
+		t.Errorf("Render = %q %q, want %q", out.Stdout, out.Diags, want)
+	}
+	out = Render(ev, r, &Rules{Context: rules.Context})
+	if want := `{"out":{"ctx":"hi"}}` + "\n"; string(out.Stdout) != want || len(out.Diags) != 1 || out.Diags[0] != "sitter: h E cannot express watchPaths; dropped" {
+		t.Errorf("Render without a watch rule = %q %q, want %q and a drop", out.Stdout, out.Diags, want)
+	}
+	out = Render(ev, Result{Decision: Noop}, rules)
+	if len(out.Stdout) != 0 {
+		t.Errorf("Render of nothing to watch = %q, want nothing", out.Stdout)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +76,11 @@ type Handler struct {
 	// Kinds restricts the handler to tool events of these tool kinds;
 	// empty matches every event. Events without a tool always match.
 	Kinds []string
+	// Watch restricts the handler to fileChanged events about these
+	// files: paths relative to the project (a file matches when its path
+	// is the entry or ends in "/" + the entry) or absolute; empty matches
+	// every file.
+	Watch []string
 	// Redact gives the handler the event with secrets (API keys, tokens,
 	// private keys, key=value credentials) masked in every string,
 	// the native payload included. Its updatedInput, written from masked
@@ -200,6 +207,9 @@ func exportEnv(env []string, name, value string) []string {
 }
 
 func (h Handler) matches(ev Event) bool {
+	if len(h.Watch) > 0 && ev.Phase == "fileChanged" && !WatchMatches(h.Watch, ev.File, ev.Session.Cwd) {
+		return false
+	}
 	if len(h.Kinds) == 0 || ev.Tool == nil {
 		return true
 	}
@@ -364,6 +374,7 @@ func Merge(phase string, outs []Outcome) (Result, []string) {
 			ctxs = append(ctxs, r.AdditionalContext)
 		}
 		res.Halt = res.Halt || r.Halt
+		res.WatchPaths = AddPaths(res.WatchPaths, r.WatchPaths...)
 	}
 	res.Reason = strings.Join(reasons, "\n")
 	res.UserMessage = strings.Join(msgs, "\n")
@@ -504,4 +515,55 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// WatchMatches reports whether file, a fileChanged event's file, is one
+// of the watch entries. An absolute entry is the file itself. A relative
+// one names a file of the project: it matches when the file is the entry
+// under the session's cwd or under one of the cwd's parents (the agent may
+// have moved into a folder of the project), so that notes.txt is the
+// project's notes.txt and not sub/notes.txt. A file the event does not
+// name matches nothing; a relative file (as a harness may name it) matches
+// the entry it equals.
+func WatchMatches(watch []string, file, cwd string) bool {
+	if file == "" {
+		return false
+	}
+	file = filepath.Clean(file)
+	for _, w := range watch {
+		w = filepath.Clean(w)
+		switch {
+		case file == w:
+			return true
+		case filepath.IsAbs(w) || !filepath.IsAbs(file):
+			continue
+		}
+		root, ok := strings.CutSuffix(file, string(filepath.Separator)+w)
+		if !ok {
+			continue
+		}
+		if root == "" {
+			root = string(filepath.Separator)
+		}
+		if cwd == "" || within(filepath.Clean(cwd), root) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether dir is root or inside it.
+func within(dir, root string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// AddPaths appends to list the paths it does not hold yet.
+func AddPaths(list []string, paths ...string) []string {
+	for _, p := range paths {
+		if p != "" && !slices.Contains(list, p) {
+			list = append(list, p)
+		}
+	}
+	return list
 }

@@ -46,6 +46,15 @@ func TestMerge(t *testing.T) {
 			want: Result{Decision: Deny, Reason: "git push is blocked"},
 		},
 		{
+			name:  "watch paths join in handler order, each once",
+			phase: "sessionStart",
+			outs: []Outcome{
+				ok("a", Result{WatchPaths: []string{"/p/a", "/p/b"}}),
+				ok("b", Result{AdditionalContext: "hi", WatchPaths: []string{"/p/b", "/p/c"}}),
+			},
+			want: Result{Decision: Noop, AdditionalContext: "hi", WatchPaths: []string{"/p/a", "/p/b", "/p/c"}},
+		},
+		{
 			name:  "reasons of the winning decision concatenate in handler order",
 			phase: "preToolUse",
 			outs: []Outcome{
@@ -438,3 +447,51 @@ func TestParsePolicy(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestWatchMatches(t *testing.T) {
+	watch := []string{"notes.txt", "docs/todo.md", "/etc/hosts"}
+	for _, c := range []struct {
+		file, cwd string
+		want      bool
+	}{
+		{"/p/notes.txt", "/p", true},
+		{"/p/docs/todo.md", "/p", true},
+		{"/p/notes.txt", "/p/docs", true},    // the agent moved into a folder
+		{"/p/sub/notes.txt", "/p", false},    // another folder's notes.txt
+		{"/p/docs/todo.md", "/p/docs", true}, // still the project's docs/todo.md
+		{"/p/notes.txt.bak", "/p", false},
+		{"/p/xnotes.txt", "/p", false},
+		{"/etc/hosts", "/p", true},
+		{"/q/etc/hosts", "/p", false},
+		{"/p/notes.txt", "", true}, // no cwd: any folder
+		{"notes.txt", "/p", true},  // a relative file is the entry it equals
+		{"sub/notes.txt", "/p", false},
+		{"", "/p", false},
+	} {
+		if got := WatchMatches(watch, c.file, c.cwd); got != c.want {
+			t.Errorf("WatchMatches(%q, cwd %q) = %v, want %v", c.file, c.cwd, got, c.want)
+		}
+	}
+}
+
+// A handler with a watch list runs on fileChanged events about its files
+// only; on other phases the list is no filter.
+func TestHandlerWatch(t *testing.T) {
+	h := Handler{Command: "x", Watch: []string{"notes.txt"}}
+	ev := func(phase, file string) Event {
+		return Event{Phase: phase, File: file, Session: Session{Cwd: "/p"}}
+	}
+	for _, c := range []struct {
+		ev   Event
+		want bool
+	}{
+		{ev("fileChanged", "/p/notes.txt"), true},
+		{ev("fileChanged", "/p/other.txt"), false},
+		{ev("fileChanged", ""), false},
+		{ev("sessionStart", ""), true},
+	} {
+		if got := h.matches(c.ev); got != c.want {
+			t.Errorf("%s %q: matches = %v, want %v", c.ev.Phase, c.ev.File, got, c.want)
+		}
+	}
+}

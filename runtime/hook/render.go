@@ -15,6 +15,7 @@ const (
 	SlotContext
 	SlotUserMessage
 	SlotUpdatedInput
+	SlotWatchPaths // a JSON array of strings
 )
 
 // Member is one key of a JSON object template, in output order. Exactly one
@@ -43,6 +44,9 @@ type Rules struct {
 	Allow, Ask, Deny, Block       *Rule
 	Context, UserMessage, Rewrite *Rule
 	Halt                          *Rule
+	// Watch makes the harness watch the result's WatchPaths and raise
+	// its fileChanged event when one changes.
+	Watch *Rule
 }
 
 // Output is a native answer: what the hook process prints and exits with.
@@ -130,6 +134,13 @@ func Render(ev Event, r Result, rules *Rules) Output {
 			drop("halt")
 		} else {
 			apply = append(apply, rules.Halt)
+		}
+	}
+	if len(r.WatchPaths) > 0 {
+		if rules.Watch == nil {
+			drop("watchPaths")
+		} else {
+			apply = append(apply, rules.Watch)
 		}
 	}
 	var tmpl []Member
@@ -224,6 +235,19 @@ func writeObject(buf *bytes.Buffer, ms []Member, r Result) bool {
 				buf.Truncate(mark)
 				continue
 			}
+		case m.Slot == SlotWatchPaths:
+			if len(r.WatchPaths) == 0 {
+				buf.Truncate(mark)
+				continue
+			}
+			buf.WriteByte('[')
+			for i, p := range r.WatchPaths {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				writeString(buf, p)
+			}
+			buf.WriteByte(']')
 		case m.Slot != NoSlot:
 			s, ok := slotText(m.Slot, r)
 			if !ok {

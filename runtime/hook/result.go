@@ -39,6 +39,11 @@ type Result struct {
 	AdditionalContext string          `json:"additionalContext,omitempty"`
 	UpdatedInput      json.RawMessage `json:"updatedInput,omitempty"`
 	Halt              bool            `json:"halt,omitempty"`
+	// WatchPaths asks the harness to watch these files (absolute, or
+	// relative to the session's cwd) for the rest of the session and to
+	// raise its fileChanged event when one changes; on the events whose
+	// atlas entry can watchFiles (Claude Code's SessionStart).
+	WatchPaths []string `json:"watchPaths,omitempty"`
 }
 
 // ParseResult reads a handler's stdout. Empty output is a noop.

@@ -160,7 +160,8 @@ func TestManifestSchemas(t *testing.T) {
 		{"hooks-copilot", `{"version": 1, "hooks": {"preToolUse": [{"type": "command", "command": "x"}]}}`, false},
 		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "kinds": ["shell"], "onError": "open"}]}`, true},
 		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "kinds": ["shel"]}]}`, false},
-		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "redact": true}]}`, true},
+		{"handlers", `{"handlers": [{"phase": "preToolUse", "command": "x", "redact": true}, {"phase": "fileChanged", "command": "x", "watch": ["notes.txt"]}]}`, true},
+		{"handlers", `{"handlers": [{"phase": "fileChanged", "command": "x", "watch": "notes.txt"}]}`, false},
 	}
 	for _, tt := range tests {
 		s, err := BundleSchema(tt.schema)

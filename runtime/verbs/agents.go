@@ -85,8 +85,8 @@ type transcriptPresent struct {
 
 // capabilityOrder and effectOrder fix the order of the unions.
 var (
-	capabilityOrder = []string{"allow", "ask", "deny", "block", "rewriteInput", "addContext", "userMessage", "halt"}
-	effectOrder     = []string{"allowsCall", "deniesCall", "asksUser", "rewritesInput", "addsContext", "showsUser", "continuesSession", "haltsSession"}
+	capabilityOrder = []string{"allow", "ask", "deny", "block", "rewriteInput", "addContext", "userMessage", "halt", "watchFiles"}
+	effectOrder     = []string{"allowsCall", "deniesCall", "asksUser", "rewritesInput", "addsContext", "showsUser", "watchesFiles", "continuesSession", "haltsSession"}
 )
 
 // agentOf derives one entry from the descriptor and the transcript,

@@ -247,10 +247,7 @@ func babysitMode(d *adapter.Descriptor) (mode, why string) {
 
 // stopBlock is the atlas's render rule of a block on a native stop event.
 func stopBlock(d *adapter.Descriptor, event string) *hook.Rule {
-	if d.Rules == nil {
-		return nil
-	}
-	if r := d.Rules(event); r != nil {
+	if r := d.EventRules(event); r != nil {
 		return r.Block
 	}
 	return nil

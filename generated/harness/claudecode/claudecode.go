@@ -633,6 +633,16 @@ func Rules(nativeEvent string) *hook.Rules {
 				Key:  "systemMessage",
 				Slot: hook.SlotUserMessage,
 			}}},
+			Watch: &hook.Rule{Stdout: []hook.Member{{
+				Key: "hookSpecificOutput",
+				Kids: []hook.Member{{
+					Const: "\"SessionStart\"",
+					Key:   "hookEventName",
+				}, {
+					Key:  "watchPaths",
+					Slot: hook.SlotWatchPaths,
+				}},
+			}}},
 		}
 	case "SessionEnd":
 		return &hook.Rules{}

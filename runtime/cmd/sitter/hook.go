@@ -210,7 +210,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	fillEvent(&ev, c.ev, payload)
 	c.ev = ev
 
-	handlers, err := collectHandlers(a, ev.Phase)
+	handlers, watch, err := collectHandlers(a, ev.Phase)
 	if err != nil {
 		return c.fail(err.Error())
 	}
@@ -227,6 +227,13 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags, c.stopCap = guardStop(ev, res, a.stopCap, diags)
 	}
+	if rules := d.EventRules(spec.Name); rules != nil && rules.Watch != nil {
+		// Where the harness watches files only when told to (Claude
+		// Code's SessionStart), the files the plugin's fileChanged
+		// handlers watch are announced on every such event.
+		res.WatchPaths = hook.AddPaths(res.WatchPaths, watch...)
+	}
+	res.WatchPaths, diags = absWatch(res.WatchPaths, ev.Session.Cwd, diags)
 	out := d.Render(ev, res)
 	if r := spec.Replaces; r != nil {
 		// No bundle registers this event (atlas replaces): someone did by
@@ -367,17 +374,18 @@ type pluginTable struct {
 		Timeout string   `json:"timeout"`
 		OnError string   `json:"onError"`
 		Redact  bool     `json:"redact"`
+		Watch   []string `json:"watch"`
 	} `json:"handlers"`
 }
 
 // collectHandlers lists the handlers of this call: the plugin's own table
-// (those of this phase) first, then --handler, in order.
-func collectHandlers(a hookArgs, phase string) ([]hook.Handler, error) {
-	var hs []hook.Handler
+// (those of this phase) first, then --handler, in order; and the files
+// the table's fileChanged handlers watch.
+func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []string, err error) {
 	if a.plugin != "" {
 		dir, err := filepath.Abs(a.plugin)
 		if err != nil {
-			return nil, fmt.Errorf("--plugin %s: %v", a.plugin, err)
+			return nil, nil, fmt.Errorf("--plugin %s: %v", a.plugin, err)
 		}
 		// Handlers find their plugin's files through this, as Claude's
 		// find theirs through CLAUDE_PLUGIN_ROOT.
@@ -387,39 +395,63 @@ func collectHandlers(a hookArgs, phase string) ([]hook.Handler, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, fmt.Errorf("plugin handlers: %v", err)
+			return nil, nil, fmt.Errorf("plugin handlers: %v", err)
 		default:
 			var t pluginTable
 			if err := json.Unmarshal(b, &t); err != nil {
-				return nil, fmt.Errorf("plugin handlers %s: %v", path, err)
+				return nil, nil, fmt.Errorf("plugin handlers %s: %v", path, err)
 			}
 			for i, h := range t.Handlers {
+				if h.Phase == "fileChanged" {
+					watch = hook.AddPaths(watch, h.Watch...)
+				}
 				if h.Phase != phase {
 					continue
 				}
 				if strings.TrimSpace(h.Command) == "" {
-					return nil, fmt.Errorf("plugin handlers %s: handler %d has no command", path, i)
+					return nil, nil, fmt.Errorf("plugin handlers %s: handler %d has no command", path, i)
 				}
 				p := a.onError
 				if h.OnError != "" {
 					if p, err = hook.ParsePolicy(h.OnError); err != nil {
-						return nil, fmt.Errorf("plugin handlers %s: handler %d: %v", path, i, err)
+						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: %v", path, i, err)
 					}
 				}
 				timeout := a.timeout
 				if h.Timeout != "" {
 					if timeout, err = time.ParseDuration(h.Timeout); err != nil || timeout <= 0 {
-						return nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
+						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
 					}
 				}
-				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact})
+				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact, Watch: h.Watch})
 			}
 		}
 	}
 	for _, cmd := range a.handlers {
 		hs = append(hs, hook.Handler{Command: cmd, Timeout: a.timeout, OnError: a.onError, Redact: a.redact})
 	}
-	return hs, nil
+	return hs, watch, nil
+}
+
+// absWatch makes the paths a harness is asked to watch absolute, relative
+// ones against the session's cwd (the project); without a cwd they are
+// dropped, with a diagnostic.
+func absWatch(paths []string, cwd string, diags []string) ([]string, []string) {
+	if len(paths) == 0 {
+		return paths, diags
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		switch {
+		case filepath.IsAbs(p):
+			out = hook.AddPaths(out, filepath.Clean(p))
+		case cwd == "":
+			diags = append(diags, fmt.Sprintf("sitter: watch path %q is relative and the event names no cwd; dropped", p))
+		default:
+			out = hook.AddPaths(out, filepath.Join(cwd, p))
+		}
+	}
+	return out, diags
 }
 
 // guardStop applies the stop-loop guard; its failures are diagnostics. It
