@@ -144,6 +144,15 @@ func refusal(hd model.Handler, h *model.Harness, e *model.Event, what string) st
 		hd.Field, hd.Phase, h.DisplayName, e.Name, r.What, r.Output, what, r.Instead, h.ID)
 }
 
+// defaultTimeout is the timeout of a handler that sets none in plugin.yaml
+// (sitter hook's --timeout default). A registration gives the harness
+// timeoutGrace more, so that sitter, which kills a handler at its timeout,
+// still answers.
+const (
+	defaultTimeout = 30 * time.Second
+	timeoutGrace   = 5 * time.Second
+)
+
 // registration is one native event a bundle subscribes to.
 type registration struct {
 	event   *model.Event
@@ -169,7 +178,8 @@ func (b *bundle) registrations() []registration {
 		}
 		if len(hs) == 0 {
 			if watches && e.Has("watchFiles") {
-				out = append(out, registration{event: e, timeout: 35 * time.Second})
+				// sitter answers it without running a handler.
+				out = append(out, registration{event: e, timeout: defaultTimeout + timeoutGrace})
 			}
 			continue
 		}
@@ -177,7 +187,7 @@ func (b *bundle) registrations() []registration {
 		kinds := map[string]bool{}
 		all := false
 		for _, h := range hs {
-			d := 30 * time.Second
+			d := defaultTimeout
 			if h.Timeout != "" {
 				if t, err := time.ParseDuration(h.Timeout); err == nil {
 					d = t
@@ -185,8 +195,8 @@ func (b *bundle) registrations() []registration {
 			}
 			// The harness's own timeout must outlast sitter's, which
 			// kills the handler and still answers.
-			if d+5*time.Second > r.timeout {
-				r.timeout = d + 5*time.Second
+			if d+timeoutGrace > r.timeout {
+				r.timeout = d + timeoutGrace
 			}
 			if len(h.Kinds) == 0 {
 				all = true

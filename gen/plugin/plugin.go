@@ -232,13 +232,14 @@ func checkWatch(h Handler, ptr string, at map[string]model.Pos) model.Errors {
 		return errs
 	}
 	for i, w := range h.Watch {
+		at, field := at[fmt.Sprintf("%s/watch/%d", ptr, i)], fmt.Sprintf("%s.watch[%d]", h.Field, i)
 		switch {
 		case strings.HasPrefix(w, "/") || filepath.IsAbs(w) || strings.HasPrefix(w, "~") || strings.Contains(w, `\`):
-			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: name a file relative to the project (the session's cwd), not an absolute path", h.Field, i, w)
+			errs.Addf(at, "%s: %q: name a file relative to the project (the session's cwd), not an absolute path", field, w)
 		case slices.Contains(strings.Split(w, "/"), "..") || path.Clean(w) == ".":
-			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: name a file inside the project", h.Field, i, w)
+			errs.Addf(at, "%s: %q: name a file inside the project", field, w)
 		case strings.ContainsAny(w, "*?["):
-			errs.Addf(at[fmt.Sprintf("%s/watch/%d", ptr, i)], "%s.watch[%d]: %q: patterns are not supported; name each file", h.Field, i, w)
+			errs.Addf(at, "%s: %q: patterns are not supported; name each file", field, w)
 		}
 	}
 	return errs
