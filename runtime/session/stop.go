@@ -3,9 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"sitter.dev/sitter/runtime/hook"
@@ -46,16 +44,27 @@ func (d Decision) Result() hook.Result {
 	return hook.Result{Decision: hook.Noop}
 }
 
-// promiseRE is compiled on first use: every hook call links this package.
-var promiseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`) })
-
-// Promise returns the last <promise>…</promise> of a message.
+// Promise returns the text of the last <promise>…</promise> of a message,
+// without the white space around it: what the regular expression
+// (?s)<promise>\s*(.*?)\s*</promise> finds last, scanned by hand because a
+// stop check runs at every turn and compiling the expression costs more
+// than the scan.
 func Promise(msg string) string {
-	m := promiseRE().FindAllStringSubmatch(msg, -1)
-	if len(m) == 0 {
-		return ""
+	const open, close = "<promise>", "</promise>"
+	last := ""
+	for {
+		i := strings.Index(msg, open)
+		if i < 0 {
+			return last
+		}
+		msg = msg[i+len(open):]
+		j := strings.Index(msg, close)
+		if j < 0 {
+			return last
+		}
+		last = strings.Trim(msg[:j], " \t\n\f\r")
+		msg = msg[j+len(close):]
 	}
-	return m[len(m)-1][1]
 }
 
 // StopCheck decides a stop of the session that ev belongs to, records the

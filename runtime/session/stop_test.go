@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -214,4 +215,35 @@ func TestPromise(t *testing.T) {
 			t.Errorf("Promise(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// The scan finds what the regular expression it replaced finds.
+	re := regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`)
+	for _, in := range []string{
+		"<promise></promise>", "<promise> \t\n </promise>", "<promise><promise>x</promise>",
+		"<promise>a</promise><promise>", "<promise>a</promise> </promise>", "</promise><promise>p</promise>",
+		"<promise>\v a \u00a0</promise>", "<promise>a b\r\n</promise>tail", "<promise>a", "x</promise>",
+		"<promise>one</promise> and <promise> two </promise> then <promise>", "<PROMISE>x</PROMISE>",
+	} {
+		want := ""
+		if m := re.FindAllStringSubmatch(in, -1); len(m) > 0 {
+			want = m[len(m)-1][1]
+		}
+		if got := Promise(in); got != want {
+			t.Errorf("Promise(%q) = %q, the expression finds %q", in, got, want)
+		}
+	}
+}
+
+func FuzzPromise(f *testing.F) {
+	re := regexp.MustCompile(`(?s)<promise>\s*(.*?)\s*</promise>`)
+	f.Add("x <promise> a </promise> <promise>b</promise>")
+	f.Add("<promise>\f</promise><promise>")
+	f.Fuzz(func(t *testing.T, in string) {
+		want := ""
+		if m := re.FindAllStringSubmatch(in, -1); len(m) > 0 {
+			want = m[len(m)-1][1]
+		}
+		if got := Promise(in); got != want {
+			t.Errorf("Promise(%q) = %q, the expression finds %q", in, got, want)
+		}
+	})
 }
