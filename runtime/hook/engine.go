@@ -77,9 +77,8 @@ type Handler struct {
 	// empty matches every event. Events without a tool always match.
 	Kinds []string
 	// Watch restricts the handler to fileChanged events about these
-	// files: paths relative to the project (a file matches when its path
-	// is the entry or ends in "/" + the entry) or absolute; empty matches
-	// every file.
+	// files (WatchMatches): paths relative to the session's cwd or one of
+	// its parents, or absolute; empty matches every file.
 	Watch []string
 	// Redact gives the handler the event with secrets (API keys, tokens,
 	// private keys, key=value credentials) masked in every string,

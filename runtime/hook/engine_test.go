@@ -458,6 +458,8 @@ func TestWatchMatches(t *testing.T) {
 		{"/p/docs/todo.md", "/p", true},
 		{"/p/notes.txt", "/p/docs", true},    // the agent moved into a folder
 		{"/p/sub/notes.txt", "/p", false},    // another folder's notes.txt
+		{"/p/sub/notes.txt", "/p/sub", true}, // the cwd's, once the agent moved there
+		{"/notes.txt", "/p", true},           // a folder above the cwd: no project root to stop at
 		{"/p/docs/todo.md", "/p/docs", true}, // still the project's docs/todo.md
 		{"/p/notes.txt.bak", "/p", false},
 		{"/p/xnotes.txt", "/p", false},
