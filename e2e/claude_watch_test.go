@@ -20,8 +20,9 @@ import (
 // starts no watcher for a plugin's own FileChanged hooks; the bundle's
 // SessionStart hook announces the files (hookSpecificOutput.watchPaths),
 // so a change to either raises FileChanged, and each handler gets the
-// changes to its own file only. A change to a file no handler names
-// reaches neither.
+// changes to its own file only, with the project's root as the event's
+// session.projectDir. A change to a file no handler names reaches
+// neither.
 func TestClaudeWatch(t *testing.T) {
 	bundle := watcherBundle(t, "claude-code")
 	project, home, rec := probeCase(t, "")
@@ -63,6 +64,11 @@ func TestClaudeWatch(t *testing.T) {
 		for _, e := range evs {
 			if e.NativeEvent != "FileChanged" || e.File != c.file {
 				t.Errorf("the %s handler got %s about %q, want FileChanged about %s only", c.dir, e.NativeEvent, e.File, c.file)
+			}
+			// The project's root comes from CLAUDE_PROJECT_DIR, which
+			// Claude sets for every command hook.
+			if e.Session.ProjectDir != project {
+				t.Errorf("the %s handler's event names project %q, want %s", c.dir, e.Session.ProjectDir, project)
 			}
 		}
 	}

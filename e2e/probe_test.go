@@ -255,8 +255,9 @@ type event struct {
 	NativeEvent string `json:"nativeEvent"`
 	Phase       string `json:"phase"`
 	Session     struct {
-		ID  string `json:"id"`
-		Cwd string `json:"cwd"`
+		ID         string `json:"id"`
+		Cwd        string `json:"cwd"`
+		ProjectDir string `json:"projectDir"`
 	} `json:"session"`
 	Tool *struct {
 		Name string `json:"name"`

@@ -329,6 +329,12 @@ func checkPaths(h *model.Harness) model.Errors {
 				continue
 			}
 			for _, s := range fs.Sources {
+				if s.Env != "" {
+					if typ != "string" {
+						errs.Addf(s.Pos, "field %s: an environment variable can feed string fields only", fs.Field)
+					}
+					continue
+				}
 				// A command-object source holds a string (it may be the
 				// first of an array, "commands[0]"); it is read as such.
 				// Only this source: the field's other sources keep its type.

@@ -52,6 +52,9 @@ func payloadTree(h *model.Harness) *node {
 	visit := func(fss []model.FieldSources) {
 		for _, fs := range fss {
 			for _, s := range fs.Sources {
+				if s.Env != "" {
+					continue // not in the payload
+				}
 				typ := model.FieldType[fs.Field]
 				if s.As == "command-object" {
 					typ = "string"
@@ -342,6 +345,8 @@ func fieldTarget(field string) *jen.Statement {
 		return ev("Session", "Cwd")
 	case "transcriptPath":
 		return ev("Session", "TranscriptPath")
+	case "projectDir":
+		return ev("Session", "ProjectDir")
 	case "turnId":
 		return ev("Session", "TurnID")
 	case "model":
@@ -380,6 +385,10 @@ func assignFields(root *node, fss []model.FieldSources) []jen.Code {
 	for _, fs := range fss {
 		var args []jen.Code
 		for _, src := range fs.Sources {
+			if src.Env != "" {
+				args = append(args, jen.Qual("os", "Getenv").Call(jen.Lit(src.Env)))
+				continue
+			}
 			acc := accessor(root, src.Path)
 			switch src.As {
 			case "json-string":

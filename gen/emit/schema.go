@@ -36,6 +36,7 @@ func Schemas(a *model.Atlas) []File {
 				"additionalProperties": false,
 				"properties": map[string]any{
 					"id": str, "cwd": str, "transcriptPath": str, "turnId": str, "model": str, "permissionMode": str,
+					"projectDir": map[string]any{"type": "string", "description": "The project's root folder, where the harness names it (Claude Code: CLAUDE_PROJECT_DIR); cwd is where the agent is now."},
 				},
 			},
 			"tool": map[string]any{
@@ -73,7 +74,7 @@ func Schemas(a *model.Atlas) []File {
 			"updatedInput":      map[string]any{"type": "object"},
 			"halt":              map[string]any{"type": "boolean"},
 			"watchPaths": map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1},
-				"description": "Files the harness should watch for the session (absolute, or relative to the session's cwd), raising its fileChanged event when one changes; where the event can watchFiles (sitter atlas show)."},
+				"description": "Files the harness should watch for the session (absolute, or relative to the project: session.projectDir, else cwd), raising its fileChanged event when one changes; where the event can watchFiles (sitter atlas show)."},
 		},
 	}
 	return []File{jsonFile("generated/schema/event.json", event), jsonFile("generated/schema/result.json", result)}

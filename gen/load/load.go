@@ -563,6 +563,7 @@ func (l *loader) fieldSources(v cue.Value) []model.FieldSources {
 			} else {
 				src.Path = l.str(sv, "path")
 				src.As = l.str(sv, "as")
+				src.Env = l.str(sv, "env")
 			}
 			fs.Sources = append(fs.Sources, src)
 		})

@@ -214,11 +214,13 @@ type FieldSources struct {
 	Pos     Pos
 }
 
-// Source is one payload path. Path segments are keys; a segment may end in
+// Source is one payload path, or an environment variable of the hook
+// process (Env, Path empty). Path segments are keys; a segment may end in
 // "[0]" to take the first element of an array of strings.
 type Source struct {
 	Path string
 	As   string // "", "json-string" or "command-object"
+	Env  string
 	Pos  Pos
 }
 
@@ -400,6 +402,7 @@ var FieldType = map[string]string{
 	"model": "string", "permissionMode": "string", "toolName": "string", "callId": "string",
 	"prompt": "string", "source": "string", "reason": "string", "lastAssistantMessage": "string",
 	"toolInput": "json", "toolResponse": "json", "stopHookActive": "bool", "file": "string",
+	"projectDir": "string",
 }
 
 // Slots are the slot names a skeleton may use.

@@ -235,7 +235,7 @@ func checkWatch(h Handler, ptr string, at map[string]model.Pos) model.Errors {
 		at, field := at[fmt.Sprintf("%s/watch/%d", ptr, i)], fmt.Sprintf("%s.watch[%d]", h.Field, i)
 		switch {
 		case strings.HasPrefix(w, "/") || filepath.IsAbs(w) || w == "~" || strings.HasPrefix(w, "~/"):
-			errs.Addf(at, "%s: %q: name a file relative to the project (the session's cwd), not an absolute path", field, w)
+			errs.Addf(at, "%s: %q: name a file relative to the project's root, not an absolute path", field, w)
 		case strings.Contains(w, `\`):
 			errs.Addf(at, "%s: %q: separate folders with /", field, w)
 		case slices.Contains(strings.Split(w, "/"), "..") || path.Clean(w) == ".":

@@ -68,7 +68,7 @@ func (e eventJSON) bytes() []byte { return bytes.Join(e, nil) }
 // of the event is small.
 func encodeEvent(ev Event) (eventJSON, error) {
 	n := 256 + len(ev.Version) + len(ev.Harness) + len(ev.NativeEvent) + len(ev.Phase) + len(ev.Support) +
-		len(ev.Session.ID) + len(ev.Session.Cwd) + len(ev.Session.TranscriptPath) + len(ev.Session.TurnID) +
+		len(ev.Session.ID) + len(ev.Session.Cwd) + len(ev.Session.ProjectDir) + len(ev.Session.TranscriptPath) + len(ev.Session.TurnID) +
 		len(ev.Session.Model) + len(ev.Session.PermissionMode) +
 		len(ev.Prompt) + len(ev.Source) + len(ev.Reason) + len(ev.LastAssistantMessage)
 	if t := ev.Tool; t != nil {
@@ -87,6 +87,7 @@ func encodeEvent(ev Event) (eventJSON, error) {
 	ss := ev.Session
 	w.str("id", ss.ID, true)
 	w.str("cwd", ss.Cwd, true)
+	w.str("projectDir", ss.ProjectDir, true)
 	w.str("transcriptPath", ss.TranscriptPath, true)
 	w.str("turnId", ss.TurnID, true)
 	w.str("model", ss.Model, true)

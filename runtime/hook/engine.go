@@ -77,8 +77,8 @@ type Handler struct {
 	// empty matches every event. Events without a tool always match.
 	Kinds []string
 	// Watch restricts the handler to fileChanged events about these
-	// files (WatchMatches): paths relative to the session's cwd or one of
-	// its parents, or absolute; empty matches every file.
+	// files (WatchMatches): paths relative to the project, or absolute;
+	// empty matches every file.
 	Watch []string
 	// Redact gives the handler the event with secrets (API keys, tokens,
 	// private keys, key=value credentials) masked in every string,
@@ -206,7 +206,7 @@ func exportEnv(env []string, name, value string) []string {
 }
 
 func (h Handler) matches(ev Event) bool {
-	if len(h.Watch) > 0 && ev.Phase == "fileChanged" && !WatchMatches(h.Watch, ev.File, ev.Session.Cwd) {
+	if len(h.Watch) > 0 && ev.Phase == "fileChanged" && !WatchMatches(h.Watch, ev.File, ev.Session) {
 		return false
 	}
 	if len(h.Kinds) == 0 || ev.Tool == nil {
@@ -518,13 +518,14 @@ func shorten(s string, n int) string {
 
 // WatchMatches reports whether file, a fileChanged event's file, is one
 // of the watch entries. An absolute entry is the file itself. A relative
-// one names a file of the project: it matches when the file is the entry
-// under the session's cwd or under one of the cwd's parents (the agent may
-// have moved into a folder of the project), so that notes.txt is the
-// project's notes.txt and not sub/notes.txt. A file the event does not
-// name matches nothing; a relative file (as a harness may name it) matches
-// the entry it equals.
-func WatchMatches(watch []string, file, cwd string) bool {
+// one names a file of the project: where the harness names the project's
+// root (the session's projectDir), the file under it; where it does not,
+// the file under the session's cwd or under one of the cwd's parents (the
+// agent may have moved into a folder of the project), so that notes.txt
+// is never sub/notes.txt while the cwd is the project. A file the event
+// does not name matches nothing; a relative file (as a harness may name
+// it) matches the entry it equals.
+func WatchMatches(watch []string, file string, s Session) bool {
 	if file == "" {
 		return false
 	}
@@ -536,6 +537,11 @@ func WatchMatches(watch []string, file, cwd string) bool {
 			return true
 		case filepath.IsAbs(w) || !filepath.IsAbs(file):
 			continue
+		case s.ProjectDir != "":
+			if file == filepath.Join(s.ProjectDir, w) {
+				return true
+			}
+			continue
 		}
 		root, ok := strings.CutSuffix(file, string(filepath.Separator)+w)
 		if !ok {
@@ -544,7 +550,7 @@ func WatchMatches(watch []string, file, cwd string) bool {
 		if root == "" {
 			root = string(filepath.Separator)
 		}
-		if cwd == "" || within(filepath.Clean(cwd), root) {
+		if s.Cwd == "" || within(filepath.Clean(s.Cwd), root) {
 			return true
 		}
 	}

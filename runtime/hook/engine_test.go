@@ -470,8 +470,25 @@ func TestWatchMatches(t *testing.T) {
 		{"sub/notes.txt", "/p", false},
 		{"", "/p", false},
 	} {
-		if got := WatchMatches(watch, c.file, c.cwd); got != c.want {
+		if got := WatchMatches(watch, c.file, Session{Cwd: c.cwd}); got != c.want {
 			t.Errorf("WatchMatches(%q, cwd %q) = %v, want %v", c.file, c.cwd, got, c.want)
+		}
+	}
+	// Where the harness names the project, a relative entry is the file
+	// under it, wherever the agent is.
+	for _, c := range []struct {
+		file, cwd string
+		want      bool
+	}{
+		{"/p/notes.txt", "/p", true},
+		{"/p/notes.txt", "/p/sub", true},
+		{"/p/sub/notes.txt", "/p/sub", false},
+		{"/notes.txt", "/p", false},
+		{"/p/docs/todo.md", "/elsewhere", true},
+		{"/etc/hosts", "/p/sub", true},
+	} {
+		if got := WatchMatches(watch, c.file, Session{Cwd: c.cwd, ProjectDir: "/p"}); got != c.want {
+			t.Errorf("WatchMatches(%q, cwd %q, project /p) = %v, want %v", c.file, c.cwd, got, c.want)
 		}
 	}
 }

@@ -30,6 +30,7 @@ type Event struct {
 type Session struct {
 	ID             string `json:"id,omitempty"`
 	Cwd            string `json:"cwd,omitempty"`
+	ProjectDir     string `json:"projectDir,omitempty"`
 	TranscriptPath string `json:"transcriptPath,omitempty"`
 	TurnID         string `json:"turnId,omitempty"`
 	Model          string `json:"model,omitempty"`

@@ -40,7 +40,7 @@ type Result struct {
 	UpdatedInput      json.RawMessage `json:"updatedInput,omitempty"`
 	Halt              bool            `json:"halt,omitempty"`
 	// WatchPaths asks the harness to watch these files (absolute, or
-	// relative to the session's cwd) for the rest of the session and to
+	// relative to the project) for the rest of the session and to
 	// raise its fileChanged event when one changes; on the events whose
 	// atlas entry can watchFiles (Claude Code's SessionStart).
 	WatchPaths []string `json:"watchPaths,omitempty"`

@@ -6,6 +6,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"os"
 	"sitter.dev/sitter/runtime/hook"
 	"strings"
 )
@@ -122,6 +123,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	ev.LastAssistantMessage = p.LastAssistantMessage
 	ev.Session.Model = p.Model
 	ev.Session.PermissionMode = p.PermissionMode
+	ev.Session.ProjectDir = os.Getenv("CLAUDE_PROJECT_DIR")
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
 	ev.Session.ID = p.SessionID

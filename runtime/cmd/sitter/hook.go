@@ -233,7 +233,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 		// handlers watch are announced on every such event.
 		res.WatchPaths = hook.AddPaths(res.WatchPaths, watch...)
 	}
-	res.WatchPaths, diags = absWatch(res.WatchPaths, ev.Session.Cwd, diags)
+	res.WatchPaths, diags = absWatch(res.WatchPaths, ev.Session, diags)
 	out := d.Render(ev, res)
 	if r := spec.Replaces; r != nil {
 		// No bundle registers this event (atlas replaces): someone did by
@@ -434,11 +434,15 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 }
 
 // absWatch makes the paths a harness is asked to watch absolute, relative
-// ones against the session's cwd (the project); without a cwd they are
-// dropped, with a diagnostic.
-func absWatch(paths []string, cwd string, diags []string) ([]string, []string) {
+// ones against the project's root (the session's projectDir, else its
+// cwd); without either they are dropped, with a diagnostic.
+func absWatch(paths []string, s hook.Session, diags []string) ([]string, []string) {
 	if len(paths) == 0 {
 		return paths, diags
+	}
+	cwd := s.ProjectDir
+	if cwd == "" {
+		cwd = s.Cwd
 	}
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
@@ -446,7 +450,7 @@ func absWatch(paths []string, cwd string, diags []string) ([]string, []string) {
 		case filepath.IsAbs(p):
 			out = hook.AddPaths(out, filepath.Clean(p))
 		case cwd == "":
-			diags = append(diags, fmt.Sprintf("sitter: watch path %q is relative and the event names no cwd; dropped", p))
+			diags = append(diags, fmt.Sprintf("sitter: watch path %q is relative and the event names no project or cwd; dropped", p))
 		default:
 			out = hook.AddPaths(out, filepath.Join(cwd, p))
 		}
