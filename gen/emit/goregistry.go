@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"sort"
+
 	"github.com/dave/jennifer/jen"
 
 	"sitter.dev/sitter/gen/model"
@@ -172,6 +174,13 @@ func RegistryGo(a *model.Atlas) []File {
 		if h.NotRunHere != "" {
 			desc[jen.Id("NotRunHere")] = jen.Lit(h.NotRunHere)
 		}
+		if env := envSources(h); len(env) > 0 {
+			var lits []jen.Code
+			for _, e := range env {
+				lits = append(lits, jen.Lit(e))
+			}
+			desc[jen.Id("NormalizeEnv")] = jen.Index().String().Values(lits...)
+		}
 		if h.SidePrefix != "" {
 			desc[jen.Id("SideSessionPrefix")] = jen.Lit(h.SidePrefix)
 		}
@@ -307,4 +316,27 @@ func bundleLit(l *model.Layout) jen.Code {
 		lit("CommandKey", hk.CommandKey())
 	}
 	return jen.Qual(adapterPkg, "Bundle").Values(keyed(d))
+}
+
+// envSources lists, sorted and once each, the environment variables the
+// harness's fields are read from.
+func envSources(h *model.Harness) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(fss []model.FieldSources) {
+		for _, fs := range fss {
+			for _, s := range fs.Sources {
+				if s.Env != "" && !seen[s.Env] {
+					seen[s.Env] = true
+					out = append(out, s.Env)
+				}
+			}
+		}
+	}
+	add(h.Fields)
+	for _, e := range h.Events {
+		add(e.Fields)
+	}
+	sort.Strings(out)
+	return out
 }

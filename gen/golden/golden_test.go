@@ -84,6 +84,18 @@ func TestNormalize(t *testing.T) {
 				t.Fatal("want payload.json and event.json sections")
 			}
 			d := descriptor(t, harness)
+			// The environment variables Normalize reads are the case's
+			// own (an env section of NAME=value lines), never the
+			// caller's.
+			for _, k := range d.NormalizeEnv {
+				t.Setenv(k, "")
+			}
+			if env := section(ar, "env"); env != nil {
+				for _, line := range strings.Fields(string(env.Data)) {
+					k, v, _ := strings.Cut(line, "=")
+					t.Setenv(k, v)
+				}
+			}
 			ev, err := d.Normalize(payload.Data, event)
 			if err != nil {
 				t.Fatalf("Normalize: %v", err)

@@ -1345,8 +1345,9 @@ func descriptorClaudeCode() *adapter.Descriptor {
 			Profiles:   []string{"auggie", "claude-code", "codex", "continue-cli", "copilot", "crush", "cursor", "droid", "gemini-cli", "hermes-agent", "letta-code", "qoder"},
 			Transcript: "jsonl-cli",
 		},
-		ID:        "claude-code",
-		Normalize: claudecode.Normalize,
+		ID:           "claude-code",
+		Normalize:    claudecode.Normalize,
+		NormalizeEnv: []string{"CLAUDE_PROJECT_DIR"},
 		Package: adapter.Package{
 			Lifecycle: "stable",
 			Name:      "@anthropic-ai/claude-code",

@@ -184,6 +184,10 @@ type Descriptor struct {
 	// when the harness offers no way.
 	AgentEnv *AgentEnv `json:"agentEnv,omitempty"`
 
+	// NormalizeEnv lists the environment variables Normalize reads (the
+	// atlas's env sources), sorted.
+	NormalizeEnv []string `json:"-"`
+
 	// Normalize turns a native payload into the canonical event. nativeEvent
 	// may be empty, then the payload's own event name field is used.
 	Normalize func(raw []byte, nativeEvent string) (hook.Event, error) `json:"-"`

@@ -105,6 +105,7 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	toolCallID = p.ToolUseID
 	ev.Session.Cwd = hook.First(p.Cwd, hook.Index0(p.WorkspaceRoots))
 	ev.Session.Model = p.Model
+	ev.Session.ProjectDir = hook.Index0(p.WorkspaceRoots)
 	ev.Prompt = p.Prompt
 	ev.Reason = p.Reason
 	ev.Session.ID = hook.First(p.ConversationID, p.SessionID)
