@@ -78,6 +78,39 @@ func TestClaudeGuard(t *testing.T) {
 			}
 		}
 	})
+	// After the agent moves into a folder of the project, a sibling folder
+	// is still the project's: the guard takes the project from
+	// CLAUDE_PROJECT_DIR (session.projectDir), not from the shell's cwd.
+	t.Run("allow-from-a-folder", func(t *testing.T) {
+		home := t.TempDir()
+		for _, d := range []string{"packages/api", "packages/web"} {
+			os.MkdirAll(filepath.Join(project, d), 0o755)
+		}
+		os.WriteFile(filepath.Join(project, "packages", "web", "old.js"), nil, 0o644)
+		var n atomic.Int32
+		llm := startLLM(t, func(q *llmscript.Request) llmscript.Turn {
+			if len(q.ToolNames()) == 0 {
+				return llmscript.Turn{Text: "title"}
+			}
+			switch n.Add(1) {
+			case 1:
+				return llmscript.Turn{Shell: "cd packages/api"}
+			case 2:
+				return llmscript.Turn{Shell: "rm -rf ../web"}
+			}
+			return llmscript.Turn{Text: "done"}
+		})
+		r := claudeRun(t, llm, project, home, "remove the web package", "--plugin-dir", bundle)
+		if r.err != nil {
+			t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+		}
+		if exists(filepath.Join(project, "packages", "web")) {
+			t.Errorf("rm -rf ../web from packages/api did not run; the model got: %q", llm.Requests()[len(llm.Requests())-1].LastToolResult())
+		}
+		if !exists(filepath.Join(project, "packages", "api")) || !exists(filepath.Join(outside, "keep.txt")) {
+			t.Errorf("more than packages/web was deleted")
+		}
+	})
 	t.Run("allow", func(t *testing.T) {
 		home := t.TempDir()
 		llm := startLLM(t, llmscript.ShellThenText("echo hi > ok.txt", "done"))

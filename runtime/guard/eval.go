@@ -24,7 +24,8 @@ const (
 
 // state is what the walk knows about the shell at one point.
 type state struct {
-	root string            // the session's working directory; "" = unknown
+	root string            // the project: projectDir, else the working directory; "" = unknown
+	what string            // what root is, for the reasons: "project" or "working directory"
 	dir  string            // the current directory; "" = unknown
 	home string            // $HOME; "" = unknown
 	vars map[string]string // variables with a known value

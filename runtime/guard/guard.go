@@ -1,24 +1,26 @@
 // Package guard is the handler of the example guard plugin, built into
 // sitter (`sitter guard`): it refuses shell commands that destroy work
-// beyond the project — a recursive delete outside the session's working
-// directory — and force pushes.
+// beyond the project — a recursive delete outside the project (the
+// session's projectDir where the harness names it, else its working
+// directory) — and force pushes.
 //
 // It reads the command the way a POSIX shell would, with a small reader
 // (shell.go): quotes, escapes, ; && || | & and newlines, subshells,
 // $( … ) and backticks, here-documents, and the commands that run other
 // commands (sh -c, bash -lc, eval, env, sudo, xargs, command, …). Paths
 // are resolved lexically (no file system access, no symlinks) against the
-// session's working directory and the directories cd moves to.
+// session's working directory (which may be a folder of the project) and
+// the directories cd moves to.
 //
 // Rules, each named in the deny reason "guard: <rule>: …":
 //
 //   - recursive-delete: rm with -r, -R or --recursive (alone or with
 //     other flags, before or after the operands) of the filesystem root,
 //     the home directory or anything in it (~, ~/, $HOME, ${HOME}, ~user),
-//     the working directory itself or all of its entries (., $PWD, *), or
-//     any path that resolves outside the working directory (/tmp/x, ../x,
-//     /tmp/*). Without a known working directory every absolute path and
-//     every path with ".." is outside. A value the guard cannot know
+//     the project itself or all of its entries (., $PWD, * at the
+//     project), or any path that resolves outside the project (/tmp/x,
+//     ../x, /tmp/*). Without a known project or working directory every
+//     absolute path and every path with ".." is outside. A value the guard cannot know
 //     ($DIR, $(cmd)) is allowed: refusing every rm -rf "$BUILD_DIR" would
 //     make the guard useless. Only HOME counts as known-dangerous, and a
 //     path whose known part already lies outside the working directory
@@ -80,8 +82,17 @@ func (g Checker) Check(ev hook.Event) hook.Result {
 	if !ok {
 		return noop
 	}
-	st := &state{root: absOrEmpty(ev.Session.Cwd), home: absOrEmpty(g.Home), vars: map[string]string{}}
-	st.dir = st.root
+	// The project is what the harness names as its root; without one,
+	// the working directory stands for it. Relative paths resolve from
+	// the working directory, which may be a folder of the project.
+	st := &state{root: absOrEmpty(ev.Session.ProjectDir), what: "project", home: absOrEmpty(g.Home), vars: map[string]string{}}
+	st.dir = absOrEmpty(ev.Session.Cwd)
+	if st.root == "" {
+		st.root, st.what = st.dir, "working directory"
+	}
+	if st.dir == "" {
+		st.dir = st.root
+	}
 	if in.workdir != "" {
 		st.dir = st.locate(in.workdir)
 	}
@@ -249,7 +260,7 @@ func (st *state) refuseDelete(w word) string {
 			return fmt.Sprintf("%s is under %s, and the working directory is not known", arg, abs)
 		}
 		if abs != st.root && !within(abs, st.root) {
-			return fmt.Sprintf("%s is under %s, outside the working directory %s", arg, abs, st.root)
+			return fmt.Sprintf("%s is under %s, outside the %s %s", arg, abs, st.what, st.root)
 		}
 		return ""
 	}
@@ -272,14 +283,14 @@ func (st *state) refuseDelete(w word) string {
 	case st.root == "":
 		return fmt.Sprintf("%s resolves to %s, and the working directory is not known", arg, abs)
 	case abs == st.root:
-		return fmt.Sprintf("%s is the working directory %s itself: it would delete the whole project", arg, st.root)
+		return fmt.Sprintf("%s is the %s %s itself: it would delete the whole project", arg, st.what, st.root)
 	case within(abs, st.root):
 		if b := path.Base(abs); path.Dir(abs) == st.root && (b == "*" || b == ".*") {
-			return fmt.Sprintf("%s is every entry of the working directory %s: it would delete the whole project", arg, st.root)
+			return fmt.Sprintf("%s is every entry of the %s %s: it would delete the whole project", arg, st.what, st.root)
 		}
 		return ""
 	}
-	return fmt.Sprintf("%s resolves to %s, outside the working directory %s", arg, abs, st.root)
+	return fmt.Sprintf("%s resolves to %s, outside the %s %s", arg, abs, st.what, st.root)
 }
 
 // within reports whether p is strictly inside dir (both clean, absolute).

@@ -302,6 +302,42 @@ func TestCheckInputs(t *testing.T) {
 	}
 }
 
+// Where the harness names the project (projectDir), the agent may have
+// moved into a folder of it: the project, not the working directory, is
+// what must not be deleted or left.
+func TestCheckProjectDir(t *testing.T) {
+	g := Checker{Home: home}
+	sub := cwd + "/packages/api"
+	for _, tt := range []struct {
+		cmd, want string
+	}{
+		{"rm -rf ../web", ok},      // a sibling folder of the project
+		{"rm -rf .", ok},           // the folder the agent is in
+		{"rm -rf dist", ok},        //
+		{"rm -rf ../..", del},      // the project itself
+		{"rm -rf ../../*", del},    // every entry of the project
+		{"rm -rf ../../../x", del}, // outside it
+		{"cd ../.. && rm -rf .", del},
+		{"rm -rf " + cwd + "/docs", ok},
+		{"rm -rf /tmp/x", del},
+	} {
+		ev := shellEvent(tt.cmd, sub)
+		ev.Session.ProjectDir = cwd
+		if got := rule(t, g.Check(ev)); got != tt.want {
+			t.Errorf("%q from %s: rule %q, want %q", tt.cmd, sub, got, tt.want)
+		}
+	}
+	// Without the project, the working directory stands for it.
+	if got := rule(t, g.Check(shellEvent("rm -rf ../web", sub))); got != del {
+		t.Errorf("rm -rf ../web without a project: rule %q, want %q", got, del)
+	}
+	ev := shellEvent("rm -rf /tmp/x", sub)
+	ev.Session.ProjectDir = cwd
+	if want := `guard: recursive-delete: refused "rm -rf /tmp/x": /tmp/x resolves to /tmp/x, outside the project /home/dev/acme-api`; g.Check(ev).Reason != want {
+		t.Errorf("reason %q, want %q", g.Check(ev).Reason, want)
+	}
+}
+
 func TestCheckReason(t *testing.T) {
 	g := Checker{Home: home}
 	for cmd, want := range map[string]string{
