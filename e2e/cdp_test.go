@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,26 @@ func chromium(t *testing.T) string {
 
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
+	// The browser is the test's instrument, not what it tests: one that
+	// dies before it opens a page (seen once: "cdp Target.createTarget:
+	// the browser exited") is started again, once.
+	b, err := launchBrowser(t)
+	if err != nil {
+		t.Logf("starting the browser again: %v", err)
+		if b, err = launchBrowser(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.call(b.session, "Page.enable", nil, nil)
+	b.call(b.session, "Runtime.enable", nil, nil)
+	b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1500, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil)
+	return b
+}
+
+// launchBrowser starts headless Chromium and attaches to a blank page; the
+// error carries the end of the browser's stderr.
+func launchBrowser(t *testing.T) (*browser, error) {
+	t.Helper()
 	cmdR, cmdW, err := os.Pipe() // we write commands; Chromium reads fd 3
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +98,10 @@ func startBrowser(t *testing.T) *browser {
 		"--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage",
 		"--user-data-dir="+profile, "--window-size=1500,1000", "about:blank")
 	cmd.ExtraFiles = []*os.File{cmdR, outW}
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd.Stderr = stderr
 	if os.Getenv("SITTER_E2E_VERBOSE") == "1" {
-		cmd.Stderr = os.Stderr
+		cmd.Stderr = io.MultiWriter(os.Stderr, stderr)
 	}
 	// Chromium in its own process group: its helpers (zygote, renderers,
 	// crashpad) outlive a killed browser process and go on writing the
@@ -108,16 +131,40 @@ func startBrowser(t *testing.T) *browser {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
-	b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+	if err := b.try("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
+		return nil, fmt.Errorf("%v; its stderr ends: %s", err, stderr.String())
+	}
 	var att struct {
 		SessionID string `json:"sessionId"`
 	}
-	b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
+	if err := b.try("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
+		return nil, fmt.Errorf("%v; its stderr ends: %s", err, stderr.String())
+	}
 	b.session = att.SessionID
-	b.call(b.session, "Page.enable", nil, nil)
-	b.call(b.session, "Runtime.enable", nil, nil)
-	b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1500, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil)
-	return b
+	return b, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *tailBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if len(w.b) > w.max {
+		w.b = append(w.b[:0], w.b[len(w.b)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
 }
 
 func (b *browser) read(r *os.File) {

@@ -83,6 +83,11 @@ func startTTY(t *testing.T, dir string, env []string, bin string, args ...string
 		case <-d.done:
 		case <-time.After(5 * time.Second):
 		}
+		// A harness may start helpers outside its process group (Claude
+		// Code's shell snapshot): left running, they write into the
+		// test's home while its TempDir is removed ("directory not
+		// empty", seen once in TestClaudeTUI/directory-added).
+		killByHome(envValue(cmd.Env, "HOME"))
 		f.Close()
 	})
 	return d
