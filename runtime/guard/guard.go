@@ -20,11 +20,12 @@
 //     the project itself or all of its entries (., $PWD, * at the
 //     project), or any path that resolves outside the project (/tmp/x,
 //     ../x, /tmp/*). Without a known project or working directory every
-//     absolute path and every path with ".." is outside. A value the guard cannot know
-//     ($DIR, $(cmd)) is allowed: refusing every rm -rf "$BUILD_DIR" would
-//     make the guard useless. Only HOME counts as known-dangerous, and a
-//     path whose known part already lies outside the working directory
-//     (/tmp/$X, ../$X) is refused whatever the variable holds.
+//     absolute path and every path with ".." is outside. A value the
+//     guard cannot know ($DIR, $(cmd)) is allowed: refusing every rm -rf
+//     "$BUILD_DIR" would make the guard useless. Only HOME counts as
+//     known-dangerous, and a path whose known part already lies outside
+//     the project (/tmp/$X, ../$X) is refused whatever the variable
+//     holds.
 //   - force-push: git push with --force, -f (also in a cluster like -fu),
 //     --mirror, or a "+" refspec (git push origin +main), with any git
 //     global options before push (git -C dir push -f).

@@ -440,19 +440,19 @@ func absWatch(paths []string, s hook.Session, diags []string) ([]string, []strin
 	if len(paths) == 0 {
 		return paths, diags
 	}
-	cwd := s.ProjectDir
-	if cwd == "" {
-		cwd = s.Cwd
+	root := s.ProjectDir
+	if root == "" {
+		root = s.Cwd
 	}
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
 		switch {
 		case filepath.IsAbs(p):
 			out = hook.AddPaths(out, filepath.Clean(p))
-		case cwd == "":
+		case root == "":
 			diags = append(diags, fmt.Sprintf("sitter: watch path %q is relative and the event names no project or cwd; dropped", p))
 		default:
-			out = hook.AddPaths(out, filepath.Join(cwd, p))
+			out = hook.AddPaths(out, filepath.Join(root, p))
 		}
 	}
 	return out, diags
