@@ -227,14 +227,15 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags, c.stopCap = guardStop(ev, res, a.stopCap, diags)
 	}
-	if rules := d.EventRules(spec.Name); rules != nil && rules.Watch != nil {
+	rules := d.EventRules(ev.NativeEvent)
+	if rules != nil && rules.Watch != nil {
 		// Where the harness watches files only when told to (Claude
 		// Code's SessionStart), the files the plugin's fileChanged
 		// handlers watch are announced on every such event.
 		res.WatchPaths = hook.AddPaths(res.WatchPaths, watch...)
 	}
 	res.WatchPaths, diags = absWatch(res.WatchPaths, ev.Session, diags)
-	out := d.Render(ev, res)
+	out := hook.Render(ev, res, rules)
 	if r := spec.Replaces; r != nil {
 		// No bundle registers this event (atlas replaces): someone did by
 		// hand, and the harness is about to read sitter's answer as a
