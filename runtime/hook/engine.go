@@ -550,15 +550,16 @@ func WatchMatches(watch []string, file string, s Session) bool {
 		if root == "" {
 			root = string(filepath.Separator)
 		}
-		if s.Cwd == "" || within(filepath.Clean(s.Cwd), root) {
+		if s.Cwd == "" || Within(filepath.Clean(s.Cwd), root) {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether dir is root or inside it.
-func within(dir, root string) bool {
+// Within reports whether dir is root or inside it, lexically (no file
+// system access: a hook call must not pay for one).
+func Within(dir, root string) bool {
 	rel, err := filepath.Rel(root, dir)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

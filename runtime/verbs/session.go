@@ -402,8 +402,7 @@ func within(path, dir string) bool {
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = d
 	}
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return hook.Within(path, dir)
 }
 
 // sessionList is `sitter session list`: the sessions of this project (or
