@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"sitter.dev/sitter/runtime/internal/fakellm"
@@ -145,6 +146,27 @@ const threeRoutes = `{
   }
 }`
 
+// record is the i-th route record, waited for: the router records a
+// request after its answer has gone to the client.
+func (g *routesRig) record(t *testing.T, i int) RouteRecord {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		n := len(g.records)
+		var r RouteRecord
+		if i < n {
+			r = g.records[i]
+		}
+		g.mu.Unlock()
+		if i < n {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no route record #%d after 10 s (%d records)", i, n)
+		}
+	}
+}
+
 func (g *routesRig) send(t *testing.T, body string, hdr map[string]string) (int, string) {
 	t.Helper()
 	h := map[string]string{"X-Api-Key": token}
@@ -195,10 +217,7 @@ func TestRouterRules(t *testing.T) {
 		if !strings.Contains(string(q.Body), c.model) && !strings.Contains(q.Path, c.model) {
 			t.Errorf("%s: upstream %s %s lacks %s", c.name, q.Path, q.Body, c.model)
 		}
-		g.mu.Lock()
-		rec := g.records[i]
-		g.mu.Unlock()
-		if rec.Rule != c.rule || rec.Status != 200 || rec.Attempts != 1 || rec.InputTokens == 0 || rec.Client != Anthropic || rec.Harness != "claude-code" {
+		if rec := g.record(t, i); rec.Rule != c.rule || rec.Status != 200 || rec.Attempts != 1 || rec.InputTokens == 0 || rec.Client != Anthropic || rec.Harness != "claude-code" {
 			t.Errorf("%s: record %+v, want rule %s", c.name, rec, c.rule)
 		}
 	}
@@ -217,7 +236,7 @@ func TestRouterFallback(t *testing.T) {
 	if len(g.a.Requests()) != 1 || len(g.b.Requests()) != 1 {
 		t.Errorf("A got %d, B got %d requests, want 1 each", len(g.a.Requests()), len(g.b.Requests()))
 	}
-	if r := g.records[0]; r.Provider != "b" || r.Attempts != 2 || len(r.Failed) != 1 || r.Failed[0] != "a,gpt-a" {
+	if r := g.record(t, 0); r.Provider != "b" || r.Attempts != 2 || len(r.Failed) != 1 || r.Failed[0] != "a,gpt-a" {
 		t.Errorf("record %+v", r)
 	}
 

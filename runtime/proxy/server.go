@@ -616,8 +616,15 @@ func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, p
 			}
 		}
 		ll.status, ll.usage = 200, res.Usage
+		answer := in.encodeResponse(res)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(in.encodeResponse(res))
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		w.Write(answer)
+		// The answer goes now: the request's log line (and a router's
+		// route record) are written after it, not while the client waits.
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
 		return
 	}
 	s.stream(ctx, cancel, w, r, in, out, proto, req, resp.Body, ll, back)
