@@ -460,3 +460,47 @@ func TestMatcherWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipString holds skipString (its first 16 bytes one by one, then
+// quote to quote) to a plain byte-by-byte reading, for every text of up
+// to 11 bytes over a letter, a quote and a backslash, after padding that
+// moves it across the 16-byte boundary, and with text after it or none.
+func TestSkipString(t *testing.T) {
+	ref := func(b []byte, i int) int {
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				return j + 1
+			case '\\':
+				j++
+			}
+		}
+		return -1
+	}
+	alphabet := []byte{'a', '"', '\\'}
+	var texts [][]byte
+	var gen func(prefix []byte, n int)
+	gen = func(prefix []byte, n int) {
+		texts = append(texts, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			gen(append(append([]byte(nil), prefix...), c), n-1)
+		}
+	}
+	gen(nil, 11)
+	for n := 0; n <= 40; n++ { // runs of backslashes from the first byte on
+		texts = append(texts, []byte(strings.Repeat(`\`, n)+`"`), []byte(strings.Repeat(`\`, n)+`x"`))
+	}
+	for _, pad := range []int{0, 3, 7, 8, 12, 14, 15, 16, 25} {
+		for _, tail := range []string{"", `,"k":1}`} {
+			for _, text := range texts {
+				b := append(append([]byte(`"`+strings.Repeat("x", pad)), text...), tail...)
+				if got, want := skipString(b, 0), ref(b, 0); got != want {
+					t.Fatalf("skipString(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}
