@@ -4,7 +4,7 @@
 // directly to the upstream and sent through the proxy as an Anthropic
 // client (full translation both ways): JSON round trip and streaming
 // time to first byte (p50/p99), and the proxy's requests/second under
-// concurrent clients. Then, in rounds of their own and in five sets of
+// concurrent clients. Then, in rounds of their own and in fifteen sets of
 // fresh proxies, it times the same translated request through a proxy
 // with a 20-rule routes file and the atlas's request signals, through a
 // proxy without routes and through a second one (the control), and
