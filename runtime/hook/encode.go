@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/internal/jsonw"
 )
 
 // eventJSON is an encoded event in pieces, to be read one after the other:
@@ -145,7 +147,7 @@ func (w *pieces) str(k, v string, omitEmpty bool) {
 		return
 	}
 	w.key(k)
-	w.b = appendString(w.b, v)
+	w.b = jsonw.AppendStringNoHTML(w.b, v)
 }
 
 // pieces builds an eventJSON: b is the piece being written, done the
@@ -213,11 +215,7 @@ func compactJSON(b []byte) bool {
 // decoding it.
 func validJSON(b []byte) bool {
 	s := NewScanner(b)
-	if s.Skip() != nil {
-		return false
-	}
-	s.ws()
-	return s.i == len(s.b)
+	return s.Skip() == nil && s.End()
 }
 
 // ValidUTF8 returns b with each run of invalid UTF-8 bytes replaced by
@@ -228,61 +226,6 @@ func ValidUTF8(b []byte) []byte {
 		return b
 	}
 	return bytes.ToValidUTF8(b, []byte("\uFFFD"))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string: the escapes encoding/json
-// writes with HTML escaping off, and U+FFFD for invalid UTF-8.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	run := 0 // start of the bytes not yet appended
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[run:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			run = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[run:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			// Valid JSON either way; escaped as encoding/json does.
-			b = append(b, s[run:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		run = i
-	}
-	b = append(b, s[run:]...)
-	return append(b, '"')
 }
 
 // CompactPayload removes the whitespace outside strings from a valid JSON

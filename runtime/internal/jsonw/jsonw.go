@@ -1,52 +1,73 @@
 // Package jsonw appends JSON without reflection, for the encoders that
 // write a line per hook call or per request (runtime/audit, the proxy's
-// routes record): encoding/json's first use of a type costs a fresh hook
-// process more than the whole write.
+// routes record) and the files the babysitter stop check writes at every
+// turn of an agent (Enc): encoding/json's first use of a type costs a
+// fresh hook process more than the whole write. What it writes is byte
+// for byte what encoding/json writes for the same values.
 package jsonw
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 const hex = "0123456789abcdef"
 
 // AppendString appends s as a JSON string, byte for byte as encoding/json
 // writes it (HTML characters escaped, invalid UTF-8 as U+FFFD).
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// AppendStringNoHTML is AppendString with < > & left as they are, as a
+// json.Encoder with SetEscapeHTML(false) writes them.
+func AppendStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false) }
+
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
+	run := 0 // start of the bytes not yet appended
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf && !(html && (c == '<' || c == '>' || c == '&')) {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		if c < utf8.RuneSelf {
+			b = append(b, s[run:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			run = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && n == 1:
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[run:i]...)
 			b = append(b, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[run:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
 		default:
-			b = append(b, s[i:i+n]...)
+			i += size
+			continue
 		}
-		i += n
+		i += size
+		run = i
 	}
+	b = append(b, s[run:]...)
 	return append(b, '"')
 }
 
@@ -61,3 +82,72 @@ func AppendStrings(b []byte, ss []string) []byte {
 	}
 	return append(b, ']')
 }
+
+// Enc appends a JSON document the way json.Marshal (Indent "", HTML true),
+// json.MarshalIndent (Indent "  ") or a json.Encoder with SetIndent and
+// SetEscapeHTML write it. The caller writes members in its struct's field
+// order and leaves out what omitempty would.
+type Enc struct {
+	B      []byte
+	Indent string // per level; "" writes compact JSON
+	HTML   bool   // escape < > & in strings
+	depth  int
+	empty  bool // the open object or array has no member yet
+}
+
+// Open starts an object, Close ends it; OpenArray and CloseArray do the
+// same for an array.
+func (e *Enc) Open()       { e.open('{') }
+func (e *Enc) Close()      { e.close('}') }
+func (e *Enc) OpenArray()  { e.open('[') }
+func (e *Enc) CloseArray() { e.close(']') }
+
+func (e *Enc) open(c byte) {
+	e.B = append(e.B, c)
+	e.depth++
+	e.empty = true
+}
+
+func (e *Enc) close(c byte) {
+	e.depth--
+	if !e.empty {
+		e.newline()
+	}
+	e.B = append(e.B, c)
+	e.empty = false
+}
+
+func (e *Enc) newline() {
+	if e.Indent == "" {
+		return
+	}
+	e.B = append(e.B, '\n')
+	for range e.depth {
+		e.B = append(e.B, e.Indent...)
+	}
+}
+
+// Elem starts an element of the open array.
+func (e *Enc) Elem() {
+	if !e.empty {
+		e.B = append(e.B, ',')
+	}
+	e.empty = false
+	e.newline()
+}
+
+// Key starts the member k of the open object; a value must follow.
+func (e *Enc) Key(k string) {
+	e.Elem()
+	e.B = appendString(e.B, k, e.HTML)
+	e.B = append(e.B, ':')
+	if e.Indent != "" {
+		e.B = append(e.B, ' ')
+	}
+}
+
+// Str, Int, Uint and Bool write a value.
+func (e *Enc) Str(s string)  { e.B = appendString(e.B, s, e.HTML) }
+func (e *Enc) Int(n int64)   { e.B = strconv.AppendInt(e.B, n, 10) }
+func (e *Enc) Uint(n uint64) { e.B = strconv.AppendUint(e.B, n, 10) }
+func (e *Enc) Bool(v bool)   { e.B = strconv.AppendBool(e.B, v) }

@@ -1,6 +1,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -38,5 +39,112 @@ func check(t *testing.T, s string) {
 	}
 	if got := AppendString(nil, s); string(got) != string(want) {
 		t.Errorf("%q: %s, encoding/json writes %s", s, got, want)
+	}
+}
+
+// rec has what Enc writes: strings, numbers, booleans, a nested object,
+// arrays (empty ones too) and omitempty members.
+type rec struct {
+	S     string   `json:"s"`
+	Opt   string   `json:"opt,omitempty"`
+	I     int64    `json:"i"`
+	U     uint64   `json:"u"`
+	B     bool     `json:"b"`
+	In    *inner   `json:"in,omitempty"`
+	SS    []string `json:"ss"`
+	Items []inner  `json:"items"`
+}
+
+type inner struct {
+	Name string `json:"name"`
+	Deep *inner `json:"deep,omitempty"`
+}
+
+func (r *rec) write(e *Enc) {
+	e.Open()
+	e.Key("s")
+	e.Str(r.S)
+	if r.Opt != "" {
+		e.Key("opt")
+		e.Str(r.Opt)
+	}
+	e.Key("i")
+	e.Int(r.I)
+	e.Key("u")
+	e.Uint(r.U)
+	e.Key("b")
+	e.Bool(r.B)
+	if r.In != nil {
+		e.Key("in")
+		r.In.write(e)
+	}
+	e.Key("ss")
+	e.OpenArray()
+	for _, s := range r.SS {
+		e.Elem()
+		e.Str(s)
+	}
+	e.CloseArray()
+	e.Key("items")
+	e.OpenArray()
+	for _, it := range r.Items {
+		e.Elem()
+		it.write(e)
+	}
+	e.CloseArray()
+	e.Close()
+}
+
+func (in *inner) write(e *Enc) {
+	e.Open()
+	e.Key("name")
+	e.Str(in.Name)
+	if in.Deep != nil {
+		e.Key("deep")
+		in.Deep.write(e)
+	}
+	e.Close()
+}
+
+// TestEnc: what json.Marshal, json.MarshalIndent and a json.Encoder with
+// SetEscapeHTML(false) and SetIndent write, byte for byte.
+func TestEnc(t *testing.T) {
+	for _, s := range cases {
+		checkEnc(t, s, -3, 7, true)
+	}
+	checkEnc(t, "", 0, 0, false)
+}
+
+func FuzzEnc(f *testing.F) {
+	for i, s := range cases {
+		f.Add(s, int64(-i), uint64(i), i%2 == 0)
+	}
+	f.Fuzz(checkEnc)
+}
+
+func checkEnc(t *testing.T, s string, i int64, u uint64, b bool) {
+	recs := []rec{
+		{S: s, I: i, U: u, B: b, SS: []string{}, Items: []inner{}},
+		{S: s, Opt: s + "x", I: i, U: u, B: !b, In: &inner{Name: s, Deep: &inner{Name: "d"}},
+			SS: []string{s, "<&>"}, Items: []inner{{Name: s}, {Name: "2", Deep: &inner{}}}},
+	}
+	for _, r := range recs {
+		for _, c := range []struct {
+			indent string
+			html   bool
+		}{{"", true}, {"  ", true}, {"", false}, {"  ", false}} {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(c.html)
+			enc.SetIndent("", c.indent)
+			if err := enc.Encode(r); err != nil {
+				t.Fatal(err)
+			}
+			e := Enc{Indent: c.indent, HTML: c.html}
+			r.write(&e)
+			if got := append(e.B, '\n'); !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("indent %q html %v:\n got %s\nwant %s", c.indent, c.html, got, want.Bytes())
+			}
+		}
 	}
 }

@@ -1,0 +1,182 @@
+package jsonr
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// doc has a field of every kind a fast path reads.
+type doc struct {
+	S   string          `json:"s"`
+	I   int             `json:"i"`
+	I64 int64           `json:"i64"`
+	U   uint64          `json:"u"`
+	B   bool            `json:"b"`
+	Raw json.RawMessage `json:"raw"`
+	In  *inner          `json:"in"`
+	Val inner           `json:"val"`
+	SS  []string        `json:"ss"`
+	PS  []*inner        `json:"ps"`
+}
+
+type inner struct {
+	Name string `json:"name"`
+	N    int    `json:"n,omitempty"`
+}
+
+var (
+	docFields   = []string{"s", "i", "i64", "u", "b", "raw", "in", "val", "ss", "ps"}
+	innerFields = []string{"name", "n"}
+)
+
+// scanDoc is a fast path as the stop check's decoders write one.
+func scanDoc(b []byte, v *doc) error {
+	s := NewScanner(b)
+	var seen uint64
+	return s.Document(func(key string) (err error) {
+		if ok, err := Known(docFields, &seen, key); !ok || err != nil {
+			if err == nil {
+				err = s.Skip()
+			}
+			return err
+		}
+		switch key {
+		case "s":
+			v.S, err = s.String(key)
+		case "i":
+			v.I, err = s.Int(key)
+		case "i64":
+			v.I64, err = s.Int64(key)
+		case "u":
+			v.U, err = s.Uint64(key)
+		case "b":
+			v.B, err = s.BoolValue(key)
+		case "raw":
+			v.Raw, err = s.Raw()
+		case "in":
+			if s.Null() {
+				return nil
+			}
+			v.In = new(inner)
+			err = scanInner(s, v.In)
+		case "val":
+			err = scanInner(s, &v.Val)
+		case "ss":
+			v.SS, err = s.Strings(key)
+		case "ps":
+			if s.Null() {
+				return nil
+			}
+			v.PS = []*inner{}
+			err = s.Array(key, func() error {
+				var p *inner
+				if !s.Null() {
+					p = new(inner)
+					if err := scanInner(s, p); err != nil {
+						return err
+					}
+				}
+				v.PS = append(v.PS, p)
+				return nil
+			})
+		}
+		return err
+	})
+}
+
+func scanInner(s *Scanner, v *inner) error {
+	var seen uint64
+	return s.Object(func(key string) (err error) {
+		if ok, err := Known(innerFields, &seen, key); !ok || err != nil {
+			if err == nil {
+				err = s.Skip()
+			}
+			return err
+		}
+		switch key {
+		case "name":
+			v.Name, err = s.String(key)
+		case "n":
+			v.N, err = s.Int(key)
+		}
+		return err
+	})
+}
+
+// decode is how a caller uses a fast path: it, else encoding/json.
+func decode(b []byte) (doc, bool, error) {
+	var v doc
+	if scanDoc(b, &v) == nil {
+		return v, true, nil
+	}
+	v = doc{}
+	err := json.Unmarshal(b, &v)
+	return v, false, err
+}
+
+var (
+	fastSeeds = []string{
+		`{}`,
+		` {"s":"plain","i":-12,"i64":9007199254740993,"u":18446744073709551615,"b":true,"raw":{"a":[1,2.5e3,"x"]},"in":{"name":"n","n":3},"val":{"name":"v"},"ss":["a","b"],"ps":[{"name":"p"},null]} `,
+		`{"s":"esc \" \\ \/ \b \f \n \r \t \u00e9 \u2028 \u0000 \ud83d\ude00 \ud800 lone","raw":null,"in":null,"ss":null,"ps":[]}`,
+		"{\"s\":\"bad \xff utf-8\"}",
+		`{"s":null,"i":null,"b":null,"val":null,"ss":[],"ps":null}`,
+		`{"unknown":{"deep":[1,{"x":"y"}]},"s":"after"}`,
+	}
+	slowSeeds = []string{
+		`null`, `{"S":"case folded"}`, `{"s":"a","s":"twice"}`, `{"in":{"name":"a"},"in":{"n":1}}`,
+		`{"i":1.5}`, `{"i":1e3}`, `{"i":"1"}`, `{"i":01}`, `{"i":-}`, `{"u":-1}`, `{"i":99999999999999999999}`,
+		"{\"s\":\"ctl \x01\"}", `{"s":"unterminated`, `{"s":"x",}`, `{"s":"x"} trailing`, `[1,2]`, `{"b":tru}`,
+		`{"raw":[1,,2]}`, `{"ss":["a",1]}`, `{"raw":"\q"}`, `{"s":"\u12"}`, `{"ps":{}}`, `{"val":[]}`,
+	}
+)
+
+// TestFastPath: every seed decodes as encoding/json decodes it, and the
+// common forms take the fast path.
+func TestFastPath(t *testing.T) {
+	for _, s := range fastSeeds {
+		check(t, []byte(s))
+		if _, fast, _ := decode([]byte(s)); !fast {
+			t.Errorf("%s: took the slow path", s)
+		}
+	}
+	for _, s := range slowSeeds {
+		check(t, []byte(s))
+		if _, fast, _ := decode([]byte(s)); fast {
+			t.Errorf("%s: took the fast path", s)
+		}
+	}
+}
+
+func FuzzFastPath(f *testing.F) {
+	for _, s := range append(fastSeeds, slowSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(check)
+}
+
+func check(t *testing.T, b []byte) {
+	got, fast, err := decode(b)
+	var want doc
+	wantErr := json.Unmarshal(b, &want)
+	if !errors.Is(err, wantErr) && (err == nil || wantErr == nil || err.Error() != wantErr.Error()) || !reflect.DeepEqual(got, want) {
+		t.Errorf("%q (fast %v):\n got %+v, %v\nwant %+v, %v", b, fast, got, err, want, wantErr)
+	}
+}
+
+// TestKnown: a repeated field and a case-insensitive match are errors, an
+// unknown key is not a field.
+func TestKnown(t *testing.T) {
+	var seen uint64
+	for _, c := range []struct {
+		key     string
+		ok, err bool
+	}{{"s", true, false}, {"i", true, false}, {"other", false, false}, {"s", false, true}, {"I64", false, true}} {
+		ok, err := Known(docFields, &seen, c.key)
+		if ok != c.ok || (err != nil) != c.err {
+			t.Errorf("Known(%q) = %v, %v; want %v, error %v", c.key, ok, err, c.ok, c.err)
+		}
+	}
+}
