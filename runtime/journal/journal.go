@@ -97,11 +97,30 @@ func (e *CorruptError) Error() string {
 // plus a newline, the checksum its sha256, then the same with the
 // checksum as last key.
 func encode(typ, recordedAt string, data any, link *Link) (file []byte, sum string, err error) {
+	b, ok := encodeFlat(typ, recordedAt, data, link)
+	if !ok {
+		if b, err = encodeBody(typ, recordedAt, data, link); err != nil {
+			return nil, "", err
+		}
+	}
+	h := sha256.Sum256(b)
+	sum = hex.EncodeToString(h[:])
+	// b ends with "\n}\n": splice the checksum in as the last key.
+	file = append(append([]byte{}, b[:len(b)-3]...), `,
+  "checksum": "`+sum+`"
+}
+`...)
+	return file, sum, nil
+}
+
+// encodeBody is the event without its checksum, as encoding/json writes
+// it: the data compact with HTML escaping off, then the whole indented.
+func encodeBody(typ, recordedAt string, data any, link *Link) ([]byte, error) {
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(data); err != nil {
-		return nil, "", fmt.Errorf("encode %s data: %w", typ, err)
+		return nil, fmt.Errorf("encode %s data: %w", typ, err)
 	}
 	body := struct {
 		Type       string          `json:"type"`
@@ -114,17 +133,9 @@ func encode(typ, recordedAt string, data any, link *Link) (file []byte, sum stri
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(body); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	h := sha256.Sum256(buf.Bytes())
-	sum = hex.EncodeToString(h[:])
-	b := buf.Bytes()
-	// b ends with "\n}\n": splice the checksum in as the last key.
-	file = append(append([]byte{}, b[:len(b)-3]...), `,
-  "checksum": "`+sum+`"
-}
-`...)
-	return file, sum, nil
+	return buf.Bytes(), nil
 }
 
 // verify checks a file's checksum the way it was computed: over the bytes
@@ -357,12 +368,25 @@ func Append(dir string, head *Event, typ string, data any) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	fname := fmt.Sprintf("%06d.%s.json", seq, id)
+	fname := fileName(seq, id)
 	if err := WriteFileAtomic(filepath.Join(dir, fname), file); err != nil {
 		return Event{}, err
 	}
-	raw, _ := json.Marshal(data)
+	raw, ok := marshalFlat(data)
+	if !ok {
+		raw, _ = json.Marshal(data)
+	}
 	return Event{Seq: seq, ULID: id, File: fname, Type: typ, RecordedAt: recordedAt, Data: raw, Link: link, Checksum: sum}, nil
+}
+
+// fileName is an event's file name, fmt.Sprintf("%06d.%s.json", seq, id)
+// written without fmt (appended at every stop check).
+func fileName(seq int, id string) string {
+	n := strconv.Itoa(seq)
+	if len(n) < 6 {
+		n = "000000"[len(n):] + n
+	}
+	return n + "." + id + ".json"
 }
 
 // fileChecksum is the checksum an event file records.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"sitter.dev/sitter/runtime/internal/jsonw"
 )
 
 // LockFile is the run lock's name inside a run directory (the SDK's).
@@ -81,7 +83,18 @@ func readLock(path string) (lockInfo, error) {
 
 // writeInfo records this process as the holder.
 func writeInfo(f *os.File, owner string) error {
-	b, _ := json.MarshalIndent(lockInfo{os.Getpid(), owner, time.Now().UTC().Format(time.RFC3339Nano)}, "", "  ")
+	// json.MarshalIndent's bytes, without its first-use cost (a stop
+	// check takes the lock at every turn of an agent).
+	e := jsonw.Enc{Indent: "  ", HTML: true}
+	e.Open()
+	e.Key("pid")
+	e.Int(int64(os.Getpid()))
+	e.Key("owner")
+	e.Str(owner)
+	e.Key("acquiredAt")
+	e.Str(time.Now().UTC().Format(time.RFC3339Nano))
+	e.Close()
+	b := e.B
 	if err := f.Truncate(0); err != nil {
 		return err
 	}

@@ -208,11 +208,11 @@ func readMetadata(dir string) (*Metadata, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var m Metadata
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := decodeMetadata(b)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, MetadataFile), err)
 	}
-	return &m, b, nil
+	return m, b, nil
 }
 
 // EntryPath is the absolute path of the run's process file.

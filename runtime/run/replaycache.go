@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -208,15 +207,15 @@ func readHeader(dir, metaHash string) *replayHeader {
 	if err != nil {
 		return nil
 	}
-	var h replayHeader
-	if json.Unmarshal(b, &h) != nil || h.Version != replayCacheVersion || h.MetaHash != metaHash ||
+	h, err := decodeHeader(b)
+	if err != nil || h.Version != replayCacheVersion || h.MetaHash != metaHash ||
 		h.Files < 0 || h.Effects < len(h.Pending) || slices.Contains(h.Pending, nil) || !effectsName(h.EffectsFile) {
 		return nil
 	}
 	if _, ok := parseSum(h.NamesHash); !ok {
 		return nil
 	}
-	return &h
+	return h
 }
 
 // unchanged says whether journal/ still has the stamp the cache took of
@@ -368,7 +367,10 @@ func namesSum(sum uint64, names ...string) uint64 {
 
 const namesSum0 uint64 = 14695981039346656037
 
-func formatSum(sum uint64) string { return fmt.Sprintf("%016x", sum) }
+func formatSum(sum uint64) string {
+	h := strconv.FormatUint(sum, 16) // "%016x" without fmt: written at every stop check
+	return "0000000000000000"[len(h):] + h
+}
 
 func parseSum(s string) (uint64, bool) {
 	if len(s) != 16 {
@@ -422,7 +424,7 @@ func (r *replayed) save() {
 			wrote = true
 		}
 	}
-	b, err := json.Marshal(h)
+	b, err := marshalHeader(&h)
 	if err != nil || writeCacheFile(state, ReplayCacheFile, b) != nil {
 		return
 	}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -33,7 +32,7 @@ func StopCheckAnswerState(ctx context.Context, ev hook.Event, st *State, readErr
 	if !d.Block {
 		return 0
 	}
-	b, err := json.Marshal(d.Result())
+	b, err := hook.MarshalResult(d.Result(), true)
 	if err == nil {
 		_, err = stdout.Write(append(b, '\n'))
 	}

@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -84,8 +83,8 @@ func Read(harness, sessionID string) (*State, string, error) {
 	if err != nil {
 		return nil, p, err
 	}
-	var st State
-	if err := json.Unmarshal(b, &st); err != nil {
+	st, err := decodeState(b)
+	if err != nil {
 		return nil, p, fmt.Errorf("session state %s is corrupt: %w", p, err)
 	}
 	return &st, p, nil
@@ -116,8 +115,7 @@ func write(st *State, replace func(string, []byte) error) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return p, err
 	}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	return p, replace(p, append(b, '\n'))
+	return p, replace(p, append(marshalState(st), '\n'))
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
@@ -213,8 +211,7 @@ func List() ([]*State, error) {
 		if err != nil {
 			continue
 		}
-		var st State
-		if json.Unmarshal(b, &st) == nil && st.SessionID != "" {
+		if st, err := decodeState(b); err == nil && st.SessionID != "" {
 			out = append(out, &st)
 		}
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,17 +224,19 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	if len(pending) > 0 && breakpoints == len(pending) {
 		return Decision{Row: RowBreakpoints, Reason: fmt.Sprintf("run %s waits for %d breakpoint(s): a human must answer", rs.Meta.RunID, breakpoints)}
 	}
+	// Built without fmt: these two rows answer most stop checks.
+	ref := st.RunRef()
 	var b strings.Builder
-	fmt.Fprintf(&b, "Babysitter run %s is not finished (stop-hook iteration %d of %d). ", rs.Meta.RunID, st.Iteration+1, st.MaxIterations)
+	b.WriteString("Babysitter run " + rs.Meta.RunID + " is not finished (stop-hook iteration " + strconv.Itoa(st.Iteration+1) + " of " + strconv.Itoa(st.MaxIterations) + "). ")
 	if len(pending) == 0 {
-		fmt.Fprintf(&b, "Call `sitter run iterate %s --json` and carry out the effects it lists.", st.RunRef())
+		b.WriteString("Call `sitter run iterate " + ref + " --json` and carry out the effects it lists.")
 		return Decision{Block: true, Row: RowIterate, Reason: b.String() + proofHint}
 	}
-	fmt.Fprintf(&b, "It waits for %d effect(s):\n", len(pending))
+	b.WriteString("It waits for " + strconv.Itoa(len(pending)) + " effect(s):\n")
 	for _, e := range pending {
-		fmt.Fprintf(&b, "- %s [%s] %s\n", e.EffectID, e.Kind, e.Label)
+		b.WriteString("- " + e.EffectID + " [" + e.Kind + "] " + e.Label + "\n")
 	}
-	fmt.Fprintf(&b, "Execute each (`sitter task show %s <effectId> --json` gives its definition), post its result with `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate %s --json`.", st.RunRef(), st.RunRef(), st.RunRef())
+	b.WriteString("Execute each (`sitter task show " + ref + " <effectId> --json` gives its definition), post its result with `sitter task post " + ref + " <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate " + ref + " --json`.")
 	return Decision{Block: true, Row: RowPending, Reason: b.String() + proofHint}
 }
 

@@ -22,9 +22,9 @@ func TestHookBinaryDeps(t *testing.T) {
 	allowed := []string{
 		"sitter.dev/sitter/runtime/cmd/sitter", "sitter.dev/sitter/runtime/hook", "sitter.dev/sitter/runtime/adapter",
 		"sitter.dev/sitter/runtime/audit", "sitter.dev/sitter/runtime/redact", "sitter.dev/sitter/runtime/guard", "sitter.dev/sitter/runtime/internal/sibling",
-		// The usage texts and version of hook, guard and version; the audit
-		// line's JSON strings (stdlib only).
-		"sitter.dev/sitter/runtime/internal/hookcli", "sitter.dev/sitter/runtime/internal/jsonw",
+		// The usage texts and version of hook, guard and version; JSON
+		// read and written without reflection (stdlib only).
+		"sitter.dev/sitter/runtime/internal/hookcli", "sitter.dev/sitter/runtime/internal/jsonw", "sitter.dev/sitter/runtime/internal/jsonr",
 		"sitter.dev/sitter/generated/registry", "sitter.dev/sitter/generated/harness/",
 		// The babysitter stop check (sitter session stop-check), a hook
 		// handler on every turn of an agent: session state, run replay

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -51,8 +50,8 @@ func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		fmt.Fprintln(stderr, "sitter guard: empty stdin: want the canonical event (sitter.hook.v1)")
 		return 0
 	}
-	var ev hook.Event
-	if err := json.Unmarshal(b, &ev); err != nil {
+	ev, err := hook.DecodeEvent(b)
+	if err != nil {
 		fmt.Fprintf(stderr, "sitter guard: stdin is not a canonical event: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 		return 0
 	}
@@ -60,8 +59,8 @@ func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 	if res.Decision == hook.Noop {
 		return 0
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	enc.Encode(res)
+	if out, err := hook.MarshalResult(res, false); err == nil {
+		stdout.Write(append(out, '\n'))
+	}
 	return 0
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -43,8 +42,8 @@ func stopCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sitter: session stop-check: %v\n", err)
 		return 1
 	}
-	var ev hook.Event
-	if json.Unmarshal(data, &ev) != nil || ev.Harness == "" || ev.Session.ID == "" {
+	ev, err := hook.DecodeEvent(data)
+	if err != nil || ev.Harness == "" || ev.Session.ID == "" {
 		return runHost(args, data, stdout, stderr)
 	}
 	st, _, readErr := session.Read(ev.Harness, ev.Session.ID)

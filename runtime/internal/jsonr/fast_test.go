@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -36,10 +37,7 @@ func scanDoc(b []byte, v *doc) error {
 	s := NewScanner(b)
 	var seen uint64
 	return s.Document(func(key string) (err error) {
-		if ok, err := Known(docFields, &seen, key); !ok || err != nil {
-			if err == nil {
-				err = s.Skip()
-			}
+		if ok, err := s.Known(docFields, &seen, key); !ok {
 			return err
 		}
 		switch key {
@@ -89,10 +87,7 @@ func scanDoc(b []byte, v *doc) error {
 func scanInner(s *Scanner, v *inner) error {
 	var seen uint64
 	return s.Object(func(key string) (err error) {
-		if ok, err := Known(innerFields, &seen, key); !ok || err != nil {
-			if err == nil {
-				err = s.Skip()
-			}
+		if ok, err := s.Known(innerFields, &seen, key); !ok {
 			return err
 		}
 		switch key {
@@ -167,16 +162,44 @@ func check(t *testing.T, b []byte) {
 }
 
 // TestKnown: a repeated field and a case-insensitive match are errors, an
-// unknown key is not a field.
+// unknown key is not a field (and its value is skipped).
 func TestKnown(t *testing.T) {
 	var seen uint64
 	for _, c := range []struct {
 		key     string
 		ok, err bool
 	}{{"s", true, false}, {"i", true, false}, {"other", false, false}, {"s", false, true}, {"I64", false, true}} {
-		ok, err := Known(docFields, &seen, c.key)
+		s := NewScanner([]byte(`[1] x`))
+		ok, err := s.Known(docFields, &seen, c.key)
+		if !ok && err == nil && s.i != 3 {
+			t.Errorf("Known(%q) did not skip the value", c.key)
+		}
 		if ok != c.ok || (err != nil) != c.err {
 			t.Errorf("Known(%q) = %v, %v; want %v, error %v", c.key, ok, err, c.ok, c.err)
+		}
+	}
+}
+
+// TestDepth: the scanner takes documents nested as deep as encoding/json
+// takes them (10,000 objects and arrays, counted from the top of the
+// document, whatever reads them: Raw, Skip, Array or Object) and no
+// deeper.
+func TestDepth(t *testing.T) {
+	for _, depth := range []int{maxDepth - 1, maxDepth, maxDepth + 1} {
+		for _, doc := range []string{
+			`{"raw":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`,
+			`{"x":` + strings.Repeat(`{"a":`, depth-1) + "1" + strings.Repeat("}", depth-1) + `}`,
+			`{"ps":[` + strings.Repeat("[", depth-2) + strings.Repeat("]", depth-2) + `]}`,
+			`{"in":` + strings.Repeat(`{"x":`, depth-1) + "1" + strings.Repeat("}", depth-1) + `}`,
+		} {
+			var v any
+			wantErr := json.Unmarshal([]byte(doc), &v)
+			s := NewScanner([]byte(doc))
+			err := s.Document(func(string) error { return s.Skip() })
+			if (err != nil) != (wantErr != nil) {
+				t.Errorf("depth %d, %.20s…: scanner error %v, encoding/json's %v", depth, doc, err, wantErr)
+			}
+			check(t, []byte(doc))
 		}
 	}
 }

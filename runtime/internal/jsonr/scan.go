@@ -31,9 +31,25 @@ import (
 // Scanner decodes one JSON document (FuzzScanner compares it with
 // encoding/json).
 type Scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // objects and arrays open at s.i
 }
+
+// maxDepth is encoding/json's limit on nested objects and arrays.
+const maxDepth = 10000
+
+// enter opens an object or array at s.i (its bracket) and checks the
+// nesting; leave closes it.
+func (s *Scanner) enter() error {
+	if s.depth++; s.depth > maxDepth {
+		return s.errorf("exceeded max depth")
+	}
+	s.i++
+	return nil
+}
+
+func (s *Scanner) leave() { s.depth-- }
 
 // NewScanner scans one JSON document.
 func NewScanner(b []byte) *Scanner { return &Scanner{b: b} }
@@ -91,7 +107,10 @@ func (s *Scanner) Object(field func(key string) error) error {
 	default:
 		return s.errorf("want an object")
 	}
-	s.i++
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	if s.peek() == '}' {
 		s.i++
 		return nil
@@ -226,7 +245,10 @@ func (s *Scanner) Array(key string, elem func() error) error {
 	if s.peek() != '[' {
 		return s.errorf("field %s: want an array", key)
 	}
-	s.i++
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	if s.peek() == ']' {
 		s.i++
 		return nil
@@ -247,13 +269,13 @@ func (s *Scanner) Array(key string, elem func() error) error {
 	}
 }
 
-// Known says whether key is one of a struct's field names, for a fast
-// path's object callback: true the first time it comes, false for a key
-// of no field (to be skipped); an error for a key that comes again (seen
-// holds the fields that came: at most 64) or one that matches a field
-// only case-insensitively — what encoding/json would decode otherwise
-// than a fast path.
-func Known(fields []string, seen *uint64, key string) (bool, error) {
+// Known says whether the member key, whose value comes next, is one of
+// a struct's fields for a fast path's object callback to read: true the
+// first time it comes; false, with its value skipped, for a key of no
+// field; an error for a key that comes again (seen holds the fields that
+// came: at most 64) or one that matches a field only case-insensitively,
+// which encoding/json would decode otherwise than a fast path.
+func (s *Scanner) Known(fields []string, seen *uint64, key string) (bool, error) {
 	for i, f := range fields {
 		if f == key {
 			if *seen&(1<<i) != 0 {
@@ -268,7 +290,7 @@ func Known(fields []string, seen *uint64, key string) (bool, error) {
 			return false, fmt.Errorf("key %q matches field %q only case-insensitively", key, f)
 		}
 	}
-	return false, nil
+	return false, s.Skip()
 }
 
 // End reports whether only white space is left.
@@ -296,65 +318,28 @@ func (s *Scanner) Strings(key string) ([]string, error) {
 	default:
 		return nil, s.errorf("field %s: want an array of strings", key)
 	}
-	s.i++
 	out := []string{}
-	if s.peek() == ']' {
-		s.i++
-		return out, nil
-	}
-	for {
+	err := s.Array(key, func() error {
 		v, err := s.String(key)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, v)
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return out, nil
-		default:
-			return nil, s.errorf("want ',' or ']' in an array")
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // Skip consumes and validates any value.
-func (s *Scanner) Skip() error { return s.skip(0) }
-
-const maxDepth = 10000
-
-func (s *Scanner) skip(depth int) error {
-	if depth > maxDepth {
-		return s.errorf("nesting too deep")
-	}
+func (s *Scanner) Skip() error {
 	if s.peek() == 0 && s.i >= len(s.b) {
 		return s.errorf("unexpected end of JSON")
 	}
 	switch c := s.b[s.i]; {
 	case c == '{':
-		return s.Object(func(string) error { return s.skip(depth + 1) })
+		return s.Object(func(string) error { return s.Skip() })
 	case c == '[':
-		s.i++
-		if s.peek() == ']' {
-			s.i++
-			return nil
-		}
-		for {
-			if err := s.skip(depth + 1); err != nil {
-				return err
-			}
-			switch s.peek() {
-			case ',':
-				s.i++
-			case ']':
-				s.i++
-				return nil
-			default:
-				return s.errorf("want ',' or ']' in an array")
-			}
-		}
+		return s.Array("", s.Skip)
 	case c == '"':
 		return s.skipStr()
 	case c == 't':

@@ -146,6 +146,9 @@ func (e *Enc) Key(k string) {
 	}
 }
 
+// Null writes null.
+func (e *Enc) Null() { e.B = append(e.B, "null"...) }
+
 // Str, Int, Uint and Bool write a value.
 func (e *Enc) Str(s string)  { e.B = appendString(e.B, s, e.HTML) }
 func (e *Enc) Int(n int64)   { e.B = strconv.AppendInt(e.B, n, 10) }

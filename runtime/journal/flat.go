@@ -1,0 +1,92 @@
+package journal
+
+import (
+	"maps"
+	"slices"
+
+	"sitter.dev/sitter/runtime/internal/jsonw"
+)
+
+// An event whose data is a flat map of strings, integers and booleans
+// (STOP_HOOK_INVOKED, journaled at every stop check) is written without
+// encoding/json, whose first use costs a fresh hook process more than
+// the whole append: encodeFlat and marshalFlat write encodeBody's and
+// json.Marshal's bytes for it (TestFlatMatchesJSON), and report false
+// for any other data.
+
+// encodeFlat is encodeBody for flat data.
+func encodeFlat(typ, recordedAt string, data any, link *Link) ([]byte, bool) {
+	m, ok := data.(map[string]any)
+	if !ok || !flat(m) {
+		return nil, false
+	}
+	e := jsonw.Enc{Indent: "  "}
+	e.Open()
+	e.Key("type")
+	e.Str(typ)
+	e.Key("recordedAt")
+	e.Str(recordedAt)
+	e.Key("data")
+	writeFlat(&e, m)
+	if link != nil {
+		e.Key("sitter")
+		e.Open()
+		e.Key("seq")
+		e.Int(int64(link.Seq))
+		e.Key("ulid")
+		e.Str(link.ULID)
+		if link.Prev != "" {
+			e.Key("prev")
+			e.Str(link.Prev)
+		}
+		e.Close()
+	}
+	e.Close()
+	return append(e.B, '\n'), true
+}
+
+// marshalFlat is json.Marshal(data) for flat data.
+func marshalFlat(data any) ([]byte, bool) {
+	m, ok := data.(map[string]any)
+	if !ok || !flat(m) {
+		return nil, false
+	}
+	e := jsonw.Enc{HTML: true}
+	writeFlat(&e, m)
+	return e.B, true
+}
+
+func flat(m map[string]any) bool {
+	if m == nil {
+		return false // encoding/json writes null
+	}
+	for _, v := range m {
+		switch v.(type) {
+		case string, int, int64, bool, nil:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// writeFlat writes m with its keys sorted, as encoding/json does.
+func writeFlat(e *jsonw.Enc, m map[string]any) {
+	e.Open()
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		e.Key(k)
+		switch v := m[k].(type) {
+		case string:
+			e.Str(v)
+		case int:
+			e.Int(int64(v))
+		case int64:
+			e.Int(v)
+		case bool:
+			e.Bool(v)
+		case nil:
+			e.Null()
+		}
+	}
+	e.Close()
+}
