@@ -136,7 +136,7 @@ func MarshalResult(r Result, html bool) ([]byte, error) {
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
-	e := jsonw.Enc{HTML: html}
+	e := jsonw.Enc{HTML: html, B: make([]byte, 0, 96+len(r.Reason)+len(r.UserMessage)+len(r.AdditionalContext))}
 	e.Open()
 	str := func(k, v string) {
 		if v != "" {

@@ -105,8 +105,9 @@ func encode(typ, recordedAt string, data any, link *Link) (file []byte, sum stri
 	}
 	h := sha256.Sum256(b)
 	sum = hex.EncodeToString(h[:])
-	// b ends with "\n}\n": splice the checksum in as the last key.
-	file = append(append([]byte{}, b[:len(b)-3]...), `,
+	// b ends with "\n}\n": splice the checksum in as the last key (in
+	// place: b is not used again).
+	file = append(b[:len(b)-3], `,
   "checksum": "`+sum+`"
 }
 `...)

@@ -85,7 +85,7 @@ func readLock(path string) (lockInfo, error) {
 func writeInfo(f *os.File, owner string) error {
 	// json.MarshalIndent's bytes, without its first-use cost (a stop
 	// check takes the lock at every turn of an agent).
-	e := jsonw.Enc{Indent: "  ", HTML: true}
+	e := jsonw.Enc{Indent: "  ", HTML: true, B: make([]byte, 0, 128+len(owner))}
 	e.Open()
 	e.Key("pid")
 	e.Int(int64(os.Getpid()))
@@ -94,11 +94,11 @@ func writeInfo(f *os.File, owner string) error {
 	e.Key("acquiredAt")
 	e.Str(time.Now().UTC().Format(time.RFC3339Nano))
 	e.Close()
-	b := e.B
+	e.B = append(e.B, '\n')
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	_, err := f.WriteAt(append(b, '\n'), 0)
+	_, err := f.WriteAt(e.B, 0)
 	return err
 }
 

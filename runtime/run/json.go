@@ -296,7 +296,9 @@ func marshalHeader(h *replayHeader) ([]byte, error) {
 	if len(h.Failure) > 0 || slices.ContainsFunc(h.Pending, func(e *Effect) bool { return e != nil && len(e.Error) > 0 }) {
 		return json.Marshal(h)
 	}
-	return h.appendJSON(nil), nil
+	// Sized at once: in a fresh process each size a growing append leaves
+	// behind touches new pages.
+	return h.appendJSON(make([]byte, 0, 1024+512*len(h.Pending))), nil
 }
 
 // appendJSON appends json.Marshal(h)'s bytes to b: members in field

@@ -68,7 +68,7 @@ func scanState(b []byte, st *State) error {
 
 // marshalState is json.MarshalIndent(st, "", "  ").
 func marshalState(st *State) []byte {
-	e := jsonw.Enc{Indent: "  ", HTML: true}
+	e := jsonw.Enc{Indent: "  ", HTML: true, B: make([]byte, 0, 512+len(st.RunDir)+len(st.Cwd)+len(st.Store))}
 	e.Open()
 	str := func(k, v string, omitEmpty bool) {
 		if v != "" || !omitEmpty {

@@ -227,6 +227,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	// Built without fmt: these two rows answer most stop checks.
 	ref := st.RunRef()
 	var b strings.Builder
+	b.Grow(768 + 4*len(ref) + 96*len(pending)) // one allocation, not a chain of them
 	b.WriteString("Babysitter run " + rs.Meta.RunID + " is not finished (stop-hook iteration " + strconv.Itoa(st.Iteration+1) + " of " + strconv.Itoa(st.MaxIterations) + "). ")
 	if len(pending) == 0 {
 		b.WriteString("Call `sitter run iterate " + ref + " --json` and carry out the effects it lists.")
