@@ -25,6 +25,7 @@ type rule struct {
 	triggers  []string // lower-case substrings, one of which every match holds
 	back      func(byte) bool
 	pre       func(s string, a, e int) bool // a cheap test of the run (or trigger) s[a:e] before the regexp
+	args      []string                      // a cheap test too: the trigger is a command whose line holds one of these (commandWith)
 	pattern   string                        // matched at the start; groups named s are the secret (else the whole match)
 	multiline bool                          // the match may run past the line's end (else it stops there)
 	span      int                           // the longest match looked for (default 4 KiB)
@@ -227,19 +228,23 @@ func (r *rule) starts(s string, hs []hit) [][2]int {
 // one (every URL holds "://") does not compile the rule's regexp.
 
 // hexAfter: the n bytes after the trigger's first k are lower-case hex.
-func hexAfter(k, n int) func(string, int, int) bool {
-	return func(s string, a, e int) bool {
-		if len(s)-a < k+n {
+// The rules name functions, not closures, so that the rule table is
+// static data: a closure stored in it at start-up would copy its pages
+// in every sitter process.
+func hexAfter(s string, a, k, n int) bool {
+	if len(s)-a < k+n {
+		return false
+	}
+	for _, c := range []byte(s[a+k : a+k+n]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
-		for _, c := range []byte(s[a+k : a+k+n]) {
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-		return true
 	}
+	return true
 }
+
+func hex32After2(s string, a, e int) bool { return hexAfter(s, a, 2, 32) }
+func hex32After4(s string, a, e int) bool { return hexAfter(s, a, 4, 32) }
 
 // hasUserinfo: "://" is followed by user:password@ (before any / ? # or
 // blank).
@@ -272,27 +277,25 @@ func blankAfter(s string, a, e int) bool {
 	return e < len(s) && (s[e] == ' ' || s[e] == '\t')
 }
 
-// commandWith: the trigger is a word (a command) and the rest of its
-// command line holds one of subs.
-func commandWith(subs ...string) func(string, int, int) bool {
-	return func(s string, a, e int) bool {
-		if e < len(s) && wordByte(s[e]) && s[e] != '_' {
-			// mysqldump, mariadb-dump: the command goes on
-			for e < len(s) && (wordByte(s[e]) || s[e] == '-') {
-				e++
-			}
+// commandWith: the trigger, ending at e, is a word (a command) and the
+// rest of its command line holds one of subs (a rule's args).
+func commandWith(subs []string, s string, e int) bool {
+	if e < len(s) && wordByte(s[e]) && s[e] != '_' {
+		// mysqldump, mariadb-dump: the command goes on
+		for e < len(s) && (wordByte(s[e]) || s[e] == '-') {
+			e++
 		}
-		end := min(len(s), e+2048)
-		if k := strings.IndexAny(s[e:end], "\n|;&"); k >= 0 {
-			end = e + k
-		}
-		for _, sub := range subs {
-			if strings.Contains(s[e:end], sub) {
-				return true
-			}
-		}
-		return false
 	}
+	end := min(len(s), e+2048)
+	if k := strings.IndexAny(s[e:end], "\n|;&"); k >= 0 {
+		end = e + k
+	}
+	for _, sub := range subs {
+		if strings.Contains(s[e:end], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // configSet: "set" follows config or configure (aws configure set, npm
@@ -426,7 +429,7 @@ func (r *rule) apply(s string, hs []hit) (string, bool) {
 			}
 			seen = end // a later hit in this command has the same arguments
 		}
-		if r.pre != nil && !r.pre(s[:end], st, min(se[1], end)) {
+		if r.pre != nil && !r.pre(s[:end], st, min(se[1], end)) || r.args != nil && !commandWith(r.args, s[:end], min(se[1], end)) {
 			continue
 		}
 		re, groups := r.compiled()
@@ -681,7 +684,7 @@ var table = []rule{
 	{name: "Hugging Face token", pattern: `(?:hf|api_org)_[A-Za-z0-9]{30,}`, triggers: []string{"hf_", "api_org_"}},
 	{name: "GitLab token", pattern: `gl(?:pat|dt|rt|ptt|cbt|imt|soat|ft|oas|agent|ffct|wt)-[0-9A-Za-z_\-]{20,}|GR1348941[0-9A-Za-z_\-]{20,}`, triggers: []string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glsoat-", "glft-", "gloas-", "glagent-", "glffct-", "glwt-", "gr1348941"}},
 	{name: "JWT", pattern: `eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, triggers: []string{"eyj"}},
-	{name: "Twilio API key", pattern: `SK[0-9a-f]{32}\b`, triggers: []string{"sk"}, pre: hexAfter(2, 32)},
+	{name: "Twilio API key", pattern: `SK[0-9a-f]{32}\b`, triggers: []string{"sk"}, pre: hex32After2},
 	{name: "SendGrid key", pattern: `SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{30,}`, triggers: []string{"sg."}},
 	{name: "DigitalOcean token", pattern: `do[opr]_v1_[a-f0-9]{64}`, triggers: []string{"do_v1_", "dop_v1_", "dor_v1_"}},
 	{name: "Shopify token", pattern: `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`, triggers: []string{"shp"}},
@@ -689,7 +692,7 @@ var table = []rule{
 	{name: "Docker Hub token", pattern: `dckr_pat_[A-Za-z0-9_\-]{20,}`, triggers: []string{"dckr_pat_"}},
 	{name: "Atlassian API token", pattern: `ATATT3[A-Za-z0-9_\-=]{50,}`, triggers: []string{"atatt3"}},
 	{name: "Databricks token", pattern: `dapi[a-f0-9]{32}(?:-\d)?\b`, triggers: []string{"dapi"}},
-	{name: "Mailgun key", pattern: `key-[0-9a-f]{32}\b`, triggers: []string{"key-"}, pre: hexAfter(4, 32)},
+	{name: "Mailgun key", pattern: `key-[0-9a-f]{32}\b`, triggers: []string{"key-"}, pre: hex32After4},
 	{name: "Postman key", pattern: `PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, triggers: []string{"pmak-"}},
 	{name: "Linear key", pattern: `lin_(?:api|oauth)_[A-Za-z0-9]{32,}`, triggers: []string{"lin_"}},
 	{name: "Notion token", pattern: `(?:secret|ntn)_[A-Za-z0-9]{40,}`, triggers: []string{"secret_", "ntn_"}},
@@ -743,7 +746,7 @@ var table = []rule{
 		name:     "curl -u user:password",
 		triggers: []string{"curl"},
 		span:     2048,
-		pre:      commandWith("--user", "--proxy-user", " -u", " -U", "u ", "u\t", "u'", "u\""),
+		args:     []string{"--user", "--proxy-user", " -u", " -U", "u ", "u\t", "u'", "u\""},
 		command:  `curl\b`,
 		pattern:  `(?:^|\s)(?:-[a-zA-Z]*u|-U|--user|--proxy-user)` + userPassword,
 		ok:       maskable,
@@ -752,7 +755,7 @@ var table = []rule{
 		name:     "httpie -a user:password",
 		triggers: []string{"http", "xh"},
 		span:     2048,
-		pre:      commandWith(" -a", "--auth"),
+		args:     []string{" -a", "--auth"},
 		command:  `(?:xh|https?)[ \t]`,
 		pattern:  `(?:^|\s)(?:-a|--auth)` + userPassword,
 		ok:       maskable,
@@ -761,7 +764,7 @@ var table = []rule{
 		name:     "mysql -pPASSWORD",
 		triggers: []string{"mysql", "mariadb"},
 		span:     2048,
-		pre:      commandWith(" -p"),
+		args:     []string{" -p"},
 		command:  `(?:mysql|mariadb)[a-z\-]*\b`,
 		pattern:  `(?:^|\s)-p(?:` + valQuoted + `|(?P<s>[^\s'"]+))`,
 		ok:       maskable,
@@ -770,7 +773,7 @@ var table = []rule{
 		name:     "sshpass -p",
 		triggers: []string{"sshpass"},
 		span:     2048,
-		pre:      commandWith(" -p"),
+		args:     []string{" -p"},
 		command:  `sshpass\b`,
 		pattern:  `(?:^|\s)-p[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
 		trim:     true,
@@ -780,7 +783,7 @@ var table = []rule{
 		name:     "registry login -p",
 		triggers: []string{"docker", "podman", "buildah", "nerdctl", "skopeo", "oras", "crane", "helm"},
 		span:     2048,
-		pre:      commandWith(" -p"),
+		args:     []string{" -p"},
 		command:  `(?:docker|podman|buildah|nerdctl|skopeo|oras|crane|helm\s+registry)\s+login\b`,
 		pattern:  `(?:^|\s)-p[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
 		trim:     true,
@@ -790,7 +793,7 @@ var table = []rule{
 		name:     "redis-cli -a",
 		triggers: []string{"redis-cli"},
 		span:     2048,
-		pre:      commandWith(" -a"),
+		args:     []string{" -a"},
 		command:  `redis-cli\b`,
 		pattern:  `(?:^|\s)-a[ \t]*(?:` + valQuoted + `|` + valBare + `)`,
 		trim:     true,
@@ -812,7 +815,7 @@ var table = []rule{
 	},
 	{
 		name:     ".netrc password",
-		pre:      commandWith(" password"),
+		args:     []string{" password"},
 		triggers: []string{"login"},
 		pattern:  `login\s+\S+\s+password\s+(?P<s>\S+)`,
 		ok:       maskable,
