@@ -312,16 +312,25 @@ func (st *state) echoed(cmd *command) stdin {
 	return stdin{strings.Join(out, " "), true}
 }
 
-// reserved words that may start a simple command as the reader sees it.
-var reserved = map[string]bool{
-	"!": true, "{": true, "}": true, "if": true, "then": true, "else": true, "elif": true,
-	"fi": true, "do": true, "done": true, "while": true, "until": true,
+// reserved says whether w is a reserved word that may start a simple
+// command as the reader sees it. (Switches, not maps: a map literal is
+// built at start-up in every sitter process.)
+func reserved(w string) bool {
+	switch w {
+	case "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until":
+		return true
+	}
+	return false
 }
 
-// shells run their -c argument, or their stdin, as a script.
-var shells = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ash": true,
-	"mksh": true, "yash": true, "fish": true,
+// shell says whether name is a shell, which runs its -c argument, or its
+// stdin, as a script.
+func shell(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish":
+		return true
+	}
+	return false
 }
 
 // simple checks one simple command: the rules for rm and git, the state
@@ -333,7 +342,7 @@ func (c *checker) simple(words []word, in stdin, st *state) *finding {
 			i++
 			continue
 		}
-		if t, ok := st.literal(words[i]); ok && reserved[t] {
+		if t, ok := st.literal(words[i]); ok && reserved(t) {
 			i++
 			continue
 		}
@@ -410,7 +419,7 @@ func (c *checker) simple(words []word, in stdin, st *state) *finding {
 	case "xargs":
 		return c.xargs(args, in, st)
 	default:
-		if shells[path.Base(name)] {
+		if shell(path.Base(name)) {
 			return c.shell(args, in, st)
 		}
 	}

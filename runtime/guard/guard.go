@@ -311,10 +311,14 @@ func hasDotDot(p string) bool {
 	return false
 }
 
-// gitOptsWithArg are git's global options that take the next word.
-var gitOptsWithArg = map[string]bool{
-	"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true,
-	"--super-prefix": true, "--config-env": true,
+// gitOptWithArg says whether o is one of git's global options that take
+// the next word.
+func gitOptWithArg(o string) bool {
+	switch o {
+	case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env":
+		return true
+	}
+	return false
 }
 
 // checkGit is the force-push rule.
@@ -325,7 +329,7 @@ func checkGit(words []word, st *state) *finding {
 		if !strings.HasPrefix(t, "-") {
 			break
 		}
-		if gitOptsWithArg[t] {
+		if gitOptWithArg(t) {
 			i++
 		}
 	}
