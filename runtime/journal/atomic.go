@@ -31,7 +31,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-"+strconv.Itoa(os.Getpid())+"-*")
+	f, err := createTemp(dir, tempPrefix+filepath.Base(path)+"-"+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return err
 	}
@@ -71,18 +71,6 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // ReplaceFile replaces path with data as WriteFileAtomic does but without
 // fsync: readers see the old or the new content, never a torn file, and a
 // crash of the process loses nothing; a power loss may leave the old
@@ -90,7 +78,7 @@ func syncDir(dir string) error {
 // rebuilt or that only counts (caches, a session's iteration counter),
 // written where a fsync would cost more than the work it records.
 func ReplaceFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix+filepath.Base(path)+"-*")
+	f, err := createTemp(filepath.Dir(path), tempPrefix+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}

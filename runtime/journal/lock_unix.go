@@ -10,10 +10,11 @@ import (
 )
 
 func tryAcquire(path, owner string) (*Lock, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	fd, err := open(path, syscall.O_RDWR|syscall.O_CREAT, 0o644)
 	if err != nil {
-		return nil, false, err
+		return nil, false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), path) // a blocking descriptor: not on the poller (see file_unix.go)
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {

@@ -201,7 +201,7 @@ func ReadMetadata(dir string) (*Metadata, error) {
 
 // readMetadata reads run.json and returns its bytes too.
 func readMetadata(dir string) (*Metadata, []byte, error) {
-	b, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	b, err := journal.ReadFile(filepath.Join(dir, MetadataFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%s is not a run directory (no %s)", dir, MetadataFile)
 	}

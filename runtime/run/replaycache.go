@@ -203,7 +203,7 @@ func loadReplayed(dir string, needEffects bool) (*replayed, error) {
 // readHeader reads the cache's first file, nil when it is not a cache of
 // this sitter for this run.json.
 func readHeader(dir, metaHash string) *replayHeader {
-	b, err := os.ReadFile(replayCachePath(dir))
+	b, err := journal.ReadFile(replayCachePath(dir))
 	if err != nil {
 		return nil
 	}
