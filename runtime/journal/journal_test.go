@@ -300,3 +300,41 @@ func TestParseULIDAlphabet(t *testing.T) {
 		}
 	}
 }
+
+// TestAcquireWithin: a busy lock is waited for at most max when the
+// context has no deadline, the context's deadline otherwise, and a lock
+// freed during the wait is taken.
+func TestAcquireWithin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LockFile)
+	held, err := Acquire(context.Background(), path, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock is per open file description: a second one in this process
+	// is refused as another process would be.
+	start := time.Now()
+	if _, err := AcquireWithin(context.Background(), path, "waiter", 60*time.Millisecond); !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), "holder") {
+		t.Fatalf("AcquireWithin over a held lock = %v, want ErrLockTimeout naming the holder", err)
+	}
+	if d := time.Since(start); d < 60*time.Millisecond {
+		t.Fatalf("gave up after %s, before max", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := AcquireWithin(ctx, path, "waiter", time.Hour); !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("AcquireWithin with a deadline = %v, want ErrLockTimeout", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("waited %s: max replaced the context's deadline", d)
+	}
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		held.Release()
+	}()
+	l, err := AcquireWithin(context.Background(), path, "waiter", 10*time.Second)
+	if err != nil {
+		t.Fatalf("a lock freed during the wait: %v", err)
+	}
+	l.Release()
+}

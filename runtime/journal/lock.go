@@ -42,20 +42,28 @@ var ErrLockTimeout = errors.New("run lock is busy")
 // check covers writers that do not flock (the SDK creates run.lock with
 // O_EXCL and deletes it when done).
 func Acquire(ctx context.Context, path, owner string) (*Lock, error) {
+	return AcquireWithin(ctx, path, owner, DefaultLockWait)
+}
+
+// AcquireWithin is Acquire waiting at most max when ctx has no deadline.
+// A free lock is taken without setting up the wait: a timer would start
+// the runtime's poller, which a stop check (one per turn of an agent)
+// otherwise never needs.
+func AcquireWithin(ctx context.Context, path, owner string, max time.Duration) (*Lock, error) {
+	l, busy, err := tryAcquire(path, owner)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !busy {
+		return l, nil
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultLockWait)
+		ctx, cancel = context.WithTimeout(ctx, max)
 		defer cancel()
 	}
 	wait := time.Millisecond
 	for {
-		l, busy, err := tryAcquire(path, owner)
-		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		if !busy {
-			return l, nil
-		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -68,6 +76,13 @@ func Acquire(ctx context.Context, path, owner string) (*Lock, error) {
 		case <-t.C:
 		}
 		wait = min(wait*2, 20*time.Millisecond)
+		l, busy, err := tryAcquire(path, owner)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !busy {
+			return l, nil
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"sitter.dev/sitter/runtime/journal"
 )
@@ -488,7 +489,13 @@ type Locked struct {
 // it (at most until ctx ends; journal.DefaultLockWait without a
 // deadline). Release it when done.
 func Lock(ctx context.Context, dir, owner string) (*Locked, error) {
-	l, err := journal.Acquire(ctx, filepath.Join(dir, journal.LockFile), owner)
+	return LockWithin(ctx, dir, owner, journal.DefaultLockWait)
+}
+
+// LockWithin is Lock waiting at most max when ctx has no deadline (see
+// journal.AcquireWithin).
+func LockWithin(ctx context.Context, dir, owner string, max time.Duration) (*Locked, error) {
+	l, err := journal.AcquireWithin(ctx, filepath.Join(dir, journal.LockFile), owner, max)
 	if err != nil {
 		return nil, err
 	}

@@ -100,9 +100,7 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	// STOP_HOOK_INVOKED follows the state it was decided on. A hook must
 	// answer quickly: wait for the lock (an iteration in progress) only
 	// briefly, and without it decide all the same.
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	held, lockErr := run.Lock(ctx, st.RunDir, "sitter:stop-check")
+	held, lockErr := run.LockWithin(ctx, st.RunDir, "sitter:stop-check", 20*time.Second)
 	load := run.LoadSummary
 	if lockErr == nil {
 		defer held.Release()
