@@ -6,6 +6,8 @@ import (
 	"io"
 	"reflect"
 	"testing"
+
+	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
 // eventSeeds are events as handlers read them (encodeEvent's output) and
@@ -110,4 +112,11 @@ func checkMarshalResult(t *testing.T, s string, halt bool) {
 			}
 		}
 	}
+}
+
+// TestEventFields: the fast path knows every field.
+func TestEventFields(t *testing.T) {
+	jsonrtest.CheckFields(t, Event{}, eventFields)
+	jsonrtest.CheckFields(t, Session{}, sessionFields)
+	jsonrtest.CheckFields(t, Tool{}, toolFields)
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"sitter.dev/sitter/runtime/journal"
+
+	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
 // realDocs are run.json and replay-cache.json as sitter writes them (and
@@ -355,4 +357,15 @@ func TestFormatSum(t *testing.T) {
 			t.Errorf("formatSum(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestFastPathFields: the fast paths know every field.
+func TestFastPathFields(t *testing.T) {
+	jsonrtest.CheckFields(t, Metadata{}, metadataFields)
+	jsonrtest.CheckFields(t, Entrypoint{}, entrypointFields)
+	jsonrtest.CheckFields(t, replayHeader{}, headerFields)
+	jsonrtest.CheckFields(t, replayHead{}, headFields)
+	jsonrtest.CheckFields(t, dirStamp{}, stampFields)
+	jsonrtest.CheckFields(t, fineProbe{}, probeFields)
+	jsonrtest.CheckFields(t, Effect{}, effectFields)
 }

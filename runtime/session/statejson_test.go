@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
 // stateSeeds: states as write saves them, and documents only encoding/json
@@ -91,3 +93,6 @@ func checkMarshalState(t *testing.T, st State) {
 		t.Errorf("%+v:\n got %s\nwant %s", st, got, want)
 	}
 }
+
+// TestStateFields: the fast path knows every field.
+func TestStateFields(t *testing.T) { jsonrtest.CheckFields(t, State{}, stateFields) }
