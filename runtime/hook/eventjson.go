@@ -15,11 +15,7 @@ import (
 // tool call of an agent.
 func DecodeEvent(b []byte) (Event, error) {
 	var ev Event
-	if scanEvent(b, &ev) == nil {
-		return ev, nil
-	}
-	ev = Event{}
-	err := json.Unmarshal(b, &ev)
+	err := jsonr.Decode(b, &ev, scanEvent)
 	return ev, err
 }
 
@@ -29,13 +25,8 @@ var (
 	toolFields    = []string{"name", "kind", "input", "response", "callId"}
 )
 
-func scanEvent(b []byte, ev *Event) error {
-	s := jsonr.NewScanner(b)
-	var seen uint64
-	return s.Document(func(key string) (err error) {
-		if ok, err := s.Known(eventFields, &seen, key); !ok {
-			return err
-		}
+func scanEvent(s *jsonr.Scanner, ev *Event) error {
+	return s.Document(s.Fields(eventFields, func(key string) (err error) {
 		switch key {
 		case "version":
 			ev.Version, err = s.String(key)
@@ -71,15 +62,11 @@ func scanEvent(b []byte, ev *Event) error {
 			ev.Raw, err = s.Raw()
 		}
 		return err
-	})
+	}))
 }
 
 func scanSession(s *jsonr.Scanner, v *Session) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(sessionFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(sessionFields, func(key string) (err error) {
 		switch key {
 		case "id":
 			v.ID, err = s.String(key)
@@ -97,15 +84,11 @@ func scanSession(s *jsonr.Scanner, v *Session) error {
 			v.PermissionMode, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 func scanTool(s *jsonr.Scanner, v *Tool) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(toolFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(toolFields, func(key string) (err error) {
 		switch key {
 		case "name":
 			v.Name, err = s.String(key)
@@ -119,7 +102,7 @@ func scanTool(s *jsonr.Scanner, v *Tool) error {
 			v.CallID, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 // MarshalResult writes r as json.Marshal does (html true) or as a

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"sitter.dev/sitter/runtime/internal/jsonr"
 	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
@@ -45,14 +46,14 @@ func TestDecodeEvent(t *testing.T) {
 	for _, b := range fast {
 		checkDecodeEvent(t, b)
 		var ev Event
-		if err := scanEvent(b, &ev); err != nil {
+		if err := scanEvent(jsonr.NewScanner(b), &ev); err != nil {
 			t.Errorf("%s: the fast path gave up: %v", b, err)
 		}
 	}
 	for _, b := range slow {
 		checkDecodeEvent(t, b)
 		var ev Event
-		if scanEvent(b, &ev) == nil {
+		if scanEvent(jsonr.NewScanner(b), &ev) == nil {
 			t.Errorf("%s: took the fast path", b)
 		}
 	}

@@ -32,33 +32,20 @@ var (
 // can.
 func decodeMetadata(b []byte) (*Metadata, error) {
 	m := new(Metadata)
-	if scanMetadata(b, m) == nil {
-		return m, nil
-	}
-	*m = Metadata{}
-	return m, json.Unmarshal(b, m)
+	return m, jsonr.Decode(b, m, scanMetadata)
 }
 
 // decodeHeader reads replay-cache.json as json.Unmarshal into a fresh
 // replayHeader does, through the fast path when it can.
 func decodeHeader(b []byte) (*replayHeader, error) {
 	h := new(replayHeader)
-	if scanHeader(b, h) == nil {
-		return h, nil
-	}
-	*h = replayHeader{}
-	return h, json.Unmarshal(b, h)
+	return h, jsonr.Decode(b, h, scanHeader)
 }
 
 // scanMetadata is the fast path of decodeMetadata: an error for anything
 // encoding/json might decode otherwise.
-func scanMetadata(b []byte, m *Metadata) error {
-	s := jsonr.NewScanner(b)
-	var seen uint64
-	return s.Document(func(key string) (err error) {
-		if ok, err := s.Known(metadataFields, &seen, key); !ok {
-			return err
-		}
+func scanMetadata(s *jsonr.Scanner, m *Metadata) error {
+	return s.Document(s.Fields(metadataFields, func(key string) (err error) {
 		switch key {
 		case "runId":
 			m.RunID, err = s.String(key)
@@ -71,11 +58,7 @@ func scanMetadata(b []byte, m *Metadata) error {
 		case "entrypoint":
 			// A struct, not a pointer: null leaves it as it is, as
 			// Object does.
-			var seen uint64
-			err = s.Object(func(key string) (err error) {
-				if ok, err := s.Known(entrypointFields, &seen, key); !ok {
-					return err
-				}
+			err = s.Object(s.Fields(entrypointFields, func(key string) (err error) {
 				switch key {
 				case "importPath":
 					m.Entrypoint.ImportPath, err = s.String(key)
@@ -83,7 +66,7 @@ func scanMetadata(b []byte, m *Metadata) error {
 					m.Entrypoint.ExportName, err = s.String(key)
 				}
 				return err
-			})
+			}))
 		case "processPath":
 			m.ProcessPath, err = s.String(key)
 		case "processRevision":
@@ -104,17 +87,12 @@ func scanMetadata(b []byte, m *Metadata) error {
 			m.ProcessHash, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 // scanHeader is the fast path of decodeHeader.
-func scanHeader(b []byte, h *replayHeader) error {
-	s := jsonr.NewScanner(b)
-	var seen uint64
-	return s.Document(func(key string) (err error) {
-		if ok, err := s.Known(headerFields, &seen, key); !ok {
-			return err
-		}
+func scanHeader(s *jsonr.Scanner, h *replayHeader) error {
+	return s.Document(s.Fields(headerFields, func(key string) (err error) {
 		switch key {
 		case "version":
 			h.Version, err = s.String(key)
@@ -180,15 +158,11 @@ func scanHeader(b []byte, h *replayHeader) error {
 			h.EffectsFile, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 func scanHead(s *jsonr.Scanner, v *replayHead) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(headFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(headFields, func(key string) (err error) {
 		switch key {
 		case "seq":
 			v.Seq, err = s.Int(key)
@@ -200,15 +174,11 @@ func scanHead(s *jsonr.Scanner, v *replayHead) error {
 			v.Checksum, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 func scanStamp(s *jsonr.Scanner, v *dirStamp) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(stampFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(stampFields, func(key string) (err error) {
 		switch key {
 		case "kernel":
 			v.Kernel, err = s.String(key)
@@ -220,15 +190,11 @@ func scanStamp(s *jsonr.Scanner, v *dirStamp) error {
 			v.Mtime, err = s.Int64(key)
 		}
 		return err
-	})
+	}))
 }
 
 func scanProbe(s *jsonr.Scanner, v *fineProbe) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(probeFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(probeFields, func(key string) (err error) {
 		switch key {
 		case "kernel":
 			v.Kernel, err = s.String(key)
@@ -238,15 +204,11 @@ func scanProbe(s *jsonr.Scanner, v *fineProbe) error {
 			v.Fine, err = s.BoolValue(key)
 		}
 		return err
-	})
+	}))
 }
 
 func scanEffect(s *jsonr.Scanner, e *Effect) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(effectFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(effectFields, func(key string) (err error) {
 		switch key {
 		case "effectId":
 			e.EffectID, err = s.String(key)
@@ -286,7 +248,7 @@ func scanEffect(s *jsonr.Scanner, e *Effect) error {
 			e.ResultDigest, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 // marshalHeader is json.Marshal(h): appendJSON, unless h holds raw JSON

@@ -15,6 +15,7 @@ import (
 
 	"sitter.dev/sitter/runtime/journal"
 
+	"sitter.dev/sitter/runtime/internal/jsonr"
 	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
@@ -156,13 +157,13 @@ func TestDecode(t *testing.T) {
 	metas, headers := realDocs(t)
 	for _, b := range metas {
 		checkMetadata(t, b)
-		if err := scanMetadata(b, new(Metadata)); err != nil {
+		if err := scanMetadata(jsonr.NewScanner(b), new(Metadata)); err != nil {
 			t.Errorf("run.json %s: slow path: %v", b, err)
 		}
 	}
 	for _, b := range headers {
 		checkHeader(t, b)
-		if err := scanHeader(b, new(replayHeader)); err != nil {
+		if err := scanHeader(jsonr.NewScanner(b), new(replayHeader)); err != nil {
 			t.Errorf("replay cache %s: slow path: %v", b, err)
 		}
 	}
@@ -171,10 +172,10 @@ func TestDecode(t *testing.T) {
 		scan func([]byte) error
 		fast bool
 	}{
-		{fastMetas, func(b []byte) error { return scanMetadata(b, new(Metadata)) }, true},
-		{slowMetas, func(b []byte) error { return scanMetadata(b, new(Metadata)) }, false},
-		{fastHeaders, func(b []byte) error { return scanHeader(b, new(replayHeader)) }, true},
-		{slowHeaders, func(b []byte) error { return scanHeader(b, new(replayHeader)) }, false},
+		{fastMetas, func(b []byte) error { return scanMetadata(jsonr.NewScanner(b), new(Metadata)) }, true},
+		{slowMetas, func(b []byte) error { return scanMetadata(jsonr.NewScanner(b), new(Metadata)) }, false},
+		{fastHeaders, func(b []byte) error { return scanHeader(jsonr.NewScanner(b), new(replayHeader)) }, true},
+		{slowHeaders, func(b []byte) error { return scanHeader(jsonr.NewScanner(b), new(replayHeader)) }, false},
 	} {
 		for _, s := range c.docs {
 			checkMetadata(t, []byte(s))
@@ -230,13 +231,13 @@ func checkHeader(t *testing.T, b []byte) {
 
 // checkDecode holds decode to json.Unmarshal into a fresh value: the
 // same value, the same error.
-func checkDecode[T any](t *testing.T, b []byte, decode func([]byte) (*T, error), scan func([]byte, *T) error) {
+func checkDecode[T any](t *testing.T, b []byte, decode func([]byte) (*T, error), scan func(*jsonr.Scanner, *T) error) {
 	t.Helper()
 	got, err := decode(b)
 	want := new(T)
 	wantErr := json.Unmarshal(b, want)
 	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() || !reflect.DeepEqual(got, want) {
-		t.Errorf("%q (fast path error %v):\n got %+v, %v\nwant %+v, %v", b, scan(b, new(T)), got, err, want, wantErr)
+		t.Errorf("%q (fast path error %v):\n got %+v, %v\nwant %+v, %v", b, scan(jsonr.NewScanner(b), new(T)), got, err, want, wantErr)
 	}
 }
 
@@ -344,7 +345,7 @@ func checkMarshalOf(t *testing.T, h *replayHeader) {
 	if app := h.appendJSON([]byte("prefix")); !raw && string(app) != "prefix"+string(want) {
 		t.Errorf("appendJSON after a prefix:\n got %s\nwant prefix%s", app, want)
 	}
-	if err := scanHeader(got, new(replayHeader)); err != nil {
+	if err := scanHeader(jsonr.NewScanner(got), new(replayHeader)); err != nil {
 		t.Errorf("%s: slow path: %v", got, err)
 	}
 	checkHeader(t, got)

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"encoding/json"
-
 	"sitter.dev/sitter/runtime/internal/jsonr"
 	"sitter.dev/sitter/runtime/internal/jsonw"
 )
@@ -17,21 +15,12 @@ var stateFields = []string{"version", "harness", "sessionId", "active", "runId",
 // decodeState is json.Unmarshal(b, &st).
 func decodeState(b []byte) (State, error) {
 	var st State
-	if scanState(b, &st) == nil {
-		return st, nil
-	}
-	st = State{}
-	err := json.Unmarshal(b, &st)
+	err := jsonr.Decode(b, &st, scanState)
 	return st, err
 }
 
-func scanState(b []byte, st *State) error {
-	s := jsonr.NewScanner(b)
-	var seen uint64
-	return s.Document(func(key string) (err error) {
-		if ok, err := s.Known(stateFields, &seen, key); !ok {
-			return err
-		}
+func scanState(s *jsonr.Scanner, st *State) error {
+	return s.Document(s.Fields(stateFields, func(key string) (err error) {
 		switch key {
 		case "version":
 			st.Version, err = s.String(key)
@@ -63,7 +52,7 @@ func scanState(b []byte, st *State) error {
 			st.Store, err = s.String(key)
 		}
 		return err
-	})
+	}))
 }
 
 // marshalState is json.MarshalIndent(st, "", "  ").

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"sitter.dev/sitter/runtime/internal/jsonr"
 	"sitter.dev/sitter/runtime/internal/jsonr/jsonrtest"
 )
 
@@ -31,13 +32,13 @@ func TestStateJSON(t *testing.T) {
 	}
 	for _, s := range fast {
 		var st State
-		if err := scanState([]byte(s), &st); err != nil {
+		if err := scanState(jsonr.NewScanner([]byte(s)), &st); err != nil {
 			t.Errorf("%s: the fast path gave up: %v", s, err)
 		}
 	}
 	for _, s := range slow {
 		var st State
-		if scanState([]byte(s), &st) == nil {
+		if scanState(jsonr.NewScanner([]byte(s)), &st) == nil {
 			t.Errorf("%s: took the fast path", s)
 		}
 	}

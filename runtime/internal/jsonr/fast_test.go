@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,13 +34,8 @@ var (
 )
 
 // scanDoc is a fast path as the stop check's decoders write one.
-func scanDoc(b []byte, v *doc) error {
-	s := NewScanner(b)
-	var seen uint64
-	return s.Document(func(key string) (err error) {
-		if ok, err := s.Known(docFields, &seen, key); !ok {
-			return err
-		}
+func scanDoc(s *Scanner, v *doc) error {
+	return s.Document(s.Fields(docFields, func(key string) (err error) {
 		switch key {
 		case "s":
 			v.S, err = s.String(key)
@@ -81,15 +77,11 @@ func scanDoc(b []byte, v *doc) error {
 			})
 		}
 		return err
-	})
+	}))
 }
 
 func scanInner(s *Scanner, v *inner) error {
-	var seen uint64
-	return s.Object(func(key string) (err error) {
-		if ok, err := s.Known(innerFields, &seen, key); !ok {
-			return err
-		}
+	return s.Object(s.Fields(innerFields, func(key string) (err error) {
 		switch key {
 		case "name":
 			v.Name, err = s.String(key)
@@ -97,18 +89,16 @@ func scanInner(s *Scanner, v *inner) error {
 			v.N, err = s.Int(key)
 		}
 		return err
-	})
+	}))
 }
 
-// decode is how a caller uses a fast path: it, else encoding/json.
+// decode is Decode with scanDoc, and whether the fast path took b.
 func decode(b []byte) (doc, bool, error) {
 	var v doc
-	if scanDoc(b, &v) == nil {
-		return v, true, nil
-	}
+	fast := scanDoc(NewScanner(b), &v) == nil
 	v = doc{}
-	err := json.Unmarshal(b, &v)
-	return v, false, err
+	err := Decode(b, &v, scanDoc)
+	return v, fast, err
 }
 
 var (
@@ -161,21 +151,27 @@ func check(t *testing.T, b []byte) {
 	}
 }
 
-// TestKnown: a repeated field and a case-insensitive match are errors, an
-// unknown key is not a field (and its value is skipped).
-func TestKnown(t *testing.T) {
-	var seen uint64
+// TestFields: a repeated field and a case-insensitive match are errors,
+// an unknown key's value is skipped, a field's is read.
+func TestFields(t *testing.T) {
+	var read []string
 	for _, c := range []struct {
-		key     string
-		ok, err bool
-	}{{"s", true, false}, {"i", true, false}, {"other", false, false}, {"s", false, true}, {"I64", false, true}} {
-		s := NewScanner([]byte(`[1] x`))
-		ok, err := s.Known(docFields, &seen, c.key)
-		if !ok && err == nil && s.i != 3 {
-			t.Errorf("Known(%q) did not skip the value", c.key)
-		}
-		if ok != c.ok || (err != nil) != c.err {
-			t.Errorf("Known(%q) = %v, %v; want %v, error %v", c.key, ok, err, c.ok, c.err)
+		doc  string
+		read []string
+		err  bool
+	}{
+		{`{"s":"a","i":1,"other":[1,{"x":2}]}`, []string{"s", "i"}, false},
+		{`{"s":"a","s":"b"}`, []string{"s"}, true},
+		{`{"I64":1}`, nil, true},
+	} {
+		read = nil
+		s := NewScanner([]byte(c.doc))
+		err := s.Document(s.Fields(docFields, func(key string) error {
+			read = append(read, key)
+			return s.Skip()
+		}))
+		if (err != nil) != c.err || !slices.Equal(read, c.read) {
+			t.Errorf("%s: read %q, error %v; want %q, error %v", c.doc, read, err, c.read, c.err)
 		}
 	}
 }

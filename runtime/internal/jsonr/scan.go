@@ -187,32 +187,29 @@ func (s *Scanner) Int(key string) (int, error) {
 
 // Int64 decodes an integer that fits an int64; null is 0.
 func (s *Scanner) Int64(key string) (int64, error) {
-	t, err := s.integer(key)
-	if t == "" || err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil {
-		return 0, s.errorf("field %s: %v", key, err)
-	}
-	return n, nil
+	return integer(s, key, func(t string) (int64, error) { return strconv.ParseInt(t, 10, 64) })
 }
 
 // Uint64 decodes an integer that fits a uint64; null is 0.
 func (s *Scanner) Uint64(key string) (uint64, error) {
-	t, err := s.integer(key)
+	return integer(s, key, func(t string) (uint64, error) { return strconv.ParseUint(t, 10, 64) })
+}
+
+// integer decodes an integer with parse; null is 0.
+func integer[T int64 | uint64](s *Scanner, key string, parse func(string) (T, error)) (T, error) {
+	t, err := s.integerText(key)
 	if t == "" || err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseUint(t, 10, 64)
+	n, err := parse(t)
 	if err != nil {
 		return 0, s.errorf("field %s: %v", key, err)
 	}
 	return n, nil
 }
 
-// integer reads an integer's text, "" for null.
-func (s *Scanner) integer(key string) (string, error) {
+// integerText reads an integer's text, "" for null.
+func (s *Scanner) integerText(key string) (string, error) {
 	switch c := s.peek(); {
 	case c == 'n':
 		return "", s.literal("null")
@@ -269,13 +266,27 @@ func (s *Scanner) Array(key string, elem func() error) error {
 	}
 }
 
-// Known says whether the member key, whose value comes next, is one of
-// a struct's fields for a fast path's object callback to read: true the
-// first time it comes; false, with its value skipped, for a key of no
-// field; an error for a key that comes again (seen holds the fields that
-// came: at most 64) or one that matches a field only case-insensitively,
-// which encoding/json would decode otherwise than a fast path.
-func (s *Scanner) Known(fields []string, seen *uint64, key string) (bool, error) {
+// Fields is a fast path's object callback for a struct whose JSON
+// members are fields: it calls read(key) to consume the value of each
+// member of fields and skips the others. A member that comes again
+// (encoding/json merges a repeated object) or a key that matches a field
+// only case-insensitively (encoding/json takes it for the field) is an
+// error, for the caller to hand the document to encoding/json. At most
+// 64 fields.
+func (s *Scanner) Fields(fields []string, read func(key string) error) func(key string) error {
+	var seen uint64
+	return func(key string) error {
+		if ok, err := s.known(fields, &seen, key); !ok {
+			return err
+		}
+		return read(key)
+	}
+}
+
+// known says whether key is one of fields, coming for the first time;
+// false, with its value skipped, for a key of no field; see Fields for
+// its errors.
+func (s *Scanner) known(fields []string, seen *uint64, key string) (bool, error) {
 	for i, f := range fields {
 		if f == key {
 			if *seen&(1<<i) != 0 {
@@ -291,6 +302,19 @@ func (s *Scanner) Known(fields []string, seen *uint64, key string) (bool, error)
 		}
 	}
 	return false, s.Skip()
+}
+
+// Decode fills *v from b as json.Unmarshal does: with fast, a fast path
+// that returns an error for anything encoding/json might decode otherwise
+// (see the package comment), else, from a zero *v, with encoding/json,
+// whose value and error stand.
+func Decode[T any](b []byte, v *T, fast func(*Scanner, *T) error) error {
+	if fast(NewScanner(b), v) == nil {
+		return nil
+	}
+	var zero T
+	*v = zero
+	return json.Unmarshal(b, v)
 }
 
 // End reports whether only white space is left.
