@@ -121,28 +121,16 @@ func MarshalResult(r Result, html bool) ([]byte, error) {
 	}
 	e := jsonw.Enc{HTML: html, B: make([]byte, 0, 96+len(r.Reason)+len(r.UserMessage)+len(r.AdditionalContext))}
 	e.Open()
-	str := func(k, v string) {
-		if v != "" {
-			e.Key(k)
-			e.Str(v)
-		}
-	}
-	str("decision", string(r.Decision))
-	str("reason", r.Reason)
-	str("userMessage", r.UserMessage)
-	str("additionalContext", r.AdditionalContext)
+	e.OmitStr("decision", string(r.Decision))
+	e.OmitStr("reason", r.Reason)
+	e.OmitStr("userMessage", r.UserMessage)
+	e.OmitStr("additionalContext", r.AdditionalContext)
 	if r.Halt {
-		e.Key("halt")
-		e.Bool(true)
+		e.KeyBool("halt", true)
 	}
 	if len(r.WatchPaths) > 0 {
 		e.Key("watchPaths")
-		e.OpenArray()
-		for _, p := range r.WatchPaths {
-			e.Elem()
-			e.Str(p)
-		}
-		e.CloseArray()
+		e.Strs(r.WatchPaths)
 	}
 	e.Close()
 	return e.B, nil

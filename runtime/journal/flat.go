@@ -26,23 +26,16 @@ func encodeFlat(typ, recordedAt string, data any, link *Link) ([]byte, bool) {
 	// the checksum encode splices in.
 	e := jsonw.Enc{Indent: "  ", B: make([]byte, 0, 384+flatSize(m)+len(typ)+len(recordedAt))}
 	e.Open()
-	e.Key("type")
-	e.Str(typ)
-	e.Key("recordedAt")
-	e.Str(recordedAt)
+	e.KeyStr("type", typ)
+	e.KeyStr("recordedAt", recordedAt)
 	e.Key("data")
 	writeFlat(&e, m)
 	if link != nil {
 		e.Key("sitter")
 		e.Open()
-		e.Key("seq")
-		e.Int(int64(link.Seq))
-		e.Key("ulid")
-		e.Str(link.ULID)
-		if link.Prev != "" {
-			e.Key("prev")
-			e.Str(link.Prev)
-		}
+		e.KeyInt("seq", int64(link.Seq))
+		e.KeyStr("ulid", link.ULID)
+		e.OmitStr("prev", link.Prev)
 		e.Close()
 	}
 	e.Close()

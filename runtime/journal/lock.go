@@ -102,12 +102,9 @@ func writeInfo(f *os.File, owner string) error {
 	// check takes the lock at every turn of an agent).
 	e := jsonw.Enc{Indent: "  ", HTML: true, B: make([]byte, 0, 128+len(owner))}
 	e.Open()
-	e.Key("pid")
-	e.Int(int64(os.Getpid()))
-	e.Key("owner")
-	e.Str(owner)
-	e.Key("acquiredAt")
-	e.Str(time.Now().UTC().Format(time.RFC3339Nano))
+	e.KeyInt("pid", int64(os.Getpid()))
+	e.KeyStr("owner", owner)
+	e.KeyStr("acquiredAt", time.Now().UTC().Format(time.RFC3339Nano))
 	e.Close()
 	e.B = append(e.B, '\n')
 	if err := f.Truncate(0); err != nil {

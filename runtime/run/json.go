@@ -270,64 +270,45 @@ func marshalHeader(h *replayHeader) ([]byte, error) {
 func (h *replayHeader) appendJSON(b []byte) []byte {
 	e := jsonw.Enc{B: b, HTML: true}
 	e.Open()
-	e.Key("version")
-	e.Str(h.Version)
-	e.Key("metaHash")
-	e.Str(h.MetaHash)
-	e.Key("files")
-	e.Int(int64(h.Files))
-	e.Key("namesHash")
-	e.Str(h.NamesHash)
+	e.KeyStr("version", h.Version)
+	e.KeyStr("metaHash", h.MetaHash)
+	e.KeyInt("files", int64(h.Files))
+	e.KeyStr("namesHash", h.NamesHash)
 	if v := h.Head; v != nil {
 		e.Key("head")
 		e.Open()
-		e.Key("seq")
-		e.Int(int64(v.Seq))
-		e.Key("ulid")
-		e.Str(v.ULID)
-		e.Key("file")
-		e.Str(v.File)
-		if v.Checksum != "" {
-			e.Key("checksum")
-			e.Str(v.Checksum)
-		}
+		e.KeyInt("seq", int64(v.Seq))
+		e.KeyStr("ulid", v.ULID)
+		e.KeyStr("file", v.File)
+		e.OmitStr("checksum", v.Checksum)
 		e.Close()
 	}
 	if v := h.Journal; v != nil {
 		e.Key("journal")
 		e.Open()
-		e.Key("kernel")
-		e.Str(v.Kernel)
-		e.Key("dev")
-		e.Uint(v.Dev)
-		e.Key("ino")
-		e.Uint(v.Ino)
-		e.Key("mtime")
-		e.Int(v.Mtime)
+		e.KeyStr("kernel", v.Kernel)
+		e.KeyUint("dev", v.Dev)
+		e.KeyUint("ino", v.Ino)
+		e.KeyInt("mtime", v.Mtime)
 		e.Close()
 	}
 	if v := h.Fine; v != nil {
 		e.Key("fine")
 		e.Open()
-		e.Key("kernel")
-		e.Str(v.Kernel)
-		e.Key("dev")
-		e.Uint(v.Dev)
-		e.Key("fine")
-		e.Bool(v.Fine)
+		e.KeyStr("kernel", v.Kernel)
+		e.KeyUint("dev", v.Dev)
+		e.KeyBool("fine", v.Fine)
 		e.Close()
 	}
-	optStr(&e, "lifecycle", h.Lifecycle)
-	e.Key("processHash")
-	e.Str(h.ProcessHash)
+	e.OmitStr("lifecycle", h.Lifecycle)
+	e.KeyStr("processHash", h.ProcessHash)
 	if len(h.Failure) > 0 {
 		e.Key("failure")
 		e.B = append(e.B, h.Failure...)
 	}
-	optStr(&e, "haltReason", h.HaltReason)
-	e.Key("stopChecks")
-	e.Int(int64(h.StopChecks))
-	optStr(&e, "runtimeError", h.RuntimeErr)
+	e.OmitStr("haltReason", h.HaltReason)
+	e.KeyInt("stopChecks", int64(h.StopChecks))
+	e.OmitStr("runtimeError", h.RuntimeErr)
 	e.Key("pending")
 	if h.Pending == nil {
 		e.Null()
@@ -343,10 +324,8 @@ func (h *replayHeader) appendJSON(b []byte) []byte {
 		}
 		e.CloseArray()
 	}
-	e.Key("effects")
-	e.Int(int64(h.Effects))
-	e.Key("effectsFile")
-	e.Str(h.EffectsFile)
+	e.KeyInt("effects", int64(h.Effects))
+	e.KeyStr("effectsFile", h.EffectsFile)
 	e.Close()
 	return e.B
 }
@@ -355,46 +334,29 @@ func (h *replayHeader) appendJSON(b []byte) []byte {
 // appendJSON).
 func (p *Effect) write(e *jsonw.Enc) {
 	e.Open()
-	e.Key("effectId")
-	e.Str(p.EffectID)
-	e.Key("invocationKey")
-	e.Str(p.InvocationKey)
-	optStr(e, "invocationHash", p.InvocationHash)
-	optStr(e, "stepId", p.StepID)
-	e.Key("taskId")
-	e.Str(p.TaskID)
-	optStr(e, "kind", p.Kind)
-	optStr(e, "label", p.Label)
+	e.KeyStr("effectId", p.EffectID)
+	e.KeyStr("invocationKey", p.InvocationKey)
+	e.OmitStr("invocationHash", p.InvocationHash)
+	e.OmitStr("stepId", p.StepID)
+	e.KeyStr("taskId", p.TaskID)
+	e.OmitStr("kind", p.Kind)
+	e.OmitStr("label", p.Label)
 	if len(p.Labels) > 0 {
 		e.Key("labels")
-		e.OpenArray()
-		for _, l := range p.Labels {
-			e.Elem()
-			e.Str(l)
-		}
-		e.CloseArray()
+		e.Strs(p.Labels)
 	}
-	optStr(e, "taskDefRef", p.TaskDefRef)
-	optStr(e, "inputsRef", p.InputsRef)
-	e.Key("status")
-	e.Str(p.Status)
-	optStr(e, "resultRef", p.ResultRef)
-	optStr(e, "stdoutRef", p.StdoutRef)
-	optStr(e, "stderrRef", p.StderrRef)
+	e.OmitStr("taskDefRef", p.TaskDefRef)
+	e.OmitStr("inputsRef", p.InputsRef)
+	e.KeyStr("status", p.Status)
+	e.OmitStr("resultRef", p.ResultRef)
+	e.OmitStr("stdoutRef", p.StdoutRef)
+	e.OmitStr("stderrRef", p.StderrRef)
 	if len(p.Error) > 0 {
 		e.Key("error")
 		e.B = append(e.B, p.Error...)
 	}
-	optStr(e, "requestedAt", p.RequestedAt)
-	optStr(e, "resolvedAt", p.ResolvedAt)
-	optStr(e, "resultDigest", p.ResultDigest)
+	e.OmitStr("requestedAt", p.RequestedAt)
+	e.OmitStr("resolvedAt", p.ResolvedAt)
+	e.OmitStr("resultDigest", p.ResultDigest)
 	e.Close()
-}
-
-// optStr writes a string member that omitempty leaves out when empty.
-func optStr(e *jsonw.Enc, key, v string) {
-	if v != "" {
-		e.Key(key)
-		e.Str(v)
-	}
 }

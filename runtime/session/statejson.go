@@ -59,32 +59,22 @@ func scanState(s *jsonr.Scanner, st *State) error {
 func marshalState(st *State) []byte {
 	e := jsonw.Enc{Indent: "  ", HTML: true, B: make([]byte, 0, 512+len(st.RunDir)+len(st.Cwd)+len(st.Store))}
 	e.Open()
-	str := func(k, v string, omitEmpty bool) {
-		if v != "" || !omitEmpty {
-			e.Key(k)
-			e.Str(v)
-		}
-	}
-	str("version", st.Version, false)
-	str("harness", st.Harness, false)
-	str("sessionId", st.SessionID, false)
-	e.Key("active")
-	e.Bool(st.Active)
-	str("runId", st.RunID, true)
-	str("runDir", st.RunDir, true)
-	e.Key("iteration")
-	e.Int(int64(st.Iteration))
-	e.Key("maxIterations")
-	e.Int(int64(st.MaxIterations))
-	str("cwd", st.Cwd, true)
-	str("startedAt", st.StartedAt, false)
-	str("updatedAt", st.UpdatedAt, false)
-	str("endedBecause", st.EndedBecause, true)
+	e.KeyStr("version", st.Version)
+	e.KeyStr("harness", st.Harness)
+	e.KeyStr("sessionId", st.SessionID)
+	e.KeyBool("active", st.Active)
+	e.OmitStr("runId", st.RunID)
+	e.OmitStr("runDir", st.RunDir)
+	e.KeyInt("iteration", int64(st.Iteration))
+	e.KeyInt("maxIterations", int64(st.MaxIterations))
+	e.OmitStr("cwd", st.Cwd)
+	e.KeyStr("startedAt", st.StartedAt)
+	e.KeyStr("updatedAt", st.UpdatedAt)
+	e.OmitStr("endedBecause", st.EndedBecause)
 	if st.Told {
-		e.Key("told")
-		e.Bool(true)
+		e.KeyBool("told", true)
 	}
-	str("store", st.Store, true)
+	e.OmitStr("store", st.Store)
 	e.Close()
 	return e.B
 }

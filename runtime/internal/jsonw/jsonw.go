@@ -73,14 +73,9 @@ func appendString(b []byte, s string, html bool) []byte {
 
 // AppendStrings appends ss as a JSON array of strings.
 func AppendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendString(b, s)
-	}
-	return append(b, ']')
+	e := Enc{B: b, HTML: true}
+	e.Strs(ss)
+	return e.B
 }
 
 // Enc appends a JSON document the way json.Marshal (Indent "", HTML true),
@@ -144,6 +139,28 @@ func (e *Enc) Key(k string) {
 	if e.Indent != "" {
 		e.B = append(e.B, ' ')
 	}
+}
+
+// KeyStr, KeyInt, KeyUint and KeyBool write a member; OmitStr writes a
+// string member unless it is empty, as omitempty does.
+func (e *Enc) KeyStr(k, v string)         { e.Key(k); e.Str(v) }
+func (e *Enc) KeyInt(k string, n int64)   { e.Key(k); e.Int(n) }
+func (e *Enc) KeyUint(k string, n uint64) { e.Key(k); e.Uint(n) }
+func (e *Enc) KeyBool(k string, v bool)   { e.Key(k); e.Bool(v) }
+func (e *Enc) OmitStr(k, v string) {
+	if v != "" {
+		e.KeyStr(k, v)
+	}
+}
+
+// Strs writes an array of strings.
+func (e *Enc) Strs(ss []string) {
+	e.OpenArray()
+	for _, v := range ss {
+		e.Elem()
+		e.Str(v)
+	}
+	e.CloseArray()
 }
 
 // Null writes null.

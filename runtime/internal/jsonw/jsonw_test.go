@@ -62,29 +62,17 @@ type inner struct {
 
 func (r *rec) write(e *Enc) {
 	e.Open()
-	e.Key("s")
-	e.Str(r.S)
-	if r.Opt != "" {
-		e.Key("opt")
-		e.Str(r.Opt)
-	}
-	e.Key("i")
-	e.Int(r.I)
-	e.Key("u")
-	e.Uint(r.U)
-	e.Key("b")
-	e.Bool(r.B)
+	e.KeyStr("s", r.S)
+	e.OmitStr("opt", r.Opt)
+	e.KeyInt("i", r.I)
+	e.KeyUint("u", r.U)
+	e.KeyBool("b", r.B)
 	if r.In != nil {
 		e.Key("in")
 		r.In.write(e)
 	}
 	e.Key("ss")
-	e.OpenArray()
-	for _, s := range r.SS {
-		e.Elem()
-		e.Str(s)
-	}
-	e.CloseArray()
+	e.Strs(r.SS)
 	e.Key("items")
 	e.OpenArray()
 	for _, it := range r.Items {
@@ -97,8 +85,7 @@ func (r *rec) write(e *Enc) {
 
 func (in *inner) write(e *Enc) {
 	e.Open()
-	e.Key("name")
-	e.Str(in.Name)
+	e.KeyStr("name", in.Name)
 	if in.Deep != nil {
 		e.Key("deep")
 		in.Deep.write(e)
