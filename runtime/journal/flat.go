@@ -20,10 +20,9 @@ func encodeFlat(typ, recordedAt string, data any, link *Link) ([]byte, bool) {
 	if !ok || !flat(m) {
 		return nil, false
 	}
-	// Sized at once: each buffer a growing append leaves behind is a new
-	// allocation size, and in a fresh process each new size touches new
-	// pages (a page fault is ~10 µs in a VM). The room at the end is for
-	// the checksum encode splices in.
+	// Sized at once: each buffer a growing append leaves behind is one
+	// more allocation in a fresh process. The room at the end is for the
+	// checksum encode splices in.
 	e := jsonw.Enc{Indent: "  ", B: make([]byte, 0, 384+flatSize(m)+len(typ)+len(recordedAt))}
 	e.Open()
 	e.KeyStr("type", typ)

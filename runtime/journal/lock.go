@@ -50,20 +50,23 @@ func Acquire(ctx context.Context, path, owner string) (*Lock, error) {
 // the runtime's poller, which a stop check (one per turn of an agent)
 // otherwise never needs.
 func AcquireWithin(ctx context.Context, path, owner string, max time.Duration) (*Lock, error) {
-	l, busy, err := tryAcquire(path, owner)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if !busy {
-		return l, nil
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, max)
-		defer cancel()
-	}
-	wait := time.Millisecond
+	var wait time.Duration // 0 until the lock is found busy
 	for {
+		l, busy, err := tryAcquire(path, owner)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !busy {
+			return l, nil
+		}
+		if wait == 0 {
+			if _, ok := ctx.Deadline(); !ok {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, max)
+				defer cancel()
+			}
+			wait = time.Millisecond
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -76,13 +79,6 @@ func AcquireWithin(ctx context.Context, path, owner string, max time.Duration) (
 		case <-t.C:
 		}
 		wait = min(wait*2, 20*time.Millisecond)
-		l, busy, err := tryAcquire(path, owner)
-		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		if !busy {
-			return l, nil
-		}
 	}
 }
 
