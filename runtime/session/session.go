@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -120,20 +121,66 @@ func write(st *State, replace func(string, []byte) error) (string, error) {
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
+// New is the state of a session that has none yet.
+func New(harness, sessionID, cwd string) *State {
+	return &State{Harness: harness, SessionID: sessionID, MaxIterations: DefaultMaxIterations, Cwd: cwd}
+}
+
+// lockWait bounds the wait for a session's lock: its holders read and
+// write one small file.
+const lockWait = 10 * time.Second
+
+// lockState takes the lock of the session state file at path (path plus
+// ".lock", removed when released, so List never sees it).
+func lockState(path string) (*journal.Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return journal.AcquireWithin(context.Background(), path+".lock", "sitter:session", lockWait)
+}
+
+// Update changes a session's state under the session's lock, so that two
+// handlers of one session that run at once never write over each other's
+// change (Copilot CLI runs a resumed session's prompt and session-start
+// hooks together: one marks the agent told while the other binds a run).
+// fn gets the state as it is (nil when the session has none) and returns
+// the state to write, or nil to leave the file as it is; Update returns
+// what the file holds after.
+func Update(harness, sessionID string, fn func(cur *State) (*State, error)) (*State, string, error) {
+	p, err := Path(harness, sessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := lockState(p)
+	if err != nil {
+		return nil, p, err
+	}
+	defer l.Release()
+	cur, _, err := Read(harness, sessionID)
+	if err != nil {
+		return nil, p, err
+	}
+	next, err := fn(cur)
+	if err != nil || next == nil {
+		return cur, p, err
+	}
+	next.Harness, next.SessionID = harness, sessionID
+	_, err = Write(next)
+	return next, p, err
+}
+
 // Start begins or resumes a session; resumed is true when it had state.
 func Start(harness, sessionID, cwd string) (st *State, resumed bool, path string, err error) {
-	st, _, err = Read(harness, sessionID)
-	if err != nil {
-		return nil, false, "", err
-	}
-	resumed = st != nil
-	if st == nil {
-		st = &State{Harness: harness, SessionID: sessionID, MaxIterations: DefaultMaxIterations}
-	}
-	if cwd != "" {
-		st.Cwd = cwd
-	}
-	path, err = Write(st)
+	st, path, err = Update(harness, sessionID, func(cur *State) (*State, error) {
+		resumed = cur != nil
+		if cur == nil {
+			return New(harness, sessionID, cwd), nil
+		}
+		if cwd != "" {
+			cur.Cwd = cwd
+		}
+		return cur, nil
+	})
 	return st, resumed, path, err
 }
 
@@ -156,36 +203,49 @@ func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State
 // RebindStore is Rebind for a run of a shared store (store, its URL; ""
 // for a local run), runDir being this machine's copy of it.
 func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*State, []*State, string, error) {
-	st, _, err := Read(harness, sessionID)
+	st, p, err := Update(harness, sessionID, func(st *State) (*State, error) {
+		if st == nil {
+			st = New(harness, sessionID, "")
+		}
+		if max > 0 {
+			st.MaxIterations = max
+		}
+		if st.MaxIterations <= 0 {
+			st.MaxIterations = DefaultMaxIterations
+		}
+		if st.RunDir != runDir {
+			st.Iteration = 0
+		}
+		st.Active, st.RunID, st.RunDir, st.EndedBecause, st.Store = true, runID, runDir, "", store
+		return st, nil
+	})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, p, err
 	}
-	if st == nil {
-		st = &State{Harness: harness, SessionID: sessionID, MaxIterations: DefaultMaxIterations}
-	}
-	if max > 0 {
-		st.MaxIterations = max
-	}
-	if st.MaxIterations <= 0 {
-		st.MaxIterations = DefaultMaxIterations
-	}
-	if st.RunDir != runDir {
-		st.Iteration = 0
-	}
-	st.Active, st.RunID, st.RunDir, st.EndedBecause, st.Store = true, runID, runDir, "", store
+	// One session lock at a time: two sessions rebinding at once never
+	// wait for each other's.
 	var took []*State
 	all, _ := List()
 	for _, o := range all {
-		if o.Active && o.RunDir == runDir && !(o.Harness == harness && o.SessionID == sessionID) {
-			o.Active, o.EndedBecause = false, "rebound to "+harness+" session "+sessionID
-			if _, err := Write(o); err != nil {
-				return nil, nil, "", err
+		if !o.Active || o.RunDir != runDir || o.Harness == harness && o.SessionID == sessionID {
+			continue
+		}
+		changed := false
+		now, _, err := Update(o.Harness, o.SessionID, func(cur *State) (*State, error) {
+			if cur == nil || !cur.Active || cur.RunDir != runDir {
+				return nil, nil // let go meanwhile
 			}
-			took = append(took, o)
+			cur.Active, cur.EndedBecause, changed = false, "rebound to "+harness+" session "+sessionID, true
+			return cur, nil
+		})
+		if err != nil {
+			return nil, nil, p, err
+		}
+		if changed {
+			took = append(took, now)
 		}
 	}
-	p, err := Write(st)
-	return st, took, p, err
+	return st, took, p, nil
 }
 
 // List returns every session's state, most recently updated first;

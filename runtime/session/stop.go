@@ -95,6 +95,7 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	if st == nil || !st.Active || st.RunDir == "" {
 		return Decision{Row: RowNoSession, Reason: "no babysitter run is bound to this session"}, nil
 	}
+	orig := *st
 	// The run is read and the decision journaled under the run lock: the
 	// journal is listed once (the replay cache gives the rest), and the
 	// STOP_HOOK_INVOKED follows the state it was decided on. A hook must
@@ -134,13 +135,35 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	if d.Deactivate {
 		save = Write
 	}
-	if _, err := save(st); err != nil {
+	if err := saveUnchanged(orig, st, save); err != nil {
 		return d, err
 	}
 	if d.Row != RowUnreadable && lockErr != nil {
 		return d, lockErr
 	}
 	return d, journalErr
+}
+
+// saveUnchanged writes st, what a stop check made of the state orig,
+// under the session's lock, unless another handler changed the state
+// since the check read it (a rebind to another run, a session end): that
+// change stands.
+func saveUnchanged(orig State, st *State, save func(*State) (string, error)) error {
+	p, err := Path(st.Harness, st.SessionID)
+	if err != nil {
+		return err
+	}
+	l, err := lockState(p)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	cur, _, err := Read(st.Harness, st.SessionID)
+	if err != nil || cur == nil || *cur != orig {
+		return err
+	}
+	_, err = save(st)
+	return err
 }
 
 // settleWait is the pause between two reads of such a transcript.

@@ -137,16 +137,13 @@ func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, 
 // resumable from another session or harness.
 func sessionEnd(ev hook.Event, stderr io.Writer) int {
 	const verb = "session end"
-	st, _, err := session.Read(ev.Harness, ev.Session.ID)
-	if err != nil {
-		return fail(stderr, verb, err)
-	}
-	if st == nil || !st.Active {
-		return 0
-	}
-	st.Active = false
-	st.EndedBecause = "session-end"
-	if _, err := session.Write(st); err != nil {
+	if _, _, err := session.Update(ev.Harness, ev.Session.ID, func(st *session.State) (*session.State, error) {
+		if st == nil || !st.Active {
+			return nil, nil
+		}
+		st.Active, st.EndedBecause = false, "session-end"
+		return st, nil
+	}); err != nil {
 		return fail(stderr, verb, err)
 	}
 	return 0
@@ -216,8 +213,13 @@ func sessionStart(ctx context.Context, ev hook.Event, f *cmdFlags, max int, via 
 	if !canTell(reg, ev.Harness, "sessionStart") {
 		return 0 // the prompt handler tells instead
 	}
-	st.Told = true
-	if _, err := session.Write(st); err != nil {
+	if _, _, err := session.Update(ev.Harness, ev.Session.ID, func(cur *session.State) (*session.State, error) {
+		if cur == nil {
+			cur = st
+		}
+		cur.Told = true
+		return cur, nil
+	}); err != nil {
 		return fail(stderr, verb, err)
 	}
 	return writeResult(stdout, stderr, hook.Result{AdditionalContext: introduce(ev)})
@@ -314,14 +316,23 @@ func sessionPrompt(ev hook.Event, stdout, stderr io.Writer, reg func() *adapter.
 	if st != nil && st.Told || canTell(reg, ev.Harness, "sessionStart") {
 		return 0 // told already, or session start tells
 	}
-	if st == nil {
-		if st, _, _, err = session.Start(ev.Harness, ev.Session.ID, ev.Session.Cwd); err != nil {
-			return fail(stderr, verb, err)
+	// Under the session's lock: a session-start handler running at the
+	// same time may bind a run, or tell the agent first.
+	tell := false
+	if _, _, err := session.Update(ev.Harness, ev.Session.ID, func(cur *session.State) (*session.State, error) {
+		if cur == nil {
+			cur = session.New(ev.Harness, ev.Session.ID, ev.Session.Cwd)
 		}
-	}
-	st.Told = true
-	if _, err := session.Write(st); err != nil {
+		if cur.Told {
+			return nil, nil
+		}
+		cur.Told, tell = true, true
+		return cur, nil
+	}); err != nil {
 		return fail(stderr, verb, err)
+	}
+	if !tell {
+		return 0
 	}
 	return writeResult(stdout, stderr, hook.Result{AdditionalContext: introduce(ev)})
 }

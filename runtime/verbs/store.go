@@ -300,8 +300,13 @@ func stopCheck(ctx context.Context, ev hook.Event, stdout, stderr io.Writer) int
 	return storeDo(ctx, s, st.RunID, true, verb, stdout, stderr, func(dir string, stdout, stderr io.Writer) (int, error) {
 		if dir != st.RunDir {
 			// This machine keeps its copies elsewhere than the binder's.
-			st.RunDir = dir
-			if _, err := session.Write(st); err != nil {
+			if _, _, err := session.Update(st.Harness, st.SessionID, func(cur *session.State) (*session.State, error) {
+				if cur == nil || !cur.Active || cur.RunID != st.RunID || cur.Store != st.Store {
+					return nil, nil // let go meanwhile
+				}
+				cur.RunDir = dir
+				return cur, nil
+			}); err != nil {
 				return 0, err
 			}
 		}
