@@ -624,6 +624,11 @@ func logHookTrail(t *testing.T, home string) {
 	t.Helper()
 	b, _ := os.ReadFile(filepath.Join(home, ".sitter-state", "audit.jsonl"))
 	t.Logf("audit log:\n%s", b)
+	states, _ := filepath.Glob(filepath.Join(home, ".sitter-state", "sessions", "*.json"))
+	for _, f := range states {
+		b, _ := os.ReadFile(f)
+		t.Logf("session state %s:\n%s", filepath.Base(f), b)
+	}
 	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".log" {
 			return nil
@@ -669,6 +674,12 @@ func babysitResume(t *testing.T, harness string, env, extra []string, byID bool)
 	llm.SetScript(launchBabysitAgent(sitter(t)))
 	evs, r = runLaunch(t, home, env, append([]string{harness, "--run-id", runID}, common...)...)
 	if r.err != nil {
+		logHookTrail(t, home)
+		if st, err := run.Load(filepath.Join(project, ".a5c", "runs", runID)); err == nil {
+			for _, ev := range st.Journal.Events {
+				t.Logf("journal %s %s %s", ev.RecordedAt, ev.Type, ev.Data)
+			}
+		}
 		t.Fatalf("resume: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	if byID {
