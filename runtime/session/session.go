@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -130,13 +129,21 @@ func New(harness, sessionID, cwd string) *State {
 // write one small file.
 const lockWait = 10 * time.Second
 
-// lockState takes the lock of the session state file at path (path plus
-// ".lock", removed when released, so List never sees it).
-func lockState(path string) (*journal.Lock, error) {
+// lockState takes the lock of the session state file at path: path plus
+// ".lock", opened without following a link as every file of the state
+// dir is, and removed when released (so List never sees it).
+func lockState(path string) (release func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	return journal.AcquireWithin(context.Background(), path+".lock", "sitter:session", lockWait)
+	l, err := audit.LockState(path+".lock", lockWait)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		l.Remove()
+		l.Close()
+	}, nil
 }
 
 // Update changes a session's state under the session's lock, so that two
@@ -151,11 +158,11 @@ func Update(harness, sessionID string, fn func(cur *State) (*State, error)) (*St
 	if err != nil {
 		return nil, "", err
 	}
-	l, err := lockState(p)
+	release, err := lockState(p)
 	if err != nil {
 		return nil, p, err
 	}
-	defer l.Release()
+	defer release()
 	cur, _, err := Read(harness, sessionID)
 	if err != nil {
 		return nil, p, err

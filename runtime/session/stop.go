@@ -153,11 +153,11 @@ func saveUnchanged(orig State, st *State, save func(*State) (string, error)) err
 	if err != nil {
 		return err
 	}
-	l, err := lockState(p)
+	release, err := lockState(p)
 	if err != nil {
 		return err
 	}
-	defer l.Release()
+	defer release()
 	cur, _, err := Read(st.Harness, st.SessionID)
 	if err != nil || cur == nil || *cur != orig {
 		return err

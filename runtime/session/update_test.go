@@ -2,6 +2,9 @@ package session
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -85,5 +88,28 @@ func TestStopCheckKeepsConcurrentChanges(t *testing.T) {
 	}
 	if now.RunDir != other || !now.Active || now.Iteration != 0 {
 		t.Fatalf("after the stop check: run %s, active %t, iteration %d; want the rebind to %s to stand", now.RunDir, now.Active, now.Iteration, other)
+	}
+}
+
+// A session's lock file planted as a link in the state dir is not opened
+// through: the update fails naming it, and the link's target is untouched.
+func TestChaosSessionLockRefusesSymlink(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	elsewhere := filepath.Join(t.TempDir(), "precious")
+	os.WriteFile(elsewhere, []byte("keep me\n"), 0o644)
+	p, err := Path("claude-code", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.Symlink(elsewhere, p+".lock"); err != nil {
+		t.Skip(err)
+	}
+	_, _, _, err = Start("claude-code", "s1", "")
+	if err == nil || !strings.Contains(err.Error(), p+".lock") {
+		t.Errorf("Start with a planted lock link: %v; want an error naming %s.lock", err, p)
+	}
+	if b, _ := os.ReadFile(elsewhere); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
 	}
 }
