@@ -175,7 +175,7 @@ func TestChaosSessionStateRefusesSymlink(t *testing.T) {
 	if all, _ := List(); len(all) != 0 {
 		t.Errorf("List read through a link: %+v", all[0])
 	}
-	if _, err := Write(&State{Harness: "claude-code", SessionID: "s1"}); err != nil {
+	if _, err := save(&State{Harness: "claude-code", SessionID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(elsewhere); string(b) != planted {

@@ -90,8 +90,10 @@ func Read(harness, sessionID string) (*State, string, error) {
 	return &st, p, nil
 }
 
-// Write saves a session's state atomically and durably.
-func Write(st *State) (string, error) { return write(st, journal.WriteFileAtomic) }
+// save writes a session's state atomically and durably. Only Update (under
+// the session's lock) and the stop check (which checks under it that the
+// state is still what it read) write a state.
+func save(st *State) (string, error) { return write(st, journal.WriteFileAtomic) }
 
 // writeCount saves a session's state atomically, without fsync: for a
 // change of its iteration counter alone, at every stop check, where the
@@ -172,7 +174,7 @@ func Update(harness, sessionID string, fn func(cur *State) (*State, error)) (*St
 		return cur, p, err
 	}
 	next.Harness, next.SessionID = harness, sessionID
-	_, err = Write(next)
+	_, err = save(next)
 	return next, p, err
 }
 

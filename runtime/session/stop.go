@@ -131,11 +131,11 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 			"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
 		})
 	}
-	save := writeCount // only the counter moved: the journal has the decision
+	write := writeCount // only the counter moved: the journal has the decision
 	if d.Deactivate {
-		save = Write
+		write = save
 	}
-	if err := saveUnchanged(orig, st, save); err != nil {
+	if err := saveUnchanged(orig, st, write); err != nil {
 		return d, err
 	}
 	if d.Row != RowUnreadable && lockErr != nil {
@@ -148,7 +148,7 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 // under the session's lock, unless another handler changed the state
 // since the check read it (a rebind to another run, a session end): that
 // change stands.
-func saveUnchanged(orig State, st *State, save func(*State) (string, error)) error {
+func saveUnchanged(orig State, st *State, write func(*State) (string, error)) error {
 	p, err := Path(st.Harness, st.SessionID)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func saveUnchanged(orig State, st *State, save func(*State) (string, error)) err
 	if err != nil || cur == nil || *cur != orig {
 		return err
 	}
-	_, err = save(st)
+	_, err = write(st)
 	return err
 }
 

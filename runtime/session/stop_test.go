@@ -109,7 +109,7 @@ func TestStopDecisionTable(t *testing.T) {
 					t.Fatal(err)
 				}
 				st.Iteration, st.Active = tc.iteration, !tc.inactive
-				if _, err := Write(st); err != nil {
+				if _, err := save(st); err != nil {
 					t.Fatal(err)
 				}
 			}
