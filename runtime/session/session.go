@@ -240,7 +240,7 @@ func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*Sta
 			continue
 		}
 		changed := false
-		now, _, err := Update(o.Harness, o.SessionID, func(cur *State) (*State, error) {
+		ended, _, err := Update(o.Harness, o.SessionID, func(cur *State) (*State, error) {
 			if cur == nil || !cur.Active || cur.RunDir != runDir {
 				return nil, nil // let go meanwhile
 			}
@@ -251,7 +251,7 @@ func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*Sta
 			return nil, nil, p, err
 		}
 		if changed {
-			took = append(took, now)
+			took = append(took, ended)
 		}
 	}
 	return st, took, p, nil
