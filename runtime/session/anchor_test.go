@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitter.dev/sitter/runtime/journal"
 )
 
 // Synthetic process chains: a handler under harness A, the agent shells of
@@ -175,7 +177,7 @@ func TestChaosSessionStateRefusesSymlink(t *testing.T) {
 	if all, _ := List(); len(all) != 0 {
 		t.Errorf("List read through a link: %+v", all[0])
 	}
-	if _, err := save(&State{Harness: "claude-code", SessionID: "s1"}); err != nil {
+	if err := writeAt(p, &State{Harness: "claude-code", SessionID: "s1"}, journal.WriteFileAtomic); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(elsewhere); string(b) != planted {

@@ -76,48 +76,37 @@ func Read(harness, sessionID string) (*State, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	st, err := readAt(p)
+	return st, p, err
+}
+
+// readAt reads the state file at p, nil when there is none.
+func readAt(p string) (*State, error) {
 	b, err := audit.ReadNoFollow(p) // a link planted in the state dir is refused
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, p, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, p, err
+		return nil, err
 	}
 	st, err := decodeState(b)
 	if err != nil {
-		return nil, p, fmt.Errorf("session state %s is corrupt: %w", p, err)
+		return nil, fmt.Errorf("session state %s is corrupt: %w", p, err)
 	}
-	return &st, p, nil
+	return &st, nil
 }
 
-// save writes a session's state atomically and durably. Only Update (under
-// the session's lock) and the stop check (which checks under it that the
-// state is still what it read) write a state.
-func save(st *State) (string, error) { return write(st, journal.WriteFileAtomic) }
-
-// writeCount saves a session's state atomically, without fsync: for a
-// change of its iteration counter alone, at every stop check, where the
-// decision itself is journaled durably in the run (STOP_HOOK_INVOKED,
-// with the iteration). A power loss may take the counter back by the
-// checks since the last durable write, and on some file systems leave
-// the file empty: the stop check then lets the agent stop with the
-// error, and `sitter session start --run-id` binds the run again.
-func writeCount(st *State) (string, error) { return write(st, journal.ReplaceFile) }
-
-func write(st *State, replace func(string, []byte) error) (string, error) {
-	p, err := Path(st.Harness, st.SessionID)
-	if err != nil {
-		return "", err
-	}
+// writeAt makes st the content of the state file at p with replace:
+// journal.WriteFileAtomic (durable), or journal.ReplaceFile for the stop
+// check's counter alone (see StopCheckState). Only update calls it, under
+// the session's lock, which made p's directory.
+func writeAt(p string, st *State, replace func(string, []byte) error) error {
 	st.Version = Version
 	st.UpdatedAt = now()
 	if st.StartedAt == "" {
 		st.StartedAt = st.UpdatedAt
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return p, err
-	}
-	return p, replace(p, append(marshalState(st), '\n'))
+	return replace(p, append(marshalState(st), '\n'))
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
@@ -160,22 +149,27 @@ func Update(harness, sessionID string, fn func(cur *State) (*State, error)) (*St
 	if err != nil {
 		return nil, "", err
 	}
+	st, err := update(p, harness, sessionID, journal.WriteFileAtomic, fn)
+	return st, p, err
+}
+
+// update is Update on the state file p, writing with replace.
+func update(p, harness, sessionID string, replace func(string, []byte) error, fn func(cur *State) (*State, error)) (*State, error) {
 	release, err := lockState(p)
 	if err != nil {
-		return nil, p, err
+		return nil, err
 	}
 	defer release()
-	cur, _, err := Read(harness, sessionID)
+	cur, err := readAt(p)
 	if err != nil {
-		return nil, p, err
+		return nil, err
 	}
 	next, err := fn(cur)
 	if err != nil || next == nil {
-		return cur, p, err
+		return cur, err
 	}
 	next.Harness, next.SessionID = harness, sessionID
-	_, err = save(next)
-	return next, p, err
+	return next, writeAt(p, next, replace)
 }
 
 // Start begins or resumes a session; resumed is true when it had state.

@@ -131,11 +131,16 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 			"reason": d.Reason, "iteration": st.Iteration, "maxIterations": st.MaxIterations,
 		})
 	}
-	write := writeCount // only the counter moved: the journal has the decision
+	// Only the counter moved: the journal has the decision, so the state
+	// is replaced without fsync. A power loss may take the counter back by
+	// the checks since the last durable write, and on some file systems
+	// leave the file empty: the stop check then lets the agent stop with
+	// the error, and `sitter session start --run-id` binds the run again.
+	replace := journal.ReplaceFile
 	if d.Deactivate {
-		write = save
+		replace = journal.WriteFileAtomic
 	}
-	if err := saveUnchanged(orig, st, write); err != nil {
+	if err := saveUnchanged(orig, st, replace); err != nil {
 		return d, err
 	}
 	if d.Row != RowUnreadable && lockErr != nil {
@@ -148,21 +153,17 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 // under the session's lock, unless another handler changed the state
 // since the check read it (a rebind to another run, a session end): that
 // change stands.
-func saveUnchanged(orig State, st *State, write func(*State) (string, error)) error {
+func saveUnchanged(orig State, st *State, replace func(string, []byte) error) error {
 	p, err := Path(st.Harness, st.SessionID)
 	if err != nil {
 		return err
 	}
-	release, err := lockState(p)
-	if err != nil {
-		return err
-	}
-	defer release()
-	cur, _, err := Read(st.Harness, st.SessionID)
-	if err != nil || cur == nil || *cur != orig {
-		return err
-	}
-	_, err = write(st)
+	_, err = update(p, st.Harness, st.SessionID, replace, func(cur *State) (*State, error) {
+		if cur == nil || *cur != orig {
+			return nil, nil
+		}
+		return st, nil
+	})
 	return err
 }
 

@@ -104,12 +104,13 @@ func TestStopDecisionTable(t *testing.T) {
 			t.Setenv("SITTER_STATE_DIR", t.TempDir())
 			dir, m := makeRun(t, tc.run)
 			if tc.bind {
-				st, _, err := Bind("claude-code", "s1", m.RunID, dir, tc.max)
-				if err != nil {
+				if _, _, err := Bind("claude-code", "s1", m.RunID, dir, tc.max); err != nil {
 					t.Fatal(err)
 				}
-				st.Iteration, st.Active = tc.iteration, !tc.inactive
-				if _, err := save(st); err != nil {
+				if _, _, err := Update("claude-code", "s1", func(st *State) (*State, error) {
+					st.Iteration, st.Active = tc.iteration, !tc.inactive
+					return st, nil
+				}); err != nil {
 					t.Fatal(err)
 				}
 			}
