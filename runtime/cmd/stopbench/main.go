@@ -16,7 +16,13 @@
 //     writer, behind the replay cache (as the npm SDK's task:post leaves
 //     them);
 //   - with the run's replay cache removed before each run (a full replay);
-//   - with -host, sitter-host called directly.
+//   - with -host, sitter-host called directly;
+//   - for a session that no run is bound to: sitter's start-up, the event
+//     read and the state looked up, what every stop check pays before it
+//     does its own work.
+//
+// The report splits the target's time over the floor into that start-up,
+// the durable writes (the sync floor) and the rest, the check's own work.
 //
 // Every stop-check appends STOP_HOOK_INVOKED to its run, so a journal
 // grows by one event per call: the report says how many the target's held
@@ -219,8 +225,17 @@ func measure(n, warm, events int, withHost bool, src string, out io.Writer) (mis
 		vs = append(vs, v)
 	}
 	os.Setenv("SITTER_STATE_DIR", filepath.Join(tmp, "state"))
-	vs = append(vs, &bench.Variant{Name: "sync floor (a durable journal file, a replaced file)", Argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}})
-	vs[0].In, vs[len(vs)-1].In = vs[1].In, vs[1].In // the floors read the same event
+	// The same call for a session no run is bound to: sitter starts,
+	// reads the event, finds no state and answers nothing. What the
+	// target costs over it is the check's own work.
+	unbound, err := unboundEvent(vs[1].In, tmp)
+	if err != nil {
+		return false, err
+	}
+	startup := &bench.Variant{Name: "sitter session stop-check, no run bound (start-up)", Argv: []string{sitter, "session", "stop-check"}, In: unbound, Env: []string{"SITTER_STATE_DIR=" + filepath.Join(tmp, "state")}}
+	syncV := &bench.Variant{Name: "sync floor (a durable journal file, a replaced file)", Argv: []string{syncFloor, filepath.Join(tmp, "syncfloor-data")}}
+	vs = append(vs, startup, syncV)
+	vs[0].In, syncV.In = vs[1].In, vs[1].In // the floors read the same event
 	fmt.Fprintf(out, "built in %s\n\n", time.Since(t0).Round(time.Millisecond))
 
 	// Measure checks that each variant answers cleanly and that the
@@ -243,10 +258,13 @@ func measure(n, warm, events int, withHost bool, src string, out io.Writer) (mis
 	fmt.Fprintf(out, "(a result posted: an effect requested, then its result posted with run.Post (sitter task post) before each run;\n")
 	fmt.Fprintf(out, " another writer: the same events journaled behind the replay cache, as the npm SDK writes them;\n")
 	fmt.Fprintf(out, " no replay cache: its files removed before each run; sync floor: the floor plus the writes every check makes: one durable journal file, one replaced state file)\n")
-	sr := bench.Ratio(vs[1].Median(), vs[len(vs)-1].Median())
+	sr := bench.Ratio(vs[1].Median(), syncV.Median())
 	sv, _ := bench.Verdict(sr, target)
 	fmt.Fprintf(out, "target: stop-check (1,000-event run) ≤ %.1f× floor: %.2f× %s\n", target, r, verdict)
 	fmt.Fprintf(out, "        the same over the sync floor (what journaling the decision durably costs on this disk): %.2f× %s\n", sr, sv)
+	fmt.Fprintf(out, "where the time goes, in medians over the floor's: starting sitter and looking the session up (no run bound) %+.2f×; the durable writes (sync floor) %+.2f×; the rest, the check's own reads, decision and writes, %+.2f×\n",
+		bench.Ratio(startup.Median(), vs[0].Median())-1, bench.Ratio(syncV.Median(), vs[0].Median())-1,
+		bench.Ratio(vs[1].Median()-startup.Median()-syncV.Median()+vs[0].Median(), vs[0].Median()))
 	return miss, nil
 }
 
@@ -302,6 +320,26 @@ func fixture(tmp, sessionID string, events int) (dir, in string, err error) {
 	}
 	in = filepath.Join(tmp, sessionID+".json")
 	return dir, in, os.WriteFile(in, append(b, '\n'), 0o644)
+}
+
+// unboundEvent writes, next to the bound session's Stop event in, the
+// same event for a session that no run is bound to (and that has no
+// state at all), and returns its file.
+func unboundEvent(in, dir string) (string, error) {
+	b, err := os.ReadFile(in)
+	if err != nil {
+		return "", err
+	}
+	ev, err := hook.DecodeEvent(b)
+	if err != nil {
+		return "", err
+	}
+	ev.Session.ID = "bench-unbound"
+	if b, err = json.Marshal(ev); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "bench-unbound.json")
+	return out, os.WriteFile(out, append(b, '\n'), 0o644)
 }
 
 // resolve journals an ok result for each effect, one journal load for

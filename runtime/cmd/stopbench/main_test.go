@@ -55,3 +55,30 @@ func TestFixture(t *testing.T) {
 		}
 	}
 }
+
+// The start-up variant's event is the bound session's Stop event for a
+// session with no state: its check lets the agent stop, deciding nothing.
+func TestUnboundEvent(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", filepath.Join(base, "state"))
+	_, in, err := fixture(base, "bound", 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	un, err := unboundEvent(in, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(un)
+	ev, err := hook.DecodeEvent(b)
+	if err != nil || ev.Session.ID == "bound" || ev.Harness != "claude-code" || ev.NativeEvent != "Stop" {
+		t.Fatalf("unbound event %+v, %v", ev, err)
+	}
+	if st, _, err := session.Read(ev.Harness, ev.Session.ID); st != nil || err != nil {
+		t.Fatalf("the unbound session has a state: %+v, %v", st, err)
+	}
+	d, err := session.StopCheck(context.Background(), ev)
+	if err != nil || d.Block || d.Row != session.RowNoSession {
+		t.Fatalf("stop check of the unbound session: %+v, %v", d, err)
+	}
+}
