@@ -396,6 +396,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".claude"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"cline"},
+	Evidence:      []string{"package: cline@3.0.65 (@cline/cli-linux-x64 bin/cline): `cline --version` prints 3.0.65", "test: e2e/doctor_test.go TestDoctorReady"},
+	Harness:       "cline",
+	HookConfigs:   []string{".clinerules/hooks/*", ".cline/hooks/*", "~/.cline/hooks/*", "~/Documents/Cline/Hooks/*"},
+	ProjectDirs:   []string{".clinerules", ".cline"},
+	ProjectFiles:  []string{".clinerules"},
+	ProtectedDirs: []string{".clinerules", ".cline"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"codex"},
 	Evidence:      []string{"doc: https://developers.openai.com/codex/hooks", "package: @openai/codex@0.171.0: `codex --version` prints codex-cli 0.171.0"},
 	Harness:       "codex",
@@ -423,6 +432,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".cursor"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"droid"},
+	Evidence:      []string{"package: @factory/cli-linux-x64@0.225.2: `droid --version` prints 0.225.2", "test: e2e/doctor_test.go TestDoctorReady"},
+	Harness:       "droid",
+	HookConfigs:   []string{".factory/settings.json", ".factory/hooks.json", ".factory/hooks/hooks.json", "~/.factory/settings.json", "~/.factory/hooks.json", "~/.factory/hooks/hooks.json"},
+	ProjectDirs:   []string{".factory"},
+	ProjectFiles:  []string{"AGENTS.md", ".factory/settings.json"},
+	ProtectedDirs: []string{".factory"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"gemini"},
 	Evidence:      []string{"package: @google/gemini-cli@0.61.0: bundle/docs/hooks/reference.md, `gemini --version`"},
 	Harness:       "gemini-cli",
@@ -441,6 +459,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".kilo", ".kilocode"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"letta"},
+	Evidence:      []string{"package: @letta-ai/letta-code@0.32.18: package.json bin letta (letta.js); `letta --version` prints 0.32.18 (Letta Code)", "test: e2e/doctor_test.go TestDoctorReady"},
+	Harness:       "letta-code",
+	HookConfigs:   []string{".letta/settings.json", ".letta/settings.local.json", "~/.letta/settings.json"},
+	ProjectDirs:   []string{".letta"},
+	ProjectFiles:  []string{".letta/settings.json", ".letta/settings.local.json"},
+	ProtectedDirs: []string{".letta"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"omp"},
 	Evidence:      []string{"package: @oh-my-pi/pi-coding-agent@18.2.3: src/discovery/builtin.ts (native config dirs .omp and ~/.omp/agent) and @oh-my-pi/pi-utils@18.2.3: src/dirs.ts (MAIN_CONFIG_FILENAMES)"},
 	Harness:       "oh-my-pi",
@@ -448,6 +475,15 @@ var Presences = []transcript.Presence{{
 	ProjectDirs:   []string{".omp"},
 	ProjectFiles:  []string{".omp/config.yml", ".omp/config.yaml", ".omp/settings.json"},
 	ProtectedDirs: []string{".omp"},
+	VersionArgs:   []string{"--version"},
+}, {
+	Binaries:      []string{"openclaw"},
+	Evidence:      []string{"package: openclaw@2026.9.6: package.json bin openclaw (openclaw.mjs); `openclaw --version` prints OpenClaw 2026.9.6 (eb377ac)", "test: e2e/doctor_test.go TestDoctorReady"},
+	Harness:       "openclaw",
+	HookConfigs:   []string{".openclaw/extensions/*/index.ts", "~/.openclaw/extensions/*/index.ts"},
+	ProjectDirs:   []string{".openclaw"},
+	ProjectFiles:  []string{},
+	ProtectedDirs: []string{".openclaw"},
 	VersionArgs:   []string{"--version"},
 }, {
 	Binaries:      []string{"opencode"},
