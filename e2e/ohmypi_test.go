@@ -34,7 +34,6 @@ func ompRun(t *testing.T, llm *llmscript.Server, project, home string, more []st
 func ompSetup(t *testing.T, llm *llmscript.Server, home string, more, models []string) (string, []string) {
 	t.Helper()
 	bin := install(t, clis["oh-my-pi"])
-	root := filepath.Join(cacheDir(), "oh-my-pi@"+clis["oh-my-pi"].version)
 	dir := filepath.Join(home, ".omp", "agent")
 	os.MkdirAll(dir, 0o755)
 	config := fmt.Sprintf(`providers:
@@ -55,12 +54,7 @@ func ompSetup(t *testing.T, llm *llmscript.Server, home string, more, models []s
 	if err := os.WriteFile(filepath.Join(dir, "models.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := baseEnv(t, home)
-	for i, kv := range env {
-		if len(kv) > 5 && kv[:5] == "PATH=" {
-			env[i] = "PATH=" + filepath.Join(root, "node_modules", "@oven", "bun-linux-x64", "bin") + ":" + kv[5:]
-		}
-	}
+	env := withCLIPath(baseEnv(t, home), clis["oh-my-pi"])
 	return bin, append(append(env, more...), "PI_NO_TITLE=1")
 }
 

