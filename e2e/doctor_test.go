@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gentranscript "sitter.dev/sitter/generated/transcript"
+	"sitter.dev/sitter/runtime/agents"
 )
 
 // TestDoctorReady walks what a user does before a first session: the
@@ -45,26 +46,12 @@ func TestDoctorReady(t *testing.T) {
 
 			env := withCLIPath(baseEnv(t, home), c, onPath)
 			r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
-			var reps []struct {
-				Harness         string   `json:"harness"`
-				Ready           bool     `json:"ready"`
-				Binary          string   `json:"binary"`
-				Version         string   `json:"version"`
-				VersionVerified bool     `json:"versionVerified"`
-				Plugins         []string `json:"plugins"`
-				Hooks           []string `json:"hooks"`
-				Project         struct {
-					Detected bool `json:"detected"`
-				} `json:"project"`
-				Problems []struct {
-					Code, Detail, Fix string
-				} `json:"problems"`
-			}
+			var reps []agents.Report // what --json prints
 			if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
 				t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)
 			}
 			rep := reps[0]
-			if r.err != nil || !rep.Ready || rep.Binary != link || !rep.VersionVerified || rep.Version != c.version || !rep.Project.Detected ||
+			if r.err != nil || !rep.Ready || rep.Binary != link || !rep.VersionVerified || rep.Version != c.version || !rep.Detected.Detected ||
 				!slices.Contains(rep.Plugins, "guard") && len(rep.Hooks) == 0 {
 				t.Fatalf("sitter doctor --harness %s with %s %s on PATH and the guard plugin installed: %v\n%s%s", id, names[0], c.version, r.err, r.stdout, r.stderr)
 			}
