@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"sitter.dev/sitter/generated/registry"
 	gentranscript "sitter.dev/sitter/generated/transcript"
+	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/agents"
 )
 
@@ -60,4 +63,107 @@ func TestDoctorReady(t *testing.T) {
 			}
 		})
 	}
+}
+
+// versionOnly are harness CLIs that cannot run a session here (the atlas's
+// compatibility.notRunHere says why) but start offline as far as
+// --version: enough for sitter doctor to find and read them.
+var versionOnly = map[string]cli{
+	// The platform package's binary (a compiled Bun program).
+	"amp":          {"amp", "@ampcode/cli-linux-x64", "0.0.1790142911-g7618fb", "node_modules/@ampcode/cli-linux-x64/amp"},
+	"auggie":       {"auggie", "@augmentcode/auggie", "0.36.0", "node_modules/.bin/auggie"},
+	"continue-cli": {"continue-cli", "@continuedev/cli", "1.5.47", "node_modules/.bin/cn"},
+	"qoder":        {"qoder", "@qoder-ai/qodercli", "1.1.52", "node_modules/.bin/qodercli"},
+}
+
+// TestDoctorFixes walks what a user does when sitter doctor says a harness
+// is not ready: with only the harness's CLI on PATH (linked under the
+// atlas's binary name) and a fresh project, run `sitter doctor --harness H
+// --dir P`, run every fix it prints that is a command (sitter …, mkdir …)
+// exactly as printed, then run doctor again. Each such fix must succeed,
+// and afterwards the harness is ready, or, where no event of the atlas
+// reaches a sitter hook (Amp, Continue CLI), doctor says so and why, and
+// its only fix is not one of those commands. Every CLI the suite installs
+// takes part, the ones that cannot run a session too: doctor must read
+// their version.
+func TestDoctorFixes(t *testing.T) {
+	all := maps.Clone(clis)
+	maps.Copy(all, versionOnly)
+	for _, id := range slices.Sorted(maps.Keys(all)) {
+		t.Run(id, func(t *testing.T) {
+			c := all[id]
+			bin := install(t, c)
+			var names []string
+			for _, p := range gentranscript.Presences {
+				if p.Harness == id {
+					names = p.Binaries
+				}
+			}
+			if len(names) == 0 {
+				t.Fatalf("the atlas has no presence facts for %s: sitter doctor cannot check it", id)
+			}
+			home, project, onPath := t.TempDir(), t.TempDir(), t.TempDir()
+			if err := os.Symlink(bin, filepath.Join(onPath, names[0])); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(sitter(t), filepath.Join(onPath, "sitter")); err != nil {
+				t.Fatal(err)
+			}
+			env := withCLIPath(baseEnv(t, home), c, onPath, filepath.Dir(sitter(t)))
+			doctor := func() agents.Report {
+				t.Helper()
+				r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
+				var reps []agents.Report
+				if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
+					t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)
+				}
+				return reps[0]
+			}
+			first := doctor()
+			if first.Version != c.version {
+				t.Errorf("doctor read version %q from %s, want %q", first.Version, names[0], c.version)
+			}
+			// The fixes, as a user pastes them, from a checkout of sitter
+			// (where `sitter plugin install <name>` finds artifacts/).
+			for _, p := range first.Problems {
+				if !strings.HasPrefix(p.Fix, "sitter ") && !strings.HasPrefix(p.Fix, "mkdir ") {
+					continue
+				}
+				r := runCLI(t, repo(t), env, 2*time.Minute, "sh", "-c", p.Fix)
+				if r.err != nil {
+					t.Errorf("the fix doctor gave for %s (%s) failed: %s: %v\n%s%s", p.Code, p.Detail, p.Fix, r.err, r.stdout, r.stderr)
+				}
+			}
+			after := doctor()
+			var errs []agents.Problem
+			for _, p := range after.Problems {
+				if !p.Warning {
+					errs = append(errs, p)
+				}
+			}
+			if hooked(t, id) {
+				if !after.Ready || len(errs) > 0 || !after.Detected.Detected {
+					t.Fatalf("after doctor's fixes %s is not ready: %+v (before: %+v)", id, after.Problems, first.Problems)
+				}
+				return
+			}
+			if after.Ready || len(errs) != 1 || errs[0].Code != agents.CodeNoHooks || errs[0].Detail == "" ||
+				strings.HasPrefix(errs[0].Fix, "sitter ") {
+				t.Fatalf("%s runs no sitter hook: doctor must say so, and only that: %+v", id, after.Problems)
+			}
+		})
+	}
+}
+
+// hooked says whether any native event of the harness reaches a sitter
+// hook (the atlas's support is not "unsupported").
+func hooked(t *testing.T, id string) bool {
+	t.Helper()
+	for _, d := range registry.Registry().Descriptors {
+		if d.ID == id {
+			return slices.ContainsFunc(d.Events, func(e adapter.EventSpec) bool { return e.Support != "unsupported" })
+		}
+	}
+	t.Fatalf("no harness %s in the registry", id)
+	return false
 }

@@ -96,7 +96,7 @@ func GenerateWith(root string, o Options) (*model.Atlas, []emit.File, error) {
 		return a, nil, err
 	}
 	files = append(files, bundles...)
-	files = append(files, emit.ArtifactsIndex(a, names)...)
+	files = append(files, emit.ArtifactsIndex(a, plugins)...)
 	say("bundles", "artifacts/: %d files", len(bundles)+1)
 	return a, files, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // ArtifactsIndex emits artifacts/README.md: the index of the plugin bundles
 // the generator produced, one per plugin and harness.
-func ArtifactsIndex(a *model.Atlas, plugins []string) []File {
+func ArtifactsIndex(a *model.Atlas, plugins []*model.Plugin) []File {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- %s -->\n\n", Marker("atlas/ and plugins-src/"))
 	b.WriteString("# Plugin bundles\n\n")
@@ -18,14 +18,19 @@ func ArtifactsIndex(a *model.Atlas, plugins []string) []File {
 		b.WriteString("No plugin sources yet: `plugins-src/` is empty.\n")
 	}
 	for _, p := range plugins {
-		fmt.Fprintf(&b, "- %s:", p)
+		fmt.Fprintf(&b, "- %s:", p.Name)
+		var without []string
 		for _, h := range a.Harnesses {
-			if h.Packaging.Format.Name == "" { // no packaging block: no bundle to link
-				continue
+			if builds(p, h) {
+				fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p.Name, h.ID)
+			} else if miss := lacking(p, h); h.Packaging.Format.Name != "" && len(miss) > 0 {
+				without = append(without, fmt.Sprintf("%s (no %s event that can act)", h.ID, strings.Join(miss, ", ")))
 			}
-			fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p, h.ID)
 		}
 		b.WriteString("\n")
+		if len(without) > 0 {
+			fmt.Fprintf(&b, "  - none for %s: the plugin requires it\n", strings.Join(without, "; "))
+		}
 	}
 	return []File{{Path: "artifacts/README.md", Bytes: []byte(b.String()), Mode: 0o644}}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,7 +108,7 @@ func Refusals(a *model.Atlas, p *model.Plugin) (errs, warns model.Errors) {
 	hits := map[int][]hit{} // index in p.Handlers → its replacing events
 	runs := map[int]bool{}  // index in p.Handlers → it runs in some built harness
 	for _, h := range a.Harnesses {
-		if h.Packaging.Format.Name == "" || !builds(p, h.ID) {
+		if !builds(p, h) {
 			continue
 		}
 		hs, override := handlersFor(p, h)
@@ -468,7 +469,7 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model
 	}
 	for _, p := range plugins {
 		for _, h := range a.Harnesses {
-			if h.Packaging.Format.Name == "" || !builds(p, h.ID) {
+			if !builds(p, h) {
 				continue
 			}
 			lay := a.Layout(h.Packaging.Format.Name)
@@ -484,19 +485,34 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model
 	return files, warns.Sort(), nil
 }
 
-func builds(p *model.Plugin, harness string) bool {
-	if o, ok := p.Overrides[harness]; ok && o.Skip {
+// builds says whether plugin p gets a bundle for harness h: h has
+// packaging, p builds for it (harnesses, overrides.<h>.skip), and h can
+// serve every phase p requires.
+func builds(p *model.Plugin, h *model.Harness) bool {
+	if h.Packaging.Format.Name == "" {
 		return false
 	}
-	if len(p.Harnesses) == 0 {
-		return true
+	if o, ok := p.Overrides[h.ID]; ok && o.Skip {
+		return false
 	}
-	for _, h := range p.Harnesses {
-		if h == harness {
-			return true
+	if len(p.Harnesses) > 0 && !slices.Contains(p.Harnesses, h.ID) {
+		return false
+	}
+	return len(lacking(p, h)) == 0
+}
+
+// lacking lists the phases p requires that no event of h can act on (an
+// event of the phase that is supported and has a capability).
+func lacking(p *model.Plugin, h *model.Harness) []string {
+	var out []string
+	for _, phase := range p.Requires {
+		if !slices.ContainsFunc(h.Events, func(e *model.Event) bool {
+			return e.Phase.Name == phase && e.Support != "unsupported" && len(e.Can) > 0
+		}) {
+			out = append(out, phase)
 		}
 	}
-	return false
+	return out
 }
 
 // mustJSON is for values built here, which always marshal.

@@ -64,6 +64,7 @@ func PluginSchema(a *model.Atlas) File {
 			},
 			"files":     map[string]any{"type": "array", "items": map[string]any{"type": "string", "minLength": 1}, "description": "Extra files or folders (relative, inside the plugin) copied into every bundle."},
 			"harnesses": map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"enum": harnesses}, "description": "Build only for these harnesses (default: all)."},
+			"requires":  map[string]any{"type": "array", "uniqueItems": true, "items": map[string]any{"enum": phases}, "description": "Phases the plugin cannot do without: a harness whose atlas has no event of one of them that can act (supported, with a capability) gets no bundle."},
 			"overrides": map[string]any{
 				"type":          "object",
 				"propertyNames": map[string]any{"enum": harnesses},

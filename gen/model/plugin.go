@@ -18,7 +18,10 @@ type Plugin struct {
 	Commands    []Command    // sorted by name
 	Files       []PluginFile // extra files copied into every bundle, sorted
 	Harnesses   []string     // the harnesses to build for; empty = all
-	Overrides   map[string]Override
+	// Requires lists phases a bundle cannot do without: a harness whose
+	// atlas has no event of one of them that can act gets no bundle.
+	Requires  []string
+	Overrides map[string]Override
 }
 
 // Author names who wrote the plugin.

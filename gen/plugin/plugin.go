@@ -117,6 +117,7 @@ type manifest struct {
 	} `yaml:"mcpServers"`
 	Files     []string `yaml:"files"`
 	Harnesses []string `yaml:"harnesses"`
+	Requires  []string `yaml:"requires"`
 	Overrides map[string]struct {
 		Skip     bool           `yaml:"skip"`
 		Handlers []Handler      `yaml:"handlers"`
@@ -172,6 +173,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		Author:    Author{Name: m.Author.Name, Email: m.Author.Email, URL: m.Author.URL},
 		Handlers:  m.Handlers,
 		Harnesses: m.Harnesses,
+		Requires:  m.Requires,
 		Overrides: map[string]Override{},
 	}
 	for _, h := range m.Harnesses {

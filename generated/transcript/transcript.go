@@ -387,6 +387,24 @@ var Specs = []transcript.Spec{{
 
 // Presences lists how to detect each harness, sorted by harness id.
 var Presences = []transcript.Presence{{
+	Binaries:      []string{"amp"},
+	Evidence:      []string{"package: @ampcode/cli-linux-x64@0.0.1790142911-g7618fb: `amp --version` prints 0.0.1790142911-g7618fb (released 2026-09-23T05:55:11.000Z, …), offline", "package: @ampcode/cli-linux-x64@0.0.1790142911-g7618fb: the amp binary's embedded JavaScript reads a project's AGENTS.md (AGENT.md) guidance files", "test: e2e/doctor_test.go TestDoctorFixes"},
+	Harness:       "amp",
+	HookConfigs:   []string{},
+	ProjectDirs:   []string{},
+	ProjectFiles:  []string{"AGENTS.md"},
+	ProtectedDirs: []string{},
+	VersionArgs:   []string{"--version"},
+}, {
+	Binaries:      []string{"auggie"},
+	Evidence:      []string{"package: @augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)", "package: @augmentcode/auggie@0.36.0: `auggie --version` prints 0.36.0 (commit 7c61e5bb), offline and without a login", "test: e2e/doctor_test.go TestDoctorFixes"},
+	Harness:       "auggie",
+	HookConfigs:   []string{".augment/settings.json", ".augment/settings.local.json", "~/.augment/settings.json"},
+	ProjectDirs:   []string{".augment"},
+	ProjectFiles:  []string{".augment/settings.json", ".augment/settings.local.json"},
+	ProtectedDirs: []string{".augment"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"claude"},
 	Evidence:      []string{"doc: https://code.claude.com/docs/en/settings", "package: @anthropic-ai/claude-code-linux-x64@2.1.332: `claude --version` prints 2.1.332 (Claude Code)"},
 	Harness:       "claude-code",
@@ -414,6 +432,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".codex"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"cn"},
+	Evidence:      []string{"package: @continuedev/cli@1.5.47: src/hooks/hookConfig.ts (the settings files hooks load from), src/index.ts (-v, --version)", "package: @continuedev/cli@1.5.47: `cn --version` prints 1.5.47, offline", "test: e2e/doctor_test.go TestDoctorFixes"},
+	Harness:       "continue-cli",
+	HookConfigs:   []string{".continue/settings.json", ".continue/settings.local.json", "~/.continue/settings.json"},
+	ProjectDirs:   []string{".continue"},
+	ProjectFiles:  []string{".continue/settings.json", ".continue/settings.local.json"},
+	ProtectedDirs: []string{".continue"},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"copilot"},
 	Evidence:      []string{"doc: https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference"},
 	Harness:       "copilot",
@@ -421,6 +448,15 @@ var Presences = []transcript.Presence{{
 	ProjectDirs:   []string{".github/hooks"},
 	ProjectFiles:  []string{".github/copilot-instructions.md"},
 	ProtectedDirs: []string{".github/hooks"},
+	VersionArgs:   []string{"--version"},
+}, {
+	Binaries:      []string{"crush"},
+	Evidence:      []string{"doc: https://github.com/charmbracelet/crush/blob/37f36e93824e5c4f892e4a817f7f628e2682fe14/internal/config/load.go", "doc: https://github.com/charmbracelet/crush/blob/37f36e93824e5c4f892e4a817f7f628e2682fe14/internal/cmd/root.go"},
+	Harness:       "crush",
+	HookConfigs:   []string{"crush.json", ".crush.json", "~/.config/crush/crush.json"},
+	ProjectDirs:   []string{".crush"},
+	ProjectFiles:  []string{"crush.json", ".crush.json"},
+	ProtectedDirs: []string{".crush"},
 	VersionArgs:   []string{"--version"},
 }, {
 	Binaries:      []string{"cursor-agent"},
@@ -502,5 +538,14 @@ var Presences = []transcript.Presence{{
 	ProjectDirs:   []string{".pi"},
 	ProjectFiles:  []string{".pi/settings.json"},
 	ProtectedDirs: []string{".pi"},
+	VersionArgs:   []string{"--version"},
+}, {
+	Binaries:      []string{"qodercli"},
+	Evidence:      []string{"package: @qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fire*Event payloads, hook output merge)", "package: @qoder-ai/qodercli@1.1.52: `qodercli --version` prints 1.1.52, offline and without a login", "test: e2e/doctor_test.go TestDoctorFixes"},
+	Harness:       "qoder",
+	HookConfigs:   []string{".qoder/settings.json", ".qoder/settings.local.json", "~/.qoder/settings.json"},
+	ProjectDirs:   []string{".qoder"},
+	ProjectFiles:  []string{".qoder/settings.json", ".qoder/settings.local.json"},
+	ProtectedDirs: []string{".qoder"},
 	VersionArgs:   []string{"--version"},
 }}

@@ -33,6 +33,7 @@ const (
 	CodeNotDetected      = "project-not-detected" // warning: the project has none of its files
 	CodeNotInstalled     = "hooks-not-installed"  // no sitter registration in any hook config
 	CodeConfigInvalid    = "config-invalid"       // a JSON hook config does not parse
+	CodeNoHooks          = "no-hooks"             // no native event reaches a sitter hook
 )
 
 // Env is what a check looks at; the zero value uses the process's.
@@ -132,7 +133,21 @@ type Report struct {
 }
 
 // The regexps compile on first use: every hook call links this package.
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+`) })
+//
+// versionRE finds a version in --version output: three numbers and a
+// pre-release suffix if any (Amp's 0.0.1790142911-g7618fb).
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?`) })
+
+// hookable says whether any native event of the harness reaches a sitter
+// hook (its support is not "unsupported").
+func hookable(d *adapter.Descriptor) bool {
+	for _, e := range d.Events {
+		if e.Support != "unsupported" {
+			return true
+		}
+	}
+	return false
+}
 
 // pluginRE finds the plugin and harness of an installed launcher path.
 var pluginRE = sync.OnceValue(func() *regexp.Regexp {
@@ -195,6 +210,8 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		switch {
 		case rep.Version == "":
 			add(CodeVersionUnknown, true, rep.Binary+" "+strings.Join(p.VersionArgs, " ")+" printed no version", install())
+		case len(d.Verified) == 0:
+			add(CodeVersionUnverfied, true, "the atlas verified no version of "+d.DisplayName+" on its real CLI: its facts come from "+d.DisplayName+"'s package or docs", "")
 		case !contains(d.Verified, rep.Version):
 			add(CodeVersionUnverfied, true, "version "+rep.Version+" is not one the atlas verified ("+strings.Join(d.Verified, ", ")+")", install())
 		default:
@@ -225,7 +242,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 			}
 			rep.Configs = append(rep.Configs, f)
 			if strings.HasSuffix(f, ".json") && len(bytes.TrimSpace(b)) > 0 && !json.Valid(b) {
-				add(CodeConfigInvalid, false, f+" is not valid JSON", "python3 -m json.tool "+shellQuote(f)+" (shows the line to fix; the harness ignores the file until it parses)")
+				add(CodeConfigInvalid, false, f+" is not valid JSON: the harness ignores the file until it parses (the fix shows the line to mend)", "python3 -m json.tool "+shellQuote(f))
 			}
 			if bytes.Contains(b, []byte("sitter-hook")) || bytes.Contains(b, []byte("sitter hook")) || bytes.Contains(b, []byte(".sitter/plugins/")) {
 				rep.Hooks = append(rep.Hooks, f)
@@ -249,9 +266,27 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		rep.Plugins = append(rep.Plugins, k)
 	}
 	sort.Strings(rep.Plugins)
-	if len(rep.Hooks) == 0 && len(rep.Plugins) == 0 {
-		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy",
-			"sitter plugin install guard --harness "+d.ID+" --dir "+shellQuote(userDir)+" (or your own plugin's name or bundle)")
+	switch {
+	case !hookable(d):
+		// Nothing to install: say why no sitter hook can run.
+		why := "no event of the atlas reaches a hook"
+		if len(d.Events) > 0 && d.Events[0].Note != "" {
+			why = d.Events[0].Note
+		}
+		add(CodeNoHooks, false, d.DisplayName+" runs no sitter hook: "+why,
+			"none in sitter today; `sitter agents list` shows the harnesses whose hooks sitter drives")
+	case len(rep.Hooks) > 0 || len(rep.Plugins) > 0:
+	case d.Packaging.Format == "":
+		// No bundle to install: the hooks are registered by hand.
+		where := "the harness's hook config"
+		if len(p.HookConfigs) > 0 {
+			where = p.HookConfigs[0]
+		}
+		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+"; sitter has no plugin bundle for "+d.DisplayName,
+			"register `sitter hook "+d.ID+" <event> --handler <command>` in "+where+" for each event your plugin handles (the README's \"Use it as a hook\")")
+	default:
+		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy; the fix installs sitter's guard plugin (your own installs the same way, by name or bundle folder)",
+			"sitter plugin install guard --harness "+d.ID+" --dir "+shellQuote(userDir))
 	}
 	rep.Ready = true
 	for _, pr := range rep.Problems {
