@@ -30,39 +30,55 @@ func TestDoctorReady(t *testing.T) {
 	for _, id := range slices.Sorted(maps.Keys(clis)) {
 		t.Run(id, func(t *testing.T) {
 			c := clis[id]
-			bin := install(t, c)
-			var names []string
-			for _, p := range gentranscript.Presences {
-				if p.Harness == id {
-					names = p.Binaries
-				}
-			}
-			if len(names) == 0 {
-				t.Fatalf("the atlas has no presence facts for %s: sitter doctor cannot check it", id)
-			}
-			home, project, onPath := t.TempDir(), t.TempDir(), t.TempDir()
-			link := filepath.Join(onPath, names[0])
-			if err := os.Symlink(bin, link); err != nil {
-				t.Fatal(err)
-			}
+			link := linkCLI(t, c)
+			home, project := t.TempDir(), t.TempDir()
 			pluginInstall(t, filepath.Join(repo(t), "artifacts", "guard", id), id, project, home)
 
-			env := withCLIPath(baseEnv(t, home), c, onPath)
-			r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
-			var reps []agents.Report // what --json prints
-			if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
-				t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)
-			}
-			rep := reps[0]
+			env := withCLIPath(baseEnv(t, home), c, filepath.Dir(link))
+			rep, r := doctor(t, id, project, env)
 			if r.err != nil || !rep.Ready || rep.Binary != link || !rep.VersionVerified || rep.Version != c.version || !rep.Detected.Detected ||
 				!slices.Contains(rep.Plugins, "guard") && len(rep.Hooks) == 0 {
-				t.Fatalf("sitter doctor --harness %s with %s %s on PATH and the guard plugin installed: %v\n%s%s", id, names[0], c.version, r.err, r.stdout, r.stderr)
+				t.Fatalf("sitter doctor --harness %s with %s %s on PATH and the guard plugin installed: %v\n%s%s", id, filepath.Base(link), c.version, r.err, r.stdout, r.stderr)
 			}
 			if len(rep.Problems) > 0 {
 				t.Errorf("problems reported for a ready %s: %+v", id, rep.Problems)
 			}
 		})
 	}
+}
+
+// linkCLI installs c and links its binary, under the first binary name of
+// the atlas's presence facts (as npm install -g links it), into a folder
+// of its own to put on PATH; it returns the link.
+func linkCLI(t *testing.T, c cli) string {
+	t.Helper()
+	bin := install(t, c)
+	var names []string
+	for _, p := range gentranscript.Presences {
+		if p.Harness == c.id {
+			names = p.Binaries
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("the atlas has no presence facts for %s: sitter doctor cannot check it", c.id)
+	}
+	link := filepath.Join(t.TempDir(), names[0])
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// doctor runs `sitter doctor --harness id --dir project --json` and
+// returns its one report.
+func doctor(t *testing.T, id, project string, env []string) (agents.Report, runResult) {
+	t.Helper()
+	r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
+	var reps []agents.Report // what --json prints
+	if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
+		t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)
+	}
+	return reps[0], r
 }
 
 // versionOnly are harness CLIs that cannot run a session here (the atlas's
@@ -92,36 +108,16 @@ func TestDoctorFixes(t *testing.T) {
 	for _, id := range slices.Sorted(maps.Keys(all)) {
 		t.Run(id, func(t *testing.T) {
 			c := all[id]
-			bin := install(t, c)
-			var names []string
-			for _, p := range gentranscript.Presences {
-				if p.Harness == id {
-					names = p.Binaries
-				}
-			}
-			if len(names) == 0 {
-				t.Fatalf("the atlas has no presence facts for %s: sitter doctor cannot check it", id)
-			}
-			home, project, onPath := t.TempDir(), t.TempDir(), t.TempDir()
-			if err := os.Symlink(bin, filepath.Join(onPath, names[0])); err != nil {
-				t.Fatal(err)
-			}
+			link := linkCLI(t, c)
+			home, project := t.TempDir(), t.TempDir()
+			onPath := filepath.Dir(link)
 			if err := os.Symlink(sitter(t), filepath.Join(onPath, "sitter")); err != nil {
 				t.Fatal(err)
 			}
-			env := withCLIPath(baseEnv(t, home), c, onPath, filepath.Dir(sitter(t)))
-			doctor := func() agents.Report {
-				t.Helper()
-				r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
-				var reps []agents.Report
-				if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
-					t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)
-				}
-				return reps[0]
-			}
-			first := doctor()
+			env := withCLIPath(baseEnv(t, home), c, onPath)
+			first, _ := doctor(t, id, project, env)
 			if first.Version != c.version {
-				t.Errorf("doctor read version %q from %s, want %q", first.Version, names[0], c.version)
+				t.Errorf("doctor read version %q from %s, want %q", first.Version, filepath.Base(link), c.version)
 			}
 			// The fixes, as a user pastes them, from a checkout of sitter
 			// (where `sitter plugin install <name>` finds artifacts/).
@@ -134,7 +130,7 @@ func TestDoctorFixes(t *testing.T) {
 					t.Errorf("the fix doctor gave for %s (%s) failed: %s: %v\n%s%s", p.Code, p.Detail, p.Fix, r.err, r.stdout, r.stderr)
 				}
 			}
-			after := doctor()
+			after, _ := doctor(t, id, project, env)
 			var errs []agents.Problem
 			for _, p := range after.Problems {
 				if !p.Warning {
