@@ -335,7 +335,7 @@ func (b *bundle) readme(registered []string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "<!-- %s -->\n\n", Marker(b.p.Dir+" and "+b.h.File))
 	fmt.Fprintf(&s, "# %s %s for %s\n\n%s\n\n", b.p.Name, b.p.Version, b.h.DisplayName, b.p.Description)
-	fmt.Fprintf(&s, "## Install\n\n```sh\n%s\n```\n\n", strings.ReplaceAll(b.h.Packaging.Install, "{bundle}", b.dir))
+	fmt.Fprintf(&s, "## Install\n\n```text\n%s\n```\n\n", strings.ReplaceAll(b.h.Packaging.Install, "{bundle}", b.dir))
 	s.WriteString("Every hook runs `bin/sitter-hook`, which finds the sitter binary through `$SITTER_BIN`, this bundle's `bin/sitter`, or `sitter` on PATH. Without one, hooks answer the harness's no-op and say on stderr how to get sitter: `make build` in a sitter checkout, then put its `bin/` on PATH or set `SITTER_BIN` (`sitter` is the hook path, `sitter-host` the other verbs a handler may call; keep them side by side).\n\n")
 	if len(registered) > 0 {
 		s.WriteString("## Hooks\n\n")
