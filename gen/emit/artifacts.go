@@ -21,11 +21,14 @@ func ArtifactsIndex(a *model.Atlas, plugins []*model.Plugin) []File {
 		fmt.Fprintf(&b, "- %s:", p.Name)
 		var without []string
 		for _, h := range a.Harnesses {
-			if builds(p, h) {
-				fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p.Name, h.ID)
-			} else if miss := lacking(p, h); h.Packaging.Format.Name != "" && len(miss) > 0 {
-				without = append(without, fmt.Sprintf("%s (no %s event that can act)", h.ID, strings.Join(miss, ", ")))
+			if !targets(p, h) {
+				continue
 			}
+			if miss := lacking(p, h); len(miss) > 0 {
+				without = append(without, fmt.Sprintf("%s (no %s event that can act)", h.ID, strings.Join(miss, ", ")))
+				continue
+			}
+			fmt.Fprintf(&b, " [%s](%s/%s/)", h.ID, p.Name, h.ID)
 		}
 		b.WriteString("\n")
 		if len(without) > 0 {

@@ -82,9 +82,13 @@ func replacing(h *model.Harness, phase string) []*model.Event {
 // serves reports whether a handler on phase runs in harness h: h has an
 // event of the phase that replaces nothing, is fired (not unsupported) and
 // is registered (every verified version has it).
-func serves(h *model.Harness, phase string) bool {
+func serves(h *model.Harness, phase string) bool { return registers(h, phase, false) }
+
+// registers is serves; with acting, the event must also be able to do
+// something (a capability in its can list).
+func registers(h *model.Harness, phase string, acting bool) bool {
 	for _, e := range h.EventsOf(phase) {
-		if e.Replaces == nil && e.Support != "unsupported" && everyVerifiedHas(h, e) {
+		if e.Replaces == nil && e.Support != "unsupported" && everyVerifiedHas(h, e) && (!acting || len(e.Can) > 0) {
 			return true
 		}
 	}
@@ -485,30 +489,30 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model
 	return files, warns.Sort(), nil
 }
 
-// builds says whether plugin p gets a bundle for harness h: h has
-// packaging, p builds for it (harnesses, overrides.<h>.skip), and h can
-// serve every phase p requires.
+// builds says whether plugin p gets a bundle for harness h: p targets h
+// and h can serve every phase p requires.
 func builds(p *model.Plugin, h *model.Harness) bool {
+	return targets(p, h) && len(lacking(p, h)) == 0
+}
+
+// targets says whether p would build for h, requires aside: h has
+// packaging and p builds for it (harnesses, overrides.<h>.skip).
+func targets(p *model.Plugin, h *model.Harness) bool {
 	if h.Packaging.Format.Name == "" {
 		return false
 	}
 	if o, ok := p.Overrides[h.ID]; ok && o.Skip {
 		return false
 	}
-	if len(p.Harnesses) > 0 && !slices.Contains(p.Harnesses, h.ID) {
-		return false
-	}
-	return len(lacking(p, h)) == 0
+	return len(p.Harnesses) == 0 || slices.Contains(p.Harnesses, h.ID)
 }
 
-// lacking lists the phases p requires that no event of h can act on (an
-// event of the phase that is supported and has a capability).
+// lacking lists the phases p requires that no event of h registers on
+// and can act on.
 func lacking(p *model.Plugin, h *model.Harness) []string {
 	var out []string
 	for _, phase := range p.Requires {
-		if !slices.ContainsFunc(h.Events, func(e *model.Event) bool {
-			return e.Phase.Name == phase && e.Support != "unsupported" && len(e.Can) > 0
-		}) {
+		if !registers(h, phase, true) {
 			out = append(out, phase)
 		}
 	}
