@@ -459,14 +459,56 @@ func names(regs []registration) []string {
 	return out
 }
 
+// Unreached holds every handler restricted to tool kinds that, in a
+// harness the plugin builds for, no tool of that harness is of: neither a
+// tool or tool prefix of its atlas file nor an event with a fixed tool
+// kind. Its bundle would register it and it would never run (a guard that
+// never refuses anything), so it is an error that names the handler and
+// the atlas file whose tools lack the kind.
+func Unreached(a *model.Atlas, p *model.Plugin) (errs model.Errors) {
+	for _, h := range a.Harnesses {
+		if !builds(p, h) {
+			continue
+		}
+		hs, _ := handlersFor(p, h)
+		for _, hd := range hs {
+			if len(hd.Kinds) == 0 || slices.Contains(hd.Kinds, "other") || !serves(h, hd.Phase) || hasKind(h, hd.Phase, hd.Kinds) {
+				continue
+			}
+			errs.Addf(hd.Pos, "%s.kinds: no tool of %s is of kind %s in the atlas, so this handler would never run in the %s bundle: classify its tools (tools in %s), or leave it out (overrides.%s.skip)",
+				hd.Field, h.DisplayName, strings.Join(hd.Kinds, " or "), h.ID, h.File, h.ID)
+		}
+	}
+	return errs
+}
+
+// hasKind says whether a tool of h can be of one of kinds on phase: an
+// event of the phase with such a fixed tool kind, or such a tool or tool
+// prefix in h's tables.
+func hasKind(h *model.Harness, phase string, kinds []string) bool {
+	for _, e := range h.EventsOf(phase) {
+		if slices.Contains(kinds, e.ToolKind) {
+			return true
+		}
+	}
+	for _, t := range slices.Concat(h.Tools, h.Prefixes) {
+		if slices.Contains(kinds, t.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
 // Bundles emits every plugin × harness bundle, plus marketplaces. warns
 // are the handlers left out of a bundle (Refusals); a handler no bundle can
-// register is an error.
+// register, or one restricted to tool kinds a harness has none of
+// (Unreached), is an error.
 func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model.Errors, err error) {
 	var errs model.Errors
 	for _, p := range plugins {
 		e, w := Refusals(a, p)
 		errs, warns = append(errs, e...), append(warns, w...)
+		errs = append(errs, Unreached(a, p)...)
 	}
 	if len(errs) > 0 {
 		return nil, warns.Sort(), errs.Sort()

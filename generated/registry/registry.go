@@ -290,6 +290,9 @@ func descriptorAuggie() *adapter.Descriptor {
 		Evidence: []adapter.Evidence{{
 			Kind: "package",
 			Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+		}, {
+			Kind: "package",
+			Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (each tool class's super(name, …): launch-process, bash, view, save-file, str-replace-editor, …; the launch-process and bash input schemas)",
 		}},
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
@@ -339,8 +342,30 @@ func descriptorAuggie() *adapter.Descriptor {
 		Rules:        auggie.Rules,
 		Source:       "atlas/harnesses/auggie.cue",
 		ToolPrefixes: map[string]string{},
-		Tools:        map[string]string{},
-		Verified:     []string{},
+		Tools: map[string]string{
+			"apply_patch":            "edit",
+			"bash":                   "shell",
+			"codebase-retrieval":     "search",
+			"edit":                   "edit",
+			"find":                   "search",
+			"grep":                   "search",
+			"grep-search":            "search",
+			"kill-process":           "shell",
+			"launch-process":         "shell",
+			"list-processes":         "shell",
+			"ls":                     "search",
+			"read":                   "read",
+			"read-process":           "shell",
+			"save-file":              "write",
+			"search-untruncated":     "search",
+			"str-replace-editor":     "edit",
+			"view":                   "read",
+			"view-range-untruncated": "read",
+			"web-fetch":              "fetch",
+			"write":                  "write",
+			"write-process":          "shell",
+		},
+		Verified: []string{},
 	}
 }
 
@@ -7642,6 +7667,9 @@ func descriptorQoder() *adapter.Descriptor {
 		Evidence: []adapter.Evidence{{
 			Kind: "package",
 			Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fire*Event payloads, hook output merge)",
+		}, {
+			Kind: "package",
+			Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (the tool name constants: Bash, BashInput, BashOutput, Read, Write, Edit, Glob, Grep, WebFetch, WebSearch, Agent, …; the Bash tool's parametersJsonSchema)",
 		}},
 		Family: adapter.Family{
 			Delivery:   "shell-hook",
@@ -7692,8 +7720,25 @@ func descriptorQoder() *adapter.Descriptor {
 		Rules:        qoder.Rules,
 		Source:       "atlas/harnesses/qoder.cue",
 		ToolPrefixes: map[string]string{},
-		Tools:        map[string]string{},
-		Verified:     []string{},
+		Tools: map[string]string{
+			"Agent":        "task",
+			"Bash":         "shell",
+			"BashInput":    "shell",
+			"BashOutput":   "shell",
+			"BashResize":   "shell",
+			"Edit":         "edit",
+			"Glob":         "search",
+			"Grep":         "search",
+			"ImageSearch":  "fetch",
+			"NotebookEdit": "edit",
+			"Read":         "read",
+			"Skill":        "other",
+			"TodoWrite":    "other",
+			"WebFetch":     "fetch",
+			"WebSearch":    "fetch",
+			"Write":        "write",
+		},
+		Verified: []string{},
 	}
 }
 

@@ -115,6 +115,20 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 
 // ToolKind classifies a native tool name.
 func ToolKind(name string) string {
+	switch name {
+	case "apply_patch", "edit", "str-replace-editor":
+		return "edit"
+	case "web-fetch":
+		return "fetch"
+	case "read", "view", "view-range-untruncated":
+		return "read"
+	case "codebase-retrieval", "find", "grep", "grep-search", "ls", "search-untruncated":
+		return "search"
+	case "bash", "kill-process", "launch-process", "list-processes", "read-process", "write-process":
+		return "shell"
+	case "save-file", "write":
+		return "write"
+	}
 	return "other"
 }
 

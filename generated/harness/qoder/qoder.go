@@ -119,6 +119,24 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 
 // ToolKind classifies a native tool name.
 func ToolKind(name string) string {
+	switch name {
+	case "Edit", "NotebookEdit":
+		return "edit"
+	case "ImageSearch", "WebFetch", "WebSearch":
+		return "fetch"
+	case "Skill", "TodoWrite":
+		return "other"
+	case "Read":
+		return "read"
+	case "Glob", "Grep":
+		return "search"
+	case "Bash", "BashInput", "BashOutput", "BashResize":
+		return "shell"
+	case "Agent":
+		return "task"
+	case "Write":
+		return "write"
+	}
 	return "other"
 }
 
