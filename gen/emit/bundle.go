@@ -341,6 +341,9 @@ func (b *bundle) readme(registered []string) string {
 	fmt.Fprintf(&s, "# %s %s for %s\n\n%s\n\n", b.p.Name, b.p.Version, b.h.DisplayName, b.p.Description)
 	fmt.Fprintf(&s, "## Install\n\n```text\n%s\n```\n\n", strings.ReplaceAll(b.h.Packaging.Install, "{bundle}", b.dir))
 	s.WriteString("Every hook runs `bin/sitter-hook`, which finds the sitter binary through `$SITTER_BIN`, this bundle's `bin/sitter`, or `sitter` on PATH. Without one, hooks answer the harness's no-op and say on stderr how to get sitter: `make build` in a sitter checkout, then put its `bin/` on PATH or set `SITTER_BIN` (`sitter` is the hook path, `sitter-host` the other verbs a handler may call; keep them side by side).\n\n")
+	if b.h.NotRunHere != "" {
+		fmt.Fprintf(&s, "## Not proved on a running %s\n\nsitter's test suite runs the real CLI of each harness it can, but not %s's: %s These hooks follow what the atlas read in its code and documentation (`sitter atlas show %s`); no session of it has run them.\n\n", b.h.DisplayName, b.h.DisplayName, b.h.NotRunHere, b.h.ID)
+	}
 	if len(registered) > 0 {
 		s.WriteString("## Hooks\n\n")
 		for _, r := range registered {

@@ -7632,6 +7632,102 @@ func eventQoder(name string) (*adapter.EventSpec, bool) {
 			Phase:   "preToolUse",
 			Support: "native",
 		}, true
+	case "PostToolUse":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
+			}},
+			Name:    "PostToolUse",
+			Note:    "After a tool that did not fail. The tool already ran: decision:block (or exit 2) adds a blocking-error reminder with the reason after the tool's output (its text names the hook's command twice), feedback rather than a veto. additionalContext reaches the model as a system reminder naming the tool. continue:false ends the turn after the tool results.",
+			Phase:   "postToolUse",
+			Support: "native",
+		}, true
+	case "UserPromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{"deny", "addContext"},
+			Effects: []adapter.Effect{{
+				Aspect:  "deny",
+				Call:    "deniesCall",
+				Session: "none",
+			}, {
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
+			}},
+			Name:    "UserPromptSubmit",
+			Note:    "additionalContext (or plain stdout) reaches the model as a system reminder with the prompt. decision:block (or exit 2) drops the prompt before any model call; the user sees only \"Agent execution blocked by hook\", not the reason. continue:false keeps the prompt but calls no model. A matcher is ignored.",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{"block", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "block",
+				Call:    "none",
+				Session: "continuesSession",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
+			}},
+			Name:    "Stop",
+			Note:    "Fires when a reply has no tool calls, in print mode (-p) as in the TUI. decision:block (or exit 2 with stderr) sends the reason to the model as a plain user message and the turn goes on; the next Stop of that prompt has stop_hook_active: true. Qoder sets no cap on consecutive blocks (only --max-turns bounds them), so sitter's stopCap is the bound. continue:false ends the turn with its stopReason only logged; additionalContext is dropped (Stop's output schema has clearContext alone); systemMessage is shown to the user as \"Stop says: …\".",
+			Phase:   "stop",
+			Support: "native",
+		}, true
+	case "SessionStart":
+		return &adapter.EventSpec{
+			Can: []string{"addContext", "userMessage"},
+			Effects: []adapter.Effect{{
+				Aspect:  "context",
+				Call:    "addsContext",
+				Session: "none",
+			}, {
+				Aspect:  "userMessage",
+				Call:    "showsUser",
+				Session: "none",
+			}},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
+			}},
+			Name:    "SessionStart",
+			Note:    "source is startup, resume, clear, new or compact; a matcher, if any, is matched against it. additionalContext (or plain stdout) reaches the model as a system reminder with the next request; systemMessage is shown in the TUI; continue:false is ignored. Its hooks get QODER_ENV_FILE, which sitter leaves alone (see the file's head).",
+			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "SessionEnd":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
+			}},
+			Name:    "SessionEnd",
+			Note:    "reason is clear, resume, logout, prompt_input_exit, bypass_permissions_disabled or other. No output is read; Qoder bounds the event's hooks to between 1.5 and 60 s.",
+			Phase:   "sessionEnd",
+			Support: "native",
+		}, true
 	}
 	return nil, false
 }
@@ -7663,7 +7759,7 @@ func descriptorQoder() *adapter.Descriptor {
 			Type:        "duration",
 		}},
 		DisplayName: "Qoder CLI",
-		Events:      specs(eventQoder, "PreToolUse"),
+		Events:      specs(eventQoder, "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"),
 		Evidence: []adapter.Evidence{{
 			Kind: "package",
 			Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fire*Event payloads, hook output merge)",

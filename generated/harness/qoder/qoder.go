@@ -17,7 +17,9 @@ type Payload struct {
 	Model                string          `json:"model"`
 	PermissionMode       string          `json:"permission_mode"`
 	Prompt               string          `json:"prompt"`
+	Reason               string          `json:"reason"`
 	SessionID            string          `json:"session_id"`
+	Source               string          `json:"source"`
 	StopHookActive       *bool           `json:"stop_hook_active"`
 	ToolInput            json.RawMessage `json:"tool_input"`
 	ToolName             string          `json:"tool_name"`
@@ -41,8 +43,12 @@ func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 		p.PermissionMode, err = s.String("permission_mode")
 	case "prompt":
 		p.Prompt, err = s.String("prompt")
+	case "reason":
+		p.Reason, err = s.String("reason")
 	case "session_id":
 		p.SessionID, err = s.String("session_id")
+	case "source":
+		p.Source, err = s.String("source")
 	case "stop_hook_active":
 		p.StopHookActive, err = s.Bool("stop_hook_active")
 	case "tool_input":
@@ -89,7 +95,9 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	ev.Session.Model = p.Model
 	ev.Session.PermissionMode = p.PermissionMode
 	ev.Prompt = p.Prompt
+	ev.Reason = p.Reason
 	ev.Session.ID = p.SessionID
+	ev.Source = p.Source
 	ev.StopHookActive = hook.FirstBool(p.StopHookActive)
 	toolInput = hook.FirstJSON(p.ToolInput)
 	toolName = p.ToolName
@@ -98,6 +106,21 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	switch nativeEvent {
 	case "PreToolUse":
 		ev.Phase = "preToolUse"
+		ev.Support = "native"
+	case "PostToolUse":
+		ev.Phase = "postToolUse"
+		ev.Support = "native"
+	case "UserPromptSubmit":
+		ev.Phase = "userPromptSubmit"
+		ev.Support = "native"
+	case "Stop":
+		ev.Phase = "stop"
+		ev.Support = "native"
+	case "SessionStart":
+		ev.Phase = "sessionStart"
+		ev.Support = "native"
+	case "SessionEnd":
+		ev.Phase = "sessionEnd"
 		ev.Support = "native"
 	default:
 		return ev, hook.UnknownEvent("qoder", nativeEvent)
@@ -186,6 +209,79 @@ func Rules(nativeEvent string) *hook.Rules {
 				}},
 			}}},
 		}
+	case "PostToolUse":
+		return &hook.Rules{
+			Context: &hook.Rule{Stdout: []hook.Member{{
+				Key: "hookSpecificOutput",
+				Kids: []hook.Member{{
+					Const: "\"PostToolUse\"",
+					Key:   "hookEventName",
+				}, {
+					Key:  "additionalContext",
+					Slot: hook.SlotContext,
+				}},
+			}}},
+			Deny: &hook.Rule{Stdout: []hook.Member{{
+				Const: "\"block\"",
+				Key:   "decision",
+			}, {
+				Key:  "reason",
+				Slot: hook.SlotReason,
+			}}},
+		}
+	case "UserPromptSubmit":
+		return &hook.Rules{
+			Context: &hook.Rule{Stdout: []hook.Member{{
+				Key: "hookSpecificOutput",
+				Kids: []hook.Member{{
+					Const: "\"UserPromptSubmit\"",
+					Key:   "hookEventName",
+				}, {
+					Key:  "additionalContext",
+					Slot: hook.SlotContext,
+				}},
+			}}},
+			Deny: &hook.Rule{Stdout: []hook.Member{{
+				Const: "\"block\"",
+				Key:   "decision",
+			}, {
+				Key:  "reason",
+				Slot: hook.SlotReason,
+			}}},
+		}
+	case "Stop":
+		return &hook.Rules{
+			Block: &hook.Rule{Stdout: []hook.Member{{
+				Const: "\"block\"",
+				Key:   "decision",
+			}, {
+				Key:  "reason",
+				Slot: hook.SlotReason,
+			}}},
+			UserMessage: &hook.Rule{Stdout: []hook.Member{{
+				Key:  "systemMessage",
+				Slot: hook.SlotUserMessage,
+			}}},
+		}
+	case "SessionStart":
+		return &hook.Rules{
+			Context: &hook.Rule{Stdout: []hook.Member{{
+				Key: "hookSpecificOutput",
+				Kids: []hook.Member{{
+					Const: "\"SessionStart\"",
+					Key:   "hookEventName",
+				}, {
+					Key:  "additionalContext",
+					Slot: hook.SlotContext,
+				}},
+			}}},
+			UserMessage: &hook.Rule{Stdout: []hook.Member{{
+				Key:  "systemMessage",
+				Slot: hook.SlotUserMessage,
+			}}},
+		}
+	case "SessionEnd":
+		return &hook.Rules{}
 	}
 	return nil
 }

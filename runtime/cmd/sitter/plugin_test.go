@@ -95,11 +95,16 @@ func shellSample(t *testing.T, path string) (string, bool) {
 // reason slot non-empty (or, for a deny written as an exit code and a
 // reason on stderr, no stdout and a non-empty stderr).
 func isDeny(d *adapter.Descriptor, event string, got shellRun) bool {
+	return isDecision(d, event, hook.Deny, got)
+}
+
+// isDecision is isDeny for any decision with a reason (a stop's block).
+func isDecision(d *adapter.Descriptor, event string, decision hook.Decision, got shellRun) bool {
 	spec, ok := d.Event(event)
 	if !ok {
 		return false
 	}
-	want := d.Render(hook.Event{Harness: d.ID, NativeEvent: event, Phase: spec.Phase}, hook.Result{Decision: hook.Deny, Reason: "REASON"})
+	want := d.Render(hook.Event{Harness: d.ID, NativeEvent: event, Phase: spec.Phase}, hook.Result{Decision: decision, Reason: "REASON"})
 	if got.exit != want.Exit {
 		return false
 	}
@@ -313,5 +318,118 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(project, "pwned")); err == nil {
 		t.Error("a command substitution in the project path ran")
+	}
+}
+
+// phaseSample is a sample payload of d's event of phase (the first
+// sample file of such an event) with its session id and working directory
+// replaced by session and cwd, and that event's name.
+func phaseSample(t *testing.T, d *adapter.Descriptor, phase, session, cwd string) (payload, event string, ok bool) {
+	t.Helper()
+	for _, e := range d.Events {
+		if e.Phase != phase {
+			continue
+		}
+		paths, _ := filepath.Glob(filepath.Join(samplesDir, d.ID, e.Name+"*.txtar"))
+		for _, p := range paths {
+			ar, err := txtar.ParseFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw, evJSON []byte
+			for _, f := range ar.Files {
+				switch f.Name {
+				case "payload.json":
+					raw = f.Data
+				case "event.json":
+					evJSON = f.Data
+				}
+			}
+			var ev hook.Event
+			if json.Unmarshal(evJSON, &ev) != nil || ev.Session.ID == "" || ev.Session.Cwd == "" {
+				continue
+			}
+			out := strings.ReplaceAll(string(raw), ev.Session.ID, session)
+			return strings.ReplaceAll(out, ev.Session.Cwd, cwd), e.Name, true
+		}
+	}
+	return "", "", false
+}
+
+// The babysitter loop for a harness that cannot run here, as the harness
+// would drive it: the bundle installed into a project, its SessionStart
+// hook run as the harness runs it (a shell command, the native payload on
+// stdin, the environment the atlas names), the agent's own `sitter run
+// create` from a shell of the same process (the harness), then its Stop
+// hook: the run is bound to the session with no flag, and the stop is
+// blocked with the next step in the harness's own block. A harness whose
+// SessionStart hooks get an env file (Qoder's QODER_ENV_FILE) finds it
+// untouched unless the atlas says the agent's shell sources it.
+func TestBabysitterBundleLoopNotRunHere(t *testing.T) {
+	sitter, err := exec.LookPath("sitter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.Registry()
+	tested := 0
+	for _, d := range reg.Descriptors {
+		bundle := filepath.Join(artifactsDir, "babysitter", d.ID)
+		if d.NotRunHere == "" || d.Packaging.Target.Kind != "hooks-config" {
+			continue
+		}
+		if _, err := os.Stat(bundle); err != nil {
+			continue
+		}
+		t.Run(d.ID, func(t *testing.T) {
+			project := t.TempDir()
+			state := t.TempDir()
+			var out, errOut bytes.Buffer
+			if code := verbs.Run([]string{"plugin", "install", bundle, "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
+				t.Fatalf("install: exit %d: %s", code, errOut.String())
+			}
+			var rep plugin.Report
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			commands := installedCommands(t, &rep, d.Packaging.Target.CommandKey)
+			envFile := filepath.Join(t.TempDir(), "session-env.sh")
+			if err := os.WriteFile(envFile, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := append(os.Environ(), "SITTER_BIN="+sitter, "SITTER_STATE_DIR="+state, "QODER_ENV_FILE="+envFile, "QODER_PROJECT_DIR="+project, "CLAUDE_PROJECT_DIR="+project)
+			session := "journey-" + d.ID
+			start, startEvent, ok := phaseSample(t, d, "sessionStart", session, project)
+			if !ok {
+				t.Fatalf("no sessionStart sample of %s under %s", d.ID, samplesDir)
+			}
+			stop, stopEvent, ok := phaseSample(t, d, "stop", session, project)
+			if !ok {
+				t.Fatalf("no stop sample of %s under %s", d.ID, samplesDir)
+			}
+			if got := runShell(t, project, commands[startEvent], start, env); got.exit != 0 || !strings.Contains(got.stdout, "sitter run create") {
+				t.Fatalf("%s: exit %d, stdout %q (stderr %q), want the babysitter's context", startEvent, got.exit, got.stdout, got.stderr)
+			}
+			if err := os.WriteFile(filepath.Join(project, "p.mjs"), []byte("export async function process() { return 1; }\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The agent follows the skill: no session or harness flag.
+			create := exec.Command("sh", "-c", "sitter run create --process-id demo --entry 'p.mjs#process' --json")
+			create.Dir, create.Env = project, env
+			b, err := create.CombinedOutput()
+			if err != nil || !strings.Contains(string(b), `"sessionId": "`+session+`"`) {
+				t.Fatalf("run create: %v\n%s\nwant the run bound to session %s", err, b, session)
+			}
+			got := runShell(t, project, commands[stopEvent], stop, env)
+			if !isDecision(d, stopEvent, hook.Block, got) || !strings.Contains(got.stdout+got.stderr, "sitter run iterate") {
+				t.Errorf("%s: exit %d, stdout %q (stderr %q), want %s's block with the next step", stopEvent, got.exit, got.stdout, got.stderr, d.ID)
+			}
+			if b, _ := os.ReadFile(envFile); len(b) > 0 && d.AgentEnv == nil {
+				t.Errorf("the env file got %q, though the atlas gives %s no agentEnv", b, d.ID)
+			}
+		})
+		tested++
+	}
+	if tested == 0 {
+		t.Fatal("no babysitter bundle of a harness that cannot run here")
 	}
 }
