@@ -56,21 +56,8 @@ func denyCases(t *testing.T, d *adapter.Descriptor) map[string]string {
 // command (as the canonical event has it) replaced by `rm -rf /`, however
 // the payload escapes it (a JSON string, or JSON inside a JSON string).
 func shellSample(t *testing.T, path string) (string, bool) {
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload, event []byte
-	for _, f := range ar.Files {
-		switch f.Name {
-		case "payload.json":
-			payload = f.Data
-		case "event.json":
-			event = f.Data
-		}
-	}
-	var ev hook.Event
-	if json.Unmarshal(event, &ev) != nil || ev.Tool == nil || ev.Tool.Kind != "shell" {
+	payload, ev, ok := readSample(t, path)
+	if !ok || ev.Tool == nil || ev.Tool.Kind != "shell" {
 		return "", false
 	}
 	var in struct{ Command string }
@@ -88,6 +75,26 @@ func shellSample(t *testing.T, path string) (string, bool) {
 		escaped = string(b[1 : len(b)-1])
 	}
 	return "", false
+}
+
+// readSample reads a sample: its payload, and the canonical event it
+// normalizes to (ok false when that does not parse).
+func readSample(t *testing.T, path string) (payload []byte, ev hook.Event, ok bool) {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var event []byte
+	for _, f := range ar.Files {
+		switch f.Name {
+		case "payload.json":
+			payload = f.Data
+		case "event.json":
+			event = f.Data
+		}
+	}
+	return payload, ev, json.Unmarshal(event, &ev) == nil
 }
 
 // isDeny reports whether a hook's answer is the harness's deny as the
@@ -332,21 +339,8 @@ func phaseSample(t *testing.T, d *adapter.Descriptor, phase, session, cwd string
 		}
 		paths, _ := filepath.Glob(filepath.Join(samplesDir, d.ID, e.Name+"*.txtar"))
 		for _, p := range paths {
-			ar, err := txtar.ParseFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var raw, evJSON []byte
-			for _, f := range ar.Files {
-				switch f.Name {
-				case "payload.json":
-					raw = f.Data
-				case "event.json":
-					evJSON = f.Data
-				}
-			}
-			var ev hook.Event
-			if json.Unmarshal(evJSON, &ev) != nil || ev.Session.ID == "" || ev.Session.Cwd == "" {
+			raw, ev, ok := readSample(t, p)
+			if !ok || ev.Session.ID == "" || ev.Session.Cwd == "" {
 				continue
 			}
 			out := strings.ReplaceAll(string(raw), ev.Session.ID, session)
