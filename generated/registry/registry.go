@@ -7712,7 +7712,7 @@ func eventQoder(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@qoder-ai/qodercli@1.1.52: bundle/qodercli.js (fireStopEventWithContext, fireSessionStartEvent, fireUserPromptSubmitEvent, firePostToolUseEvent, fireSessionEndEvent; the per-event output schemas; the agent loop's stop continuation and the hook outputs it sends to the model)",
 			}},
 			Name:    "SessionStart",
-			Note:    "source is startup, resume, clear, new or compact; a matcher, if any, is matched against it. additionalContext (or plain stdout) reaches the model as a system reminder with the next request; systemMessage is shown in the TUI; continue:false is ignored. Its hooks get QODER_ENV_FILE, which sitter leaves alone (see the file's head).",
+			Note:    "source is startup, resume, clear, new or compact; a matcher, if any, is matched against it. additionalContext (or plain stdout) reaches the model as a system reminder with the next request; systemMessage is shown in the TUI; continue:false is ignored. Its hooks get QODER_ENV_FILE, which sitter leaves alone: Qoder pastes that file, ending in a newline, before \" && eval <command>\" of every later bash command, which bash refuses as a syntax error; runs bind by process ancestry (docs/harnesses.md).",
 			Phase:   "sessionStart",
 			Support: "native",
 		}, true
