@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -52,4 +53,41 @@ func TestReplacingLeftOut(t *testing.T) {
 		got := "warnings:\n" + strings.Join(warns, "\n") + "\n" + strings.Join(out, "\n") + "\n"
 		golden.Section(t, path, ar, "want", []byte(got))
 	})
+}
+
+// TestUnreachedWarns: a handler restricted to MCP tools, in a plugin for
+// Claude Code (whose atlas file classifies its mcp__ tools) and Copilot
+// (whose file classifies none as mcp), builds both bundles and warns,
+// at the handler, that Copilot never runs it.
+func TestUnreachedWarns(t *testing.T) {
+	root := withAtlas(t)
+	src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/mcpwatch/plugin.yaml", Data: []byte(`name: mcpwatch
+version: 0.0.1
+description: Watches MCP calls.
+harnesses: [claude-code, copilot]
+handlers:
+  - phase: preToolUse
+    command: echo
+    kinds: [mcp]
+`)}}}
+	extract(t, src, root)
+	var warns []string
+	_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"plugins-src/mcpwatch/plugin.yaml:6:5: warning: handlers[0].kinds: no tool of GitHub Copilot CLI is of kind mcp in the atlas, so GitHub Copilot CLI never runs this handler of its bundle (its tools: atlas/harnesses/copilot.cue)"}
+	if !slices.Equal(warns, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(want, "\n"))
+	}
+	built := map[string]bool{}
+	for _, f := range files {
+		if rest, ok := strings.CutPrefix(f.Path, "artifacts/mcpwatch/"); ok {
+			h, _, _ := strings.Cut(rest, "/")
+			built[h] = true
+		}
+	}
+	if !built["claude-code"] || !built["copilot"] {
+		t.Errorf("bundles built for %v, want claude-code and copilot", built)
+	}
 }

@@ -6,6 +6,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,6 +70,7 @@ func Atlas(a *model.Atlas) model.Errors {
 		}
 		errs = append(errs, checkPaths(h)...)
 		errs = append(errs, checkOutputs(h)...)
+		errs = append(errs, checkShellTool(h)...)
 
 		seen := map[string]*model.Event{}
 		for _, e := range h.Events {
@@ -100,6 +102,27 @@ func Atlas(a *model.Atlas) model.Errors {
 	errs = append(errs, Layouts(a)...)
 	errs = append(errs, Routing(a)...)
 	return errs.Sort()
+}
+
+// checkShellTool: a harness whose tool events reach handlers with the
+// tool's kind (no fixed toolKind) must say which of its tools is the
+// shell, as every coding agent has one. With none classified every tool
+// reaches handlers as "other": a handler for shell commands (a guard)
+// would be registered and never run.
+func checkShellTool(h *model.Harness) model.Errors {
+	for _, t := range slices.Concat(h.Tools, h.Prefixes) {
+		if t.Kind == "shell" {
+			return nil
+		}
+	}
+	var errs model.Errors
+	for _, e := range h.Events {
+		if (e.Phase.Name == "preToolUse" || e.Phase.Name == "postToolUse") && e.Support != "unsupported" && e.ToolKind == "" {
+			errs.Addf(e.Pos, "harness %s: event %s gives handlers its tool's kind, but no tool of %s is of kind shell: classify its tools (tools: native name → kind), the shell tool at least", h.ID, e.Name, h.DisplayName)
+			break
+		}
+	}
+	return errs
 }
 
 // checkUnverifiable holds an event's unverifiable reasons against what it

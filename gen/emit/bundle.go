@@ -462,13 +462,13 @@ func names(regs []registration) []string {
 	return out
 }
 
-// Unreached holds every handler restricted to tool kinds that, in a
+// Unreached warns of every handler restricted to tool kinds that, in a
 // harness the plugin builds for, no tool of that harness is of: neither a
 // tool or tool prefix of its atlas file nor an event with a fixed tool
-// kind. Its bundle would register it and it would never run (a guard that
-// never refuses anything), so it is an error that names the handler and
-// the atlas file whose tools lack the kind.
-func Unreached(a *model.Atlas, p *model.Plugin) (errs model.Errors) {
+// kind. Its bundle registers it and that harness never runs it (a handler
+// for MCP tools, in a harness whose atlas file does not classify them).
+// A harness with no shell tool at all is an atlas error (check.Atlas).
+func Unreached(a *model.Atlas, p *model.Plugin) (warns model.Errors) {
 	for _, h := range a.Harnesses {
 		if !builds(p, h) {
 			continue
@@ -478,11 +478,11 @@ func Unreached(a *model.Atlas, p *model.Plugin) (errs model.Errors) {
 			if len(hd.Kinds) == 0 || slices.Contains(hd.Kinds, "other") || !serves(h, hd.Phase) || hasKind(h, hd.Phase, hd.Kinds) {
 				continue
 			}
-			errs.Addf(hd.Pos, "%s.kinds: no tool of %s is of kind %s in the atlas, so this handler would never run in the %s bundle: classify its tools (tools in %s), or leave it out (overrides.%s.skip)",
-				hd.Field, h.DisplayName, strings.Join(hd.Kinds, " or "), h.ID, h.File, h.ID)
+			warns.Addf(hd.Pos, "warning: %s.kinds: no tool of %s is of kind %s in the atlas, so %s never runs this handler of its bundle (its tools: %s)",
+				hd.Field, h.DisplayName, strings.Join(hd.Kinds, " or "), h.DisplayName, h.File)
 		}
 	}
-	return errs
+	return warns
 }
 
 // hasKind says whether a tool of h can be of one of kinds on phase: an
@@ -503,15 +503,14 @@ func hasKind(h *model.Harness, phase string, kinds []string) bool {
 }
 
 // Bundles emits every plugin × harness bundle, plus marketplaces. warns
-// are the handlers left out of a bundle (Refusals); a handler no bundle can
-// register, or one restricted to tool kinds a harness has none of
-// (Unreached), is an error.
+// are the handlers left out of a bundle (Refusals) and those a harness
+// never runs (Unreached); a handler no bundle can register is an error.
 func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model.Errors, err error) {
 	var errs model.Errors
 	for _, p := range plugins {
 		e, w := Refusals(a, p)
 		errs, warns = append(errs, e...), append(warns, w...)
-		errs = append(errs, Unreached(a, p)...)
+		warns = append(warns, Unreached(a, p)...)
 	}
 	if len(errs) > 0 {
 		return nil, warns.Sort(), errs.Sort()

@@ -316,9 +316,9 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 			}
 			if len(payloads) == 0 {
 				// Adding a harness is CUE alone, so a sample is not
-				// required; sitter-gen refuses a guard bundle for a
-				// harness whose tools the atlas does not classify
-				// (emit.Unreached).
+				// required; sitter-gen refuses a harness whose tool
+				// events name no shell tool (check.Atlas), the cause
+				// of a guard that never fires.
 				t.Logf("%s: no sample pre-tool payload of a shell tool (kind \"shell\" in its event.json) under %s/%s: install checked, deny not run", d.ID, samplesDir, d.ID)
 			}
 		})
