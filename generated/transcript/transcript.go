@@ -486,6 +486,15 @@ var Presences = []transcript.Presence{{
 	ProtectedDirs: []string{".gemini"},
 	VersionArgs:   []string{"--version"},
 }, {
+	Binaries:      []string{"hermes"},
+	Evidence:      []string{"doc: https://github.com/NousResearch/hermes-agent/blob/00b7f16b4383c7f901e66b1bd06215833acb787f/hermes_cli/_parser.py", "doc: https://github.com/NousResearch/hermes-agent/blob/000238d08aa3a72e12cafd37e7885ecc623d2ec0/hermes_cli/main.py"},
+	Harness:       "hermes-agent",
+	HookConfigs:   []string{"~/.hermes/config.yaml"},
+	ProjectDirs:   []string{},
+	ProjectFiles:  []string{},
+	ProtectedDirs: []string{},
+	VersionArgs:   []string{"--version"},
+}, {
 	Binaries:      []string{"kilo"},
 	Evidence:      []string{"package: @kilocode/cli-linux-x64@7.7.7: hook and bus event names, config dirs and the plugin glob in bin/kilo", "test: e2e/kilo_test.go"},
 	Harness:       "kilo-code",

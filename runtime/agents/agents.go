@@ -220,7 +220,9 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	}
 	// Project.
 	rep.Detected = detect(env, *p)
-	if !rep.Detected.Detected {
+	// A harness that keeps nothing in a project (its hooks and settings in
+	// the user's folder) has nothing to detect there.
+	if markers := len(p.ProjectDirs) + len(p.ProjectFiles); !rep.Detected.Detected && markers > 0 {
 		fix := "run " + d.DisplayName + " in " + userDir + " once"
 		if len(p.ProjectDirs) > 0 {
 			fix = "mkdir -p " + shellQuote(filepath.Join(userDir, p.ProjectDirs[0]))
