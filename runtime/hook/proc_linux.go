@@ -3,6 +3,7 @@
 package hook
 
 import (
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -33,9 +34,11 @@ func setDeathSignal(attr *syscall.SysProcAttr) {
 // stopped /bin/sh, in the handler's group as a child of sitter. While
 // sitter lives, the shell and the sentinel (sitter's children) keep the
 // group from being orphaned; when sitter dies they are re-parented and
-// the group is orphaned with the sentinel stopped: every member gets
-// SIGHUP. A child the handler detached on purpose is spared: `nohup`
-// ignores SIGHUP, `setsid` leaves the group.
+// the group is orphaned with the sentinel stopped: the kernel continues
+// it, and it sends SIGHUP to every member (sentinelScript; the kernel's
+// own SIGHUP does not reach every member on every kernel). A child the
+// handler detached on purpose is spared: `nohup` ignores SIGHUP, `setsid`
+// leaves the group.
 //
 // Nothing else changes for the handler: no terminal, no new session, no
 // signal while sitter lives. release kills the sentinel with SIGKILL,
@@ -72,13 +75,33 @@ func holdGroup(pgid int) *groupHold {
 // sentinel.
 const holdDelay = 50 * time.Millisecond
 
+// sentinelScript is the sentinel: while its parent is sitter ($1) it
+// stops itself; once continued with another parent (sitter died and the
+// group was orphaned) it sends SIGHUP to its group itself, ignoring it
+// (trap) so as to live to do so. The kernel's own SIGHUP to an orphaned
+// group is not enough everywhere: on a 6.18 Firecracker guest it reached
+// the stopped member alone, while SIGCONT reached every member. A stray
+// SIGCONT while sitter lives stops it again. The parent is read from
+// /proc/$$/stat (field 4) with builtins only: the environment is empty,
+// so no PATH. The parent is checked before the first stop: sitter may
+// already be gone when the script starts.
+const sentinelScript = `trap '' HUP
+p=$1
+while :; do
+	read -r s < /proc/$$/stat || break
+	set -- $s
+	[ "$4" = "$p" ] || break
+	kill -STOP $$
+done
+kill -HUP 0`
+
 // startSentinel starts a stopped /bin/sh in process group pgid and
 // returns its pid; 0 when it cannot (the group is gone: the handler has
 // exited and been reaped with all it started; or /bin/sh cannot start:
 // the handler runs unguarded, as before). Plain syscalls, not
 // os.StartProcess: no pidfd or Process to keep per sentinel.
 func startSentinel(pgid int) int {
-	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "kill -STOP $$"}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", sentinelScript, "sh", strconv.Itoa(syscall.Getpid())}, &syscall.ProcAttr{
 		Env: []string{},
 		// In the handler's group; no parent-death signal (a signal at
 		// sitter's death would end the stop before the group is orphaned).
@@ -87,8 +110,9 @@ func startSentinel(pgid int) int {
 	if err != nil {
 		return 0
 	}
-	// The shell stops itself too; this stops it before its start-up.
-	syscall.Kill(pid, syscall.SIGSTOP)
+	// The shell stops itself once its trap is set: stopped from here
+	// before that, the kernel's SIGHUP at sitter's death would kill it
+	// before it could signal its group.
 	return pid
 }
 
