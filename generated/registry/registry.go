@@ -208,27 +208,52 @@ func eventAuggie(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}, {
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
 			}},
 			Name:    "PostToolUse",
-			Note:    "The tool already ran: decision \"block\" sends the reason to the agent; additionalContext goes to the agent.",
+			Note:    "The tool already ran. Exit 2 appends \"[hook:PostToolUse]: <stderr>\" to the tool result the model gets, after a \"[Hook Context]\" line; additionalContext (hookSpecificOutput's, else the top-level one) is appended the same way. decision \"block\" with a reason is dropped unless the same hook also says continue:false; continue:false alone changes nothing. Not run for the tools of parallel sub-agents.",
 			Phase:   "postToolUse",
 			Support: "native",
 		}, true
 	case "SessionStart":
 		return &adapter.EventSpec{
-			Can: []string{"addContext"},
-			Effects: []adapter.Effect{{
-				Aspect:  "context",
-				Call:    "addsContext",
-				Session: "none",
-			}},
+			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}, {
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
 			}},
 			Name:    "SessionStart",
-			Note:    "hookSpecificOutput.additionalContext (or a top-level one) becomes session-start context.",
+			Note:    "Its output is parsed (additionalContext becomes session-start context), but both callers, the CLI's start-up and a new session, discard the result: nothing reaches the model. systemMessage and stderr are printed to the user. No source field.",
 			Phase:   "sessionStart",
+			Support: "native",
+		}, true
+	case "PromptSubmit":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
+			}},
+			Name:    "PromptSubmit",
+			Note:    "Fired after the prompt is recorded, not awaited, its result dropped: it cannot refuse the prompt or add context. A hookSpecificOutput keyed \"PromptSubmit\" fails Auggie's output schema and is shown to the user as text. A prompt with no text arrives as \"[undefined]\".",
+			Phase:   "userPromptSubmit",
+			Support: "native",
+		}, true
+	case "Stop":
+		return &adapter.EventSpec{
+			Can: []string{},
+			Evidence: []adapter.Evidence{{
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
+			}},
+			Name:    "Stop",
+			Note:    "Fired when the agent loop ends a turn (agent_stop_cause end_turn, max_iterations, empty_completion or interrupted; not on an error), in --print mode too. The caller awaits the hook and discards its result: decision block, exit 2, additionalContext and continue:false cannot keep the agent going; systemMessage and stderr are printed to the user. Not fired for sub-agents.",
+			Phase:   "stop",
 			Support: "native",
 		}, true
 	case "SessionEnd":
@@ -237,9 +262,12 @@ func eventAuggie(name string) (*adapter.EventSpec, bool) {
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
 				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+			}, {
+				Kind: "package",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
 			}},
 			Name:    "SessionEnd",
-			Note:    "Output handling not traced.",
+			Note:    "No output is acted on; systemMessage and stderr are printed to the user. Fired at the end of an --print run too.",
 			Phase:   "sessionEnd",
 			Support: "native",
 		}, true
@@ -248,12 +276,12 @@ func eventAuggie(name string) (*adapter.EventSpec, bool) {
 			Can: []string{},
 			Evidence: []adapter.Evidence{{
 				Kind: "package",
-				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",
+				Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (runPostToolUseHook, triggerStopHook, firePromptSubmitHook, fireSessionStartHook, the CLI start-up's onSessionStart, dispose's onSessionEnd; the combiner of hook results and its agent/user message routing)",
 			}},
 			Name:    "Notification",
-			Note:    "Output handling not traced.",
+			Note:    "Declared and configurable, but nothing in 0.36.0 calls its handler (onNotification is defined and never called), so it never fires.",
 			Phase:   "notification",
-			Support: "native",
+			Support: "unsupported",
 		}, true
 	}
 	return nil, false
@@ -286,7 +314,7 @@ func descriptorAuggie() *adapter.Descriptor {
 			Type:        "duration",
 		}},
 		DisplayName: "Auggie",
-		Events:      specs(eventAuggie, "PreToolUse", "PostToolUse", "SessionStart", "SessionEnd", "Notification"),
+		Events:      specs(eventAuggie, "PreToolUse", "PostToolUse", "SessionStart", "PromptSubmit", "Stop", "SessionEnd", "Notification"),
 		Evidence: []adapter.Evidence{{
 			Kind: "package",
 			Ref:  "@augmentcode/auggie@0.36.0: augment.mjs (hook runner, parseResult/parseJsonResult, hook-output-router)",

@@ -11,6 +11,7 @@ import (
 
 // Payload is the union of every payload field the atlas reads for Auggie.
 type Payload struct {
+	AgentStopCause      string          `json:"agent_stop_cause"`
 	ConversationID      string          `json:"conversation_id"`
 	HookEventName       string          `json:"hook_event_name"`
 	NotificationMessage string          `json:"notification_message"`
@@ -25,6 +26,8 @@ type Payload struct {
 // field decodes the value of one key; keys the atlas does not read are skipped.
 func (p *Payload) field(s *hook.Scanner, key string) (err error) {
 	switch key {
+	case "agent_stop_cause":
+		p.AgentStopCause, err = s.String("agent_stop_cause")
 	case "conversation_id":
 		p.ConversationID, err = s.String("conversation_id")
 	case "hook_event_name":
@@ -87,12 +90,19 @@ func Normalize(raw []byte, nativeEvent string) (hook.Event, error) {
 	case "SessionStart":
 		ev.Phase = "sessionStart"
 		ev.Support = "native"
+	case "PromptSubmit":
+		ev.Phase = "userPromptSubmit"
+		ev.Support = "native"
+	case "Stop":
+		ev.Phase = "stop"
+		ev.Support = "native"
+		ev.Reason = p.AgentStopCause
 	case "SessionEnd":
 		ev.Phase = "sessionEnd"
 		ev.Support = "native"
 	case "Notification":
 		ev.Phase = "notification"
-		ev.Support = "native"
+		ev.Support = "unsupported"
 		ev.Reason = p.NotificationMessage
 		ev.Source = p.NotificationType
 	default:
@@ -203,31 +213,17 @@ func Rules(nativeEvent string) *hook.Rules {
 					Slot: hook.SlotContext,
 				}},
 			}}},
-			Deny: &hook.Rule{Stdout: []hook.Member{{
-				Key: "hookSpecificOutput",
-				Kids: []hook.Member{{
-					Const: "\"PostToolUse\"",
-					Key:   "hookEventName",
-				}, {
-					Const: "\"block\"",
-					Key:   "decision",
-				}, {
-					Key:  "reason",
-					Slot: hook.SlotReason,
-				}},
-			}}},
+			Deny: &hook.Rule{
+				Exit:   2,
+				Stderr: hook.SlotReason,
+			},
 		}
 	case "SessionStart":
-		return &hook.Rules{Context: &hook.Rule{Stdout: []hook.Member{{
-			Key: "hookSpecificOutput",
-			Kids: []hook.Member{{
-				Const: "\"SessionStart\"",
-				Key:   "hookEventName",
-			}, {
-				Key:  "additionalContext",
-				Slot: hook.SlotContext,
-			}},
-		}}}}
+		return &hook.Rules{}
+	case "PromptSubmit":
+		return &hook.Rules{}
+	case "Stop":
+		return &hook.Rules{}
 	case "SessionEnd":
 		return &hook.Rules{}
 	case "Notification":
