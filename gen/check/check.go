@@ -6,7 +6,6 @@ package check
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -104,20 +103,18 @@ func Atlas(a *model.Atlas) model.Errors {
 	return errs.Sort()
 }
 
-// checkShellTool: a harness whose tool events reach handlers with the
-// tool's kind (no fixed toolKind) must say which of its tools is the
-// shell, as every coding agent has one. With none classified every tool
-// reaches handlers as "other": a handler for shell commands (a guard)
-// would be registered and never run.
+// checkShellTool: a harness with an event that gives handlers a tool
+// whose kind its tables decide must say which of its tools is the shell,
+// as every coding agent has one. With none classified every tool reaches
+// handlers as "other": a handler for shell commands (a guard) would be
+// registered and never run.
 func checkShellTool(h *model.Harness) model.Errors {
-	for _, t := range slices.Concat(h.Tools, h.Prefixes) {
-		if t.Kind == "shell" {
-			return nil
-		}
-	}
 	var errs model.Errors
+	if h.HasToolKind("shell") {
+		return nil
+	}
 	for _, e := range h.Events {
-		if (e.Phase.Name == "preToolUse" || e.Phase.Name == "postToolUse") && e.Support != "unsupported" && e.ToolKind == "" {
+		if e.Support != "unsupported" && h.NamesTool(e) {
 			errs.Addf(e.Pos, "harness %s: event %s gives handlers its tool's kind, but no tool of %s is of kind shell: classify its tools (tools: native name → kind), the shell tool at least", h.ID, e.Name, h.DisplayName)
 			break
 		}

@@ -494,12 +494,7 @@ func hasKind(h *model.Harness, phase string, kinds []string) bool {
 			return true
 		}
 	}
-	for _, t := range slices.Concat(h.Tools, h.Prefixes) {
-		if slices.Contains(kinds, t.Kind) {
-			return true
-		}
-	}
-	return false
+	return h.HasToolKind(kinds...)
 }
 
 // Bundles emits every plugin × harness bundle, plus marketplaces. warns

@@ -6,6 +6,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -423,6 +424,30 @@ func (h *Harness) EffectiveFields(e *Event) []FieldSources {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
 	return out
+}
+
+// HasToolKind says whether the harness's tables (tools, tool prefixes)
+// classify some tool as one of kinds.
+func (h *Harness) HasToolKind(kinds ...string) bool {
+	for _, t := range slices.Concat(h.Tools, h.Prefixes) {
+		if slices.Contains(kinds, t.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// NamesTool says whether event e gives handlers a tool whose kind the
+// harness's tables decide: a fixed tool name, or a toolName field of the
+// event or the harness, and no fixed tool kind.
+func (h *Harness) NamesTool(e *Event) bool {
+	if e.ToolKind != "" {
+		return false
+	}
+	has := func(fs []FieldSources) bool {
+		return slices.ContainsFunc(fs, func(f FieldSources) bool { return f.Field == "toolName" })
+	}
+	return e.Tool != "" || has(e.Fields) || has(h.Fields)
 }
 
 // ToolKind classifies a native tool name with the harness's tables.

@@ -95,8 +95,8 @@ while :; do
 done
 kill -HUP 0`
 
-// startSentinel starts a stopped /bin/sh in process group pgid and
-// returns its pid; 0 when it cannot (the group is gone: the handler has
+// startSentinel starts the sentinel, a /bin/sh that stops itself
+// (sentinelScript), in process group pgid and returns its pid; 0 when it cannot (the group is gone: the handler has
 // exited and been reaped with all it started; or /bin/sh cannot start:
 // the handler runs unguarded, as before). Plain syscalls, not
 // os.StartProcess: no pidfd or Process to keep per sentinel.
