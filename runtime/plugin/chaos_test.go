@@ -194,3 +194,38 @@ func TestChaosFailedInstallLeavesNothing(t *testing.T) {
 		t.Errorf("a failed first install left %s: %v", filepath.Join(dir2, ".sitter"), err)
 	}
 }
+
+// Installs into one project at once (two terminals, a setup script run
+// twice) all succeed and leave one copy and one set of entries: each
+// waits for the one before it instead of racing its copy into place.
+func TestChaosConcurrentInstalls(t *testing.T) {
+	for _, h := range []string{"codex", "claude", "opencode"} {
+		t.Run(h, func(t *testing.T) {
+			for round := 0; round < 20; round++ {
+				dir := trickyDir(t)
+				errs := make(chan error, 4)
+				for range 4 {
+					go func() {
+						_, err := Install(guardBundle(t, h), desc(t, h), Options{Dir: dir})
+						errs <- err
+					}()
+				}
+				for range 4 {
+					if err := <-errs; err != nil {
+						t.Fatalf("round %d: a concurrent install failed: %v", round, err)
+					}
+				}
+				r := install(t, h, dir, false)
+				for _, e := range r.Entries {
+					if e.Action != "kept" {
+						t.Errorf("round %d: after the concurrent installs, %s %s", round, e.Action, e.Event)
+					}
+				}
+				entries, _ := os.ReadDir(filepath.Dir(r.Copy))
+				if len(entries) != 1 {
+					t.Errorf("round %d: leftovers next to the copy: %v", round, entries)
+				}
+			}
+		})
+	}
+}

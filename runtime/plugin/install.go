@@ -66,6 +66,7 @@ type EntryChange struct {
 // place is where one plugin × harness installs.
 type place struct {
 	scope    string
+	base     string // the project or the home: what installs lock
 	root     string // .sitter (project) or $XDG_DATA_HOME/sitter (user)
 	copy     string // root/plugins/<plugin>/<harness>
 	launcher string // copy/bin/sitter-hook
@@ -133,6 +134,7 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 	if filepath.IsAbs(rel) || strings.HasPrefix(filepath.Clean(rel), "..") {
 		return place{}, fmt.Errorf("%s: install path %q leaves the %s dir", d.ID, rel, p.scope)
 	}
+	p.base = base
 	p.target = filepath.Join(base, filepath.FromSlash(rel))
 	p.copy = filepath.Join(p.root, "plugins", pluginName, d.ID)
 	if t.Kind == "folder" {
@@ -171,6 +173,11 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(p.base)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	r := newReport("install", d, b.Marker.Plugin, p)
 	r.Bundle = b.Dir
 	if b.Marker.Format != d.Packaging.Format {
@@ -360,6 +367,11 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(p.base)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	r := newReport("uninstall", d, pluginName, p)
 	t := d.Packaging.Target
 	switch t.Kind {

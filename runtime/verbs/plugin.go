@@ -44,8 +44,10 @@ func pluginInstallCmd(e *env, install bool) *cobra.Command {
 symlinked config to its target and refusing one you made read-only; a failure
 exits 1 and lists what it had changed. For a harness that runs a folder of
 hook scripts (Cline: .clinerules/hooks) it writes one script per event there,
-refusing to replace a file of yours without --force. <bundle-or-plugin> is a
-bundle folder or a plugin name (found under ./artifacts).`
+refusing to replace a file of yours without --force. Installs and uninstalls
+into one project (or one home) at the same time wait for each other.
+<bundle-or-plugin> is a bundle folder or a plugin name (found under
+./artifacts).`
 		c.Example = `  sitter plugin install hello --harness gemini-cli --dir ~/my-project
   sitter plugin install artifacts/guard/codex --harness codex --scope user --force --json`
 	}
