@@ -585,21 +585,27 @@ func TestBabysitTwoSessions(t *testing.T) {
 	// Each session has its own harness config (its own fake model); both
 	// share the user's sitter state, as two terminals of one user do.
 	state := "SITTER_STATE_DIR=" + filepath.Join(home, ".sitter-state")
+	// The bundle is installed once, before either session starts.
+	pluginInstall(t, filepath.Join(repo(t), "artifacts", "babysitter", "codex"), "codex", project, home)
 	ids := []string{"alpha", "beta"}
 	results := make([]runResult, 2)
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		own := filepath.Join(tmp, "home-"+id)
 		os.MkdirAll(own, 0o755)
+		var guides []string
+		llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: id, guides: &guides, beforeCreate: barrier}))
+		env := append(babysitEnv(t, own), state)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var guides []string
-			llm := startLLM(t, scriptedAgent(agentOptions{process: babysitProcess, processID: id, guides: &guides, beforeCreate: barrier}))
-			results[i] = babysitRun(t, "codex", llm, project, own, babysitPrompt, state)
+			results[i] = codexRun(t, llm, project, own, env, babysitPrompt)
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		return // a session's set-up failed and said why
+	}
 	sessions := map[string]string{}
 	for i, id := range ids {
 		if testing.Verbose() {
