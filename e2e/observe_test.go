@@ -206,7 +206,13 @@ func TestObserveDashboard(t *testing.T) {
 	agent := startLLM(t, scriptedAgent(agentOptions{process: babysitBreakpointProcess, processID: "ship", guides: &guides}))
 	session := func(prompt string, extra ...string) <-chan runResult {
 		done := make(chan runResult, 1)
-		go func() { done <- babysitRun(t, "claude-code", agent, project, home, prompt, extra...) }()
+		go func() {
+			var r runResult
+			// A set-up failure ends this goroutine (t.Fatal): the
+			// waiter still gets an answer, and t says it failed.
+			defer func() { done <- r }()
+			r = babysitRun(t, "claude-code", agent, project, home, prompt, extra...)
+		}()
 		return done
 	}
 	first := session(babysitPrompt)
@@ -215,7 +221,7 @@ func TestObserveDashboard(t *testing.T) {
 	}
 	b.waitFor(`!!document.querySelector('#col-needs-you .card')`, 3*time.Minute)
 	seen := time.Now()
-	if r := <-first; r.err != nil {
+	if r := <-first; r.err != nil || t.Failed() {
 		t.Fatalf("claude: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	dir := runOf(t, project, "ship")
@@ -287,7 +293,7 @@ func TestObserveDashboard(t *testing.T) {
 	// The page's timers may run late (a page in the background): let the
 	// recorder catch up with the bucket shown.
 	b.waitFor(`window.buckets[window.buckets.length - 1] === 'completed'`, 5*time.Second)
-	if r := <-resumed; r.err != nil {
+	if r := <-resumed; r.err != nil || t.Failed() {
 		t.Fatalf("claude --continue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	if got := b.eval(`window.buckets.join(' → ')`); got != "orphaned → working → completed" {
