@@ -206,6 +206,18 @@ func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State
 // RebindStore is Rebind for a run of a shared store (store, its URL; ""
 // for a local run), runDir being this machine's copy of it.
 func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*State, []*State, string, error) {
+	// Rebinds take turns: two at once would each end the other's binding
+	// and leave the run with no driver. Only rebinds take this lock, and
+	// before any session's, so nothing waits on it holding one.
+	d, err := hook.StateDir()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	release, err := lockState(filepath.Join(d, "sessions", "rebind"))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	defer release()
 	st, p, err := Update(harness, sessionID, func(st *State) (*State, error) {
 		if st == nil {
 			st = New(harness, sessionID, "")

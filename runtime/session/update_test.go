@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,43 @@ func TestChaosSessionLockRefusesSymlink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(elsewhere); string(b) != "keep me\n" {
 		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
+// Sessions that take one run at once (two terminals resuming it with
+// sitter session start --run-id) leave exactly one of them driving it:
+// each rebind used to end every other session bound to the run, so two at
+// once could end each other and leave the run with no driver.
+func TestChaosConcurrentRebindOneDriver(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	dir, m := makeRun(t, fixture{pending: []string{"agent"}})
+	for round := range 30 {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if _, _, _, err := Rebind("codex", fmt.Sprintf("r%d-s%d", round, i), m.RunID, dir, 0); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		all, err := List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var driving []string
+		for _, st := range all {
+			if st.Active && st.RunDir == dir {
+				driving = append(driving, st.SessionID)
+			}
+		}
+		if len(driving) != 1 {
+			t.Fatalf("round %d: %d sessions drive the run after concurrent rebinds: %v", round, len(driving), driving)
+		}
 	}
 }
