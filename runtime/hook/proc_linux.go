@@ -96,10 +96,11 @@ done
 kill -HUP 0`
 
 // startSentinel starts the sentinel, a /bin/sh that stops itself
-// (sentinelScript), in process group pgid and returns its pid; 0 when it cannot (the group is gone: the handler has
-// exited and been reaped with all it started; or /bin/sh cannot start:
-// the handler runs unguarded, as before). Plain syscalls, not
-// os.StartProcess: no pidfd or Process to keep per sentinel.
+// (sentinelScript), in process group pgid and returns its pid; 0 when it
+// cannot (the group is gone: the handler has exited and been reaped with
+// all it started; or /bin/sh cannot start: the handler runs unguarded, as
+// before). Plain syscalls, not os.StartProcess: no pidfd or Process to
+// keep per sentinel.
 func startSentinel(pgid int) int {
 	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", sentinelScript, "sh", strconv.Itoa(syscall.Getpid())}, &syscall.ProcAttr{
 		Env: []string{},
