@@ -15,8 +15,9 @@ import (
 // canonical event on stdin, the result on stdout (nothing for a noop).
 // Input it cannot read is one stderr line and exit 0: whether that fails
 // open or closed is the engine's policy, not the handler's. It never exits
-// 2 on a call, which a handler protocol reads as a deny; only an unknown
-// flag (a mistake in the registration) does, as in every sitter verb.
+// 2, which a handler protocol reads as a deny: a mistake in the
+// registration (an unknown flag, an argument) is one stderr line and exit
+// 1, a handler error, which the engine's policy answers too.
 func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -30,8 +31,8 @@ func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 			return 0
 		}
 		if strings.HasPrefix(a, "-") {
-			fmt.Fprintf(stderr, "sitter guard: unknown flag %s\n\n%s", a, hookcli.GuardUsage())
-			return 2
+			fmt.Fprintf(stderr, "sitter guard: unknown flag %s (usage: sitter guard < event.json)\n", a)
+			return 1
 		}
 	}
 	if len(args) > 0 {

@@ -26,6 +26,9 @@ func TestRunGuard(t *testing.T) {
 		{"not json", "", "{", 0, "", "sitter guard: stdin is not a canonical event"},
 		{"wrong shape", "", `{"tool":"x"}`, 0, "", "sitter guard: stdin is not a canonical event"},
 		{"arguments", "x", event(`"rm -rf /"`), 1, "", "sitter guard: unexpected arguments"},
+		// A mistyped registration is a handler error (exit 1), never exit
+		// 2: a handler's exit 2 is a deny, of every tool call.
+		{"unknown flag", "--bogus", event(`"ls"`), 1, "", "sitter guard: unknown flag --bogus"},
 	}
 	for _, tt := range tests {
 		args := []string{"guard"}

@@ -78,7 +78,8 @@ const GuardLong = `The guard plugin's handler, built in: it reads the canonical 
 and refuses recursive deletes outside the project and force pushes, in every
 harness; it prints the result (nothing for a no-op). Input it cannot read is
 one stderr line and exit 0: whether that fails open or closed is the engine's
-policy, not the handler's.`
+policy, not the handler's. It never exits 2, which a hook reads as a deny: an
+unknown flag or an argument is one stderr line and exit 1, a handler error.`
 
 // GuardExample shows `sitter guard` at work.
 const GuardExample = `  sitter hook claude-code PreToolUse --handler 'sitter guard'
