@@ -2,6 +2,7 @@ package hook
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -46,14 +47,21 @@ type Result struct {
 	WatchPaths []string `json:"watchPaths,omitempty"`
 }
 
-// ParseResult reads a handler's stdout. Empty output is a noop.
+// ParseResult reads a handler's stdout. Empty output is a noop; anything
+// else must be a result object (JSON null, which Unmarshal would take as
+// an empty one, is not).
 func ParseResult(out []byte) (Result, error) {
 	var r Result
-	if len(trimSpace(out)) == 0 {
+	t := trimSpace(out)
+	if len(t) == 0 {
 		return Result{Decision: Noop}, nil
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		return Result{}, fmt.Errorf("handler output is not a result object: %w", err)
+	}
+	if t[0] != '{' {
+		// Unmarshal takes null as an empty result; it is no object.
+		return Result{}, errors.New("handler output is not a result object: null")
 	}
 	switch r.Decision {
 	case "":
