@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -44,6 +45,9 @@ func (n *jnode) kindName() string {
 // parseJSONPos parses one JSON document into a positioned tree; a syntax
 // error carries its offset.
 func parseJSONPos(data []byte) (*jnode, error) {
+	if err := syntaxError(data); err != nil {
+		return nil, err
+	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	p := &jparser{d: d, data: data}
@@ -55,6 +59,26 @@ func parseJSONPos(data []byte) (*jnode, error) {
 		return nil, &posError{off: int(d.InputOffset()), msg: "unexpected data after the document"}
 	}
 	return n, nil
+}
+
+// syntaxError checks the whole document with encoding/json's scanner
+// (json.Unmarshal), whose SyntaxError.Offset is the number of bytes read
+// up to and including the offending one: that byte is at Offset-1. At an
+// unexpected end, Offset is the length read, and the error points just
+// after the last byte that is not space. (A Decoder's offsets cannot be
+// used: its scanner counts only the bytes of the values it decoded, not
+// the delimiters and spaces Token read itself.)
+func syntaxError(data []byte) error {
+	var raw json.RawMessage
+	var se *json.SyntaxError
+	if err := json.Unmarshal(data, &raw); !errors.As(err, &se) {
+		return nil
+	}
+	off := int(se.Offset) - 1
+	if off < 0 || off >= len(data) || se.Error() == "unexpected end of JSON input" {
+		off = len(bytes.TrimRight(data, " \t\r\n"))
+	}
+	return &posError{off: off, msg: "JSON: " + se.Error()}
 }
 
 type posError struct {
@@ -88,9 +112,7 @@ func (p *jparser) token() (json.Token, int, error) {
 	off := p.start()
 	t, err := p.d.Token()
 	if err != nil {
-		if se, ok := err.(*json.SyntaxError); ok {
-			return nil, int(se.Offset), &posError{off: int(se.Offset), msg: "JSON: " + se.Error()}
-		}
+		// syntaxError found none before: name where the token starts.
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -161,7 +183,8 @@ func (p *jparser) from(t json.Token, off int) (*jnode, error) {
 	return n, nil
 }
 
-// lineCol turns a byte offset into a 1-based line and column (in bytes).
+// lineCol turns a byte offset into a 1-based line and column (in bytes,
+// as Go's and CUE's file:line:col count them).
 func lineCol(data []byte, off int) (int, int) {
 	off = min(max(off, 0), len(data))
 	line := 1 + bytes.Count(data[:off], []byte{'\n'})

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -117,6 +118,12 @@ func LoadRoutes(file string, data []byte, atlas RoutesAtlas, getenv func(string)
 	if err != nil {
 		var pe *posError
 		if errors.As(err, &pe) {
+			// Not even the start of a JSON document (YAML, say): no JSON
+			// detail helps.
+			if i := len(data) - len(bytes.TrimLeft(data, " \t\r\n")); i == len(data) || data[i] != '{' && data[i] != '[' {
+				e.add(i, "the routes file must be JSON: an object with providers and rules (docs/routing.md)")
+				return nil, e.err()
+			}
 			e.add(pe.off, "%s", pe.msg)
 			return nil, e.err()
 		}
