@@ -102,6 +102,34 @@ func TestRoutesSyntaxPosition(t *testing.T) {
 	}
 }
 
+// TestLoadRoutesOneErrorEach: a bad rule is reported once, as what is
+// wrong with it, not also as a missing rule; a rule naming a provider
+// whose own entry is wrong is not reported again.
+func TestLoadRoutesOneErrorEach(t *testing.T) {
+	cases := []struct{ name, file, want string }{
+		{"default names an unknown provider", `{"providers": {"openai": {}}, "rules": {"default": "nope,m"}}`,
+			`r.json:1:52: rules.default: unknown provider "nope" (the routes file names: openai)`},
+		{"default names an unlisted model", `{"providers": {"openai": {"models": ["x"]}}, "rules": {"default": "openai,y"}}`,
+			`r.json:1:67: rules.default: provider openai has no model "y" (its models: x)`},
+		{"default is a number", `{"providers": {"openai": {}}, "rules": {"default": 5}}`,
+			`r.json:1:52: rules.default: want "provider,model" or an object with use`},
+		{"default's use names an unknown provider", `{"providers": {"openai": {}}, "rules": {"default": {"use": "nope,m"}}}`,
+			`r.json:1:60: rules.default.use: unknown provider "nope" (the routes file names: openai)`},
+		{"a provider entry is wrong", `{"providers": {"a": {"provider": "nope"}}, "rules": {"default": "a,m"}}`,
+			`r.json:1:34: providers.a: unknown provider "nope" (the atlas has: anthropic, azure, gemini, openai)`},
+	}
+	for _, c := range cases {
+		_, err := LoadRoutes("r.json", []byte(c.file), testAtlas, testKeys)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got\n%v\nwant\n%s", c.name, err, c.want)
+		}
+	}
+	_, err := LoadRoutes("r.json", []byte(`{"providers": {}, "rules": {"default": "foo,m"}}`), testAtlas, testKeys)
+	if err == nil || !strings.Contains(err.Error(), `rules.default: unknown provider "foo" (the routes file names no provider)`) || strings.Contains(err.Error(), "names: )") {
+		t.Errorf("no provider: %v", err)
+	}
+}
+
 // threeUpstreams is a routes rig: A speaks OpenAI Chat, B Anthropic, C
 // Gemini; the client speaks Anthropic (Claude Code).
 type routesRig struct {

@@ -77,6 +77,10 @@ type Routes struct {
 	// included); Timeout is the wait for an upstream's response headers.
 	Attempts int
 	Timeout  time.Duration
+
+	// named: every provider name of the file, those whose entry is wrong
+	// too (a rule naming one is not reported again).
+	named []string
 }
 
 // routesErr collects positioned errors of a routes file.
@@ -202,6 +206,7 @@ func (rt *Routes) providers(e *routesErr, n *jnode, atlas map[string]ProviderSpe
 		return
 	}
 	for _, k := range n.keys {
+		rt.named = append(rt.named, k.name)
 		if !nameRe.MatchString(k.name) {
 			e.add(k.off, "providers: name %q: want lower-case letters, digits and dashes", k.name)
 			continue
@@ -283,9 +288,12 @@ func (rt *Routes) rules(e *routesErr, n *jnode, harnesses []string) {
 		e.add(n.off, "rules: want an object, have %s", n.kindName())
 		return
 	}
+	hasDefault := false
 	for _, k := range n.keys {
 		switch k.name {
 		case RuleDefault, RuleBackground, RuleThink, RuleLongContext, RuleWebSearch, RuleImage:
+			// A rule given but wrong is reported as what is wrong with it.
+			hasDefault = hasDefault || k.name == RuleDefault
 			if r := rt.rule(e, k.name, k.val, nil); r != nil {
 				rt.Rules[k.name] = r
 			}
@@ -310,7 +318,7 @@ func (rt *Routes) rules(e *routesErr, n *jnode, harnesses []string) {
 			e.add(k.off, "rules: unknown rule %q (want %s, custom)", k.name, strings.Join(builtinRules, ", "))
 		}
 	}
-	if rt.Rules[RuleDefault] == nil {
+	if !hasDefault {
 		e.add(n.off, "rules: no default rule")
 	}
 	if r := rt.Rules[RuleLongContext]; r != nil && r.Threshold == 0 {
@@ -451,11 +459,14 @@ func (rt *Routes) target(e *routesErr, where string, n *jnode) (Target, bool) {
 	}
 	prov, known := rt.Providers[p]
 	if !known {
-		var names []string
-		for k := range rt.Providers {
-			names = append(names, k)
+		if slices.Contains(rt.named, p) {
+			return Target{}, false // its entry is wrong, and reported
 		}
-		slices.Sort(names)
+		if len(rt.named) == 0 {
+			e.add(n.off, "%s: unknown provider %q (the routes file names no provider)", where, p)
+			return Target{}, false
+		}
+		names := slices.Sorted(slices.Values(rt.named))
 		e.add(n.off, "%s: unknown provider %q (the routes file names: %s)", where, p, strings.Join(names, ", "))
 		return Target{}, false
 	}
