@@ -322,6 +322,33 @@ func runOne(ctx context.Context, h Handler, phase string, in eventJSON, env []st
 // additionalContext concatenate; updatedInput has one writer; any halt
 // wins. Handler errors go through their handler's policy.
 func Merge(phase string, outs []Outcome) (Result, []string) {
+	return merge(phase, "", outs)
+}
+
+// MergeFor is Merge for event ev, answered through rules. Where the event
+// has no refusal to write (no deny rule; on a stop phase, no block rule),
+// a fail-closed handler error cannot refuse: it is ignored as under
+// fail-open, and its line says why instead of claiming a refusal that the
+// render would then drop.
+func MergeFor(ev Event, rules *Rules, outs []Outcome) (Result, []string) {
+	refusal := Canonical(ev.Phase, Deny)
+	var can bool
+	if rules != nil {
+		can = rules.Deny != nil
+		if refusal == Block {
+			can = rules.Block != nil
+		}
+	}
+	cannot := ""
+	if !can {
+		cannot = fmt.Sprintf("%s %s cannot %s", ev.Harness, ev.NativeEvent, refusal)
+	}
+	return merge(ev.Phase, cannot, outs)
+}
+
+// merge is Merge; cannot, when set, says why a fail-closed error cannot
+// refuse on this event.
+func merge(phase, cannot string, outs []Outcome) (Result, []string) {
 	var diags []string
 	eff := make([]Result, 0, len(outs))
 	writer := -1
@@ -341,8 +368,12 @@ func Merge(phase string, outs []Outcome) (Result, []string) {
 		}
 		if herr != nil {
 			msg := fmt.Sprintf("sitter: handler %s failed: %s", quoteCmd(o.Handler.Command), oneLine(herr.Error()))
-			if o.Handler.OnError != FailClosed {
-				diags = append(diags, msg+" (ignored: fail-open)")
+			if o.Handler.OnError != FailClosed || cannot != "" {
+				if o.Handler.OnError != FailClosed {
+					diags = append(diags, msg+" (ignored: fail-open)")
+				} else {
+					diags = append(diags, msg+" (fail-closed, not refused: "+cannot+")")
+				}
 				if herr.Kind != ErrConflict {
 					continue
 				}

@@ -514,3 +514,35 @@ func TestHandlerWatch(t *testing.T) {
 		}
 	}
 }
+
+// On an event that cannot refuse (Claude Code's SessionStart has no deny,
+// a stop event without block), a fail-closed handler error refuses
+// nothing: one line says the policy could not refuse there, and the
+// merged result is not a deny that the render would then drop.
+func TestMergeForEventThatCannotRefuse(t *testing.T) {
+	failed := Outcome{Handler: Handler{Command: "exit 7", OnError: FailClosed}, Err: &HandlerError{ErrExit, "exit status 7"}}
+	ctx := Outcome{Handler: Handler{Command: "ctx"}, Result: Result{AdditionalContext: "hello"}}
+	ev := Event{Harness: "claude-code", NativeEvent: "SessionStart", Phase: "sessionStart"}
+	got, diags := MergeFor(ev, &Rules{Context: &Rule{}}, []Outcome{failed, ctx})
+	if diff := cmp.Diff(Result{Decision: Noop, AdditionalContext: "hello"}, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	want := []string{`sitter: handler "exit 7" failed: exit status 7 (fail-closed, not refused: claude-code SessionStart cannot deny)`}
+	if diff := cmp.Diff(want, diags); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+
+	stop := Event{Harness: "x", NativeEvent: "Done", Phase: "stop"}
+	got, diags = MergeFor(stop, &Rules{Deny: &Rule{}}, []Outcome{failed})
+	if got.Decision != Noop || len(diags) != 1 || !strings.HasSuffix(diags[0], "(fail-closed, not refused: x Done cannot block)") {
+		t.Errorf("stop without block: %+v %q", got, diags)
+	}
+
+	// Where the event can refuse, MergeFor is Merge.
+	pre := Event{Harness: "claude-code", NativeEvent: "PreToolUse", Phase: "preToolUse"}
+	got, diags = MergeFor(pre, &Rules{Deny: &Rule{}}, []Outcome{failed})
+	wantRes, wantDiags := Merge("preToolUse", []Outcome{failed})
+	if diff := cmp.Diff(wantRes, got); diff != "" || !cmp.Equal(wantDiags, diags) || got.Decision != Deny {
+		t.Errorf("refusable event: %+v %q, want %+v %q", got, diags, wantRes, wantDiags)
+	}
+}

@@ -217,17 +217,17 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 	res := hook.Result{Decision: hook.Noop}
 	var diags []string
 	var audited []audit.Handler
+	rules := d.EventRules(ev.NativeEvent)
 	if len(handlers) > 0 {
 		// A catchable signal kills the handlers' process groups before
 		// sitter goes; against SIGKILL, see hook.setGroup.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		res, diags, audited = runHandlers(ctx, ev, handlers)
+		res, diags, audited = runHandlers(ctx, ev, rules, handlers)
 		stop()
 	}
 	if hook.IsStopPhase(ev.Phase) {
 		res, diags, c.stopCap = guardStop(ev, res, a.stopCap, diags)
 	}
-	rules := d.EventRules(ev.NativeEvent)
 	if rules != nil && rules.Watch != nil {
 		// Where the harness watches files only when told to (Claude
 		// Code's SessionStart), the files the plugin's fileChanged
@@ -301,11 +301,12 @@ func refusableEvent(d *adapter.Descriptor, payload []byte) *adapter.EventSpec {
 }
 
 // runHandlers runs the call's handlers once (hook.RunHandlers encodes the
-// event once for all of them) and merges their outcomes; the audit gets
-// each handler's decision, error and latency.
-func runHandlers(ctx context.Context, ev hook.Event, hs []hook.Handler) (hook.Result, []string, []audit.Handler) {
+// event once for all of them) and merges their outcomes for the event's
+// render rules (a fail-closed error refuses only where the event can); the
+// audit gets each handler's decision, error and latency.
+func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hook.Handler) (hook.Result, []string, []audit.Handler) {
 	outs := hook.RunHandlers(ctx, ev, hs)
-	res, diags := hook.Merge(ev.Phase, outs)
+	res, diags := hook.MergeFor(ev, rules, outs)
 	ah := make([]audit.Handler, len(outs))
 	for i, o := range outs {
 		ah[i] = audit.Handler{Command: o.Handler.Command, Skipped: o.Skipped, LatencyMs: ms(o.Latency)}

@@ -302,3 +302,30 @@ func TestHookAuditsStopCap(t *testing.T) {
 		t.Errorf("stopCap of the audit entries (-want +got):\n%s", diff)
 	}
 }
+
+// A fail-closed handler error on an event that cannot refuse (Claude
+// Code's SessionStart has no deny) claims no refusal: one line says
+// fail-closed could not refuse there, and the audit records no deny.
+func TestHookFailClosedCannotRefuse(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", state)
+	t.Setenv("SITTER_AUDIT", "")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"hook", "claude-code", "SessionStart", "--handler", "exit 7", "--on-error", "closed"},
+		strings.NewReader(`{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`), &stdout, &stderr, registry.Registry)
+	if code != 0 || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q; want 0 and the no-op", code, stdout.String())
+	}
+	want := `sitter: handler "exit 7" failed: exit status 7 (fail-closed, not refused: claude-code SessionStart cannot deny)` + "\n"
+	if diff := cmp.Diff(want, stderr.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Decision, Verdict string }
+	if err := json.Unmarshal(b, &e); err != nil || e.Decision != "noop" || e.Verdict != "allow" {
+		t.Errorf("audit entry %s: want decision noop, verdict allow", b)
+	}
+}
