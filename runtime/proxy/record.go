@@ -28,6 +28,10 @@ func appendRecord(b []byte, r *RouteRecord) []byte {
 	b = jsonw.AppendString(b, r.Provider)
 	b = append(b, `,"model":`...)
 	b = jsonw.AppendString(b, r.Model)
+	if r.Alias != "" {
+		b = append(b, `,"alias":`...)
+		b = jsonw.AppendString(b, r.Alias)
+	}
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, `,"latency_ms":`...)

@@ -34,7 +34,8 @@ type RouteRecord struct {
 	Time         string   `json:"time"`
 	Rule         string   `json:"rule"`
 	Provider     string   `json:"provider"`
-	Model        string   `json:"model"`
+	Model        string   `json:"model"`           // as sent upstream
+	Alias        string   `json:"alias,omitempty"` // the rule's model, when the provider's aliases made it Model
 	Status       int      `json:"status"`
 	LatencyMS    float64  `json:"latency_ms"`
 	InputTokens  int      `json:"input_tokens"`
@@ -243,13 +244,16 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 				tw := &tryWriter{w: w}
 				rt.servers[t.Provider].serve(tw, r, proto, kind, o)
 				if tw.failed {
-					rec.Failed = append(rec.Failed, t.String())
-					rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", t.Model, "status", tw.status)
+					rec.Failed = append(rec.Failed, t.Provider+","+o.sentModel())
+					rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", o.sentModel(), "status", tw.status)
 					continue
 				}
 			}
 			rec.Attempts = i + 1
-			rec.Provider, rec.Model, rec.Status, rec.Error, rec.Stream = t.Provider, t.Model, o.status, o.err, o.stream
+			rec.Provider, rec.Model, rec.Status, rec.Error, rec.Stream = t.Provider, o.sentModel(), o.status, o.err, o.stream
+			if rec.Model != t.Model {
+				rec.Alias = t.Model
+			}
 			rec.InputTokens, rec.OutputTokens = o.usage.Input, o.usage.Output
 			break
 		}
@@ -259,6 +263,15 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 			rt.cfg.Record(rec)
 		}
 	}
+}
+
+// sentModel is the model the attempt sent upstream; the rule's, when it
+// failed before it chose one (a body it could not decode).
+func (o *routed) sentModel() string {
+	if o.sent == "" {
+		return o.model
+	}
+	return o.sent
 }
 
 // retryable: an upstream answer that sends a request to the next fallback.

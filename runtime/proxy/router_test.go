@@ -300,6 +300,45 @@ func TestRouterFallback(t *testing.T) {
 	}
 }
 
+// TestRouteRecordSentModel: the record names the model sent upstream,
+// the rule's alias beside it; a failed attempt is named by the model it
+// sent too.
+func TestRouteRecordSentModel(t *testing.T) {
+	routes := strings.Replace(threeRoutes, `"default": "b,claude-b"`, `"default": "b,sonnet"`, 1)
+	routes = strings.Replace(routes, `"background": {"use": "a,gpt-a"`, `"background": {"use": "a,mini"`, 1)
+	g := newRoutesRig(t, routes, func(rc *RouterConfig) {
+		for name, alias := range map[string][2]string{"b": {"sonnet", "claude-sonnet-4-5"}, "a": {"mini", "gpt-4.1-mini"}} {
+			p := rc.Routes.Providers[name]
+			p.Models = map[string]string{alias[0]: alias[1]}
+			rc.Routes.Providers[name] = p
+		}
+	})
+	tools := `,"tools":[{"name":"Bash","input_schema":{"type":"object"}}]`
+	if st, b := g.send(t, `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]`+tools+`}`, nil); st != 200 {
+		t.Fatalf("%d %s", st, b)
+	}
+	if q := g.b.Requests()[0]; !strings.Contains(string(q.Body), `"model":"claude-sonnet-4-5"`) {
+		t.Fatalf("upstream got %s", q.Body)
+	}
+	if r := g.record(t, 0); r.Model != "claude-sonnet-4-5" || r.Alias != "sonnet" {
+		t.Errorf("record model %q alias %q, want claude-sonnet-4-5 and sonnet", r.Model, r.Alias)
+	}
+	// Background: a,mini fails, then default's b,sonnet answers.
+	g.a.Script(fakellm.Reply{Status: 429, Body: `{"error":{"message":"slow down"}}`})
+	if st, b := g.send(t, `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil); st != 200 {
+		t.Fatalf("%d %s", st, b)
+	}
+	if r := g.record(t, 1); r.Model != "claude-sonnet-4-5" || len(r.Failed) != 1 || r.Failed[0] != "a,gpt-4.1-mini" {
+		t.Errorf("record %+v, want model claude-sonnet-4-5, failed [a,gpt-4.1-mini]", r)
+	}
+	// A model that is no alias is sent, and recorded, as the rule names it.
+	g2 := newRoutesRig(t, threeRoutes, nil)
+	g2.send(t, `{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]`+tools+`}`, nil)
+	if r := g2.record(t, 0); r.Model != "claude-b" || r.Alias != "" {
+		t.Errorf("record model %q alias %q, want claude-b and none", r.Model, r.Alias)
+	}
+}
+
 // TestRouterTimeoutFallback: an upstream that sends no headers within the
 // retry timeout is left for the next fallback.
 func TestRouterTimeoutFallback(t *testing.T) {

@@ -150,6 +150,7 @@ type routed struct {
 	model string // the model the rule chose
 	body  []byte // the request body, read (and the token checked) by the Router
 	// Filled by the Server when the request ends.
+	sent   string // the model sent upstream (the rule's, aliases resolved)
 	status int
 	usage  Usage
 	err    string
@@ -214,7 +215,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, proto, kind strin
 	defer func() {
 		s.log(ll)
 		if rt != nil {
-			rt.status, rt.usage, rt.err, rt.stream = ll.status, ll.usage, ll.err, ll.stream
+			rt.sent, rt.status, rt.usage, rt.err, rt.stream = ll.model, ll.status, ll.usage, ll.err, ll.stream
 		}
 	}()
 	fail := func(status int, msg string) {
@@ -269,6 +270,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, proto, kind strin
 	// Azure's deployment path is never the client's: always re-encode.
 	same := proto == s.cfg.Provider.Protocol && s.cfg.Provider.Auth != "api-key"
 	if kind == "count" {
+		if fixed != "" {
+			ll.model = s.model("", fixed)
+		}
 		s.countTokens(w, r, proto, body, fixed != "", ll, fail)
 		return
 	}
