@@ -396,6 +396,12 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 		b, err := os.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			// Every bundle has its table: a registration naming a folder
+			// without one runs nothing, which must not pass unseen.
+			if _, derr := os.Stat(dir); errors.Is(derr, fs.ErrNotExist) {
+				return nil, nil, fmt.Errorf("--plugin %s: no such folder", dir)
+			}
+			return nil, nil, fmt.Errorf("--plugin %s: no %s in it (not a sitter plugin bundle)", dir, pluginHandlersFile)
 		case err != nil:
 			return nil, nil, fmt.Errorf("plugin handlers: %v", err)
 		default:

@@ -329,3 +329,52 @@ func TestHookFailClosedCannotRefuse(t *testing.T) {
 		t.Errorf("audit entry %s: want decision noop, verdict allow", b)
 	}
 }
+
+// A --plugin folder that does not exist, or holds no sitter-handlers.json,
+// is a configuration problem, handled as a broken table is: one sitter:
+// line, the audit entry's error, and the --on-error policy's answer.
+func TestHookPluginWithoutTable(t *testing.T) {
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		name, plugin, event string
+		closed              bool
+		wantStdout, wantErr string
+	}{
+		{name: "missing folder", plugin: filepath.Join(empty, "nonexistent"), event: "PreToolUse", wantErr: "no such folder"},
+		{name: "missing folder, fail-closed", plugin: filepath.Join(empty, "nonexistent"), event: "PreToolUse", closed: true, wantErr: "no such folder",
+			wantStdout: `"permissionDecision":"deny"`},
+		{name: "no table", plugin: empty, event: "PreToolUse", wantErr: "no sitter-handlers.json"},
+		{name: "no table, fail-closed", plugin: empty, event: "PreToolUse", closed: true, wantErr: "no sitter-handlers.json",
+			wantStdout: `"permissionDecision":"deny"`},
+		{name: "no table, fail-closed where the event cannot deny", plugin: empty, event: "SessionStart", closed: true, wantErr: "no sitter-handlers.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			state := t.TempDir()
+			t.Setenv("SITTER_STATE_DIR", state)
+			t.Setenv("SITTER_AUDIT", "")
+			args := []string{"hook", "claude-code", tt.event, "--plugin", tt.plugin}
+			if tt.closed {
+				args = append(args, "--on-error", "closed")
+			}
+			in := `{"session_id":"s","hook_event_name":"` + tt.event + `","tool_name":"Bash","tool_input":{"command":"ls"}}`
+			var stdout, stderr bytes.Buffer
+			if code := run(args, strings.NewReader(in), &stdout, &stderr, registry.Registry); code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			if tt.wantStdout == "" && stdout.Len() != 0 || !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("stdout %q, want %q", stdout.String(), tt.wantStdout)
+			}
+			if s := stderr.String(); !strings.HasPrefix(s, "sitter: ") || strings.Count(s, "\n") != 1 || !strings.Contains(s, tt.plugin) || !strings.Contains(s, tt.wantErr) {
+				t.Errorf("stderr %q, want one sitter: line naming %s: %s", s, tt.plugin, tt.wantErr)
+			}
+			b, err := os.ReadFile(filepath.Join(state, "audit.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e struct{ Error string }
+			if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(e.Error, tt.wantErr) {
+				t.Errorf("audit entry %s: want the error %q", b, tt.wantErr)
+			}
+		})
+	}
+}
