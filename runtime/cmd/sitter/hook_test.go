@@ -378,3 +378,32 @@ func TestHookPluginWithoutTable(t *testing.T) {
 		})
 	}
 }
+
+// Every hook call appends one audit line, one that names no harness too
+// (its harness is empty, its error says why); --help is no call and
+// appends none (docs/contract.md).
+func TestHookAuditsCallWithoutHarness(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", state)
+	t.Setenv("SITTER_AUDIT", "")
+	for _, args := range [][]string{{"hook"}, {"hook", "--help"}, {"hook", "--on-error", "closed"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, strings.NewReader("{}"), &stdout, &stderr, registry.Registry); code != 0 {
+			t.Errorf("%q: exit %d", args, code)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(state, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2:\n%s", len(lines), b)
+	}
+	for _, l := range lines {
+		var e struct{ Harness, Decision, Error string }
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Harness != "" || e.Decision != "noop" || !strings.Contains(e.Error, "missing <harness>") {
+			t.Errorf("audit line %s: want no harness, noop and the error", l)
+		}
+	}
+}
