@@ -20,7 +20,7 @@ import (
 type routeSum struct {
 	Name         string  `json:"name"`
 	Requests     int     `json:"requests"`
-	Errors       int     `json:"errors"`    // answered with a status ≥ 400 (after fallbacks)
+	Errors       int     `json:"errors"`    // answered with a status ≥ 400 (after fallbacks) or ended by an error (a stream cut)
 	Fallbacks    int     `json:"fallbacks"` // needed more than one upstream
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
@@ -45,8 +45,10 @@ func newProxyStatsCmd(e *env) *cobra.Command {
 		Long: `Reads the JSON-lines record sitter proxy --routes writes (one line per routed
 request: rule, provider, model, status, latency, tokens; by default
 $SITTER_STATE_DIR/proxy/routes.jsonl) and sums it per rule, per provider and per
-provider,model: requests, errors (a status of 400 or more after the fallbacks),
-requests that needed a fallback, input and output tokens, mean latency.`,
+provider,model: requests, errors (a status of 400 or more after the fallbacks,
+or an error that ended the request, such as a stream the upstream cut after
+its 200), requests that needed a fallback, input and output tokens, mean
+latency.`,
 		Example: `  sitter proxy stats
   sitter proxy stats --json --file ./routes.jsonl`,
 		Args: cobra.NoArgs,
@@ -92,7 +94,7 @@ func sumRoutes(file string) (*routeStats, error) {
 			m[k] = s
 		}
 		s.Requests++
-		if r.Status >= 400 {
+		if r.Status >= 400 || r.Error != "" {
 			s.Errors++
 		}
 		if r.Attempts > 1 {

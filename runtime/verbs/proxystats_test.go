@@ -45,3 +45,21 @@ not a record
 		t.Errorf("text: %d %s", code, out.String())
 	}
 }
+
+// TestProxyStatsCutStreamIsError: a stream the upstream cut has status
+// 200 and an error: it counts as an error.
+func TestProxyStatsCutStreamIsError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "routes.jsonl")
+	os.WriteFile(p, []byte(`{"rule":"default","provider":"a","model":"m","status":200,"latency_ms":2,"attempts":1,"client":"anthropic","stream":true,"error":"stream cut before its terminal event"}
+{"rule":"default","provider":"a","model":"m","status":200,"latency_ms":2,"attempts":1,"client":"anthropic","stream":true}
+`), 0o600)
+	st, err := sumRoutes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range [][]routeSum{st.ByRule, st.ByProvider, st.ByModel} {
+		if len(rows) != 1 || rows[0].Requests != 2 || rows[0].Errors != 1 {
+			t.Errorf("%+v, want 2 requests, 1 error", rows)
+		}
+	}
+}
