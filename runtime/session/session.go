@@ -189,7 +189,7 @@ func Start(harness, sessionID, cwd string) (st *State, resumed bool, path string
 
 // Bind is Rebind without the sessions it took the run from.
 func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, error) {
-	st, _, p, err := Rebind(harness, sessionID, runID, runDir, max)
+	st, _, p, err := Rebind(harness, sessionID, "", runID, runDir, max)
 	return st, p, err
 }
 
@@ -198,14 +198,15 @@ func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, er
 // other session bound to it stops driving it (EndedBecause "rebound"), so
 // a run resumed from a new session, in this harness or another, is not
 // also driven by the one that crashed; the sessions it took the run from
-// are returned.
-func Rebind(harness, sessionID, runID, runDir string, max int) (*State, []*State, string, error) {
-	return RebindStore(harness, sessionID, runID, runDir, "", max)
+// are returned. cwd, the session's project when known, is recorded for a
+// session that has none.
+func Rebind(harness, sessionID, cwd, runID, runDir string, max int) (*State, []*State, string, error) {
+	return RebindStore(harness, sessionID, cwd, runID, runDir, "", max)
 }
 
 // RebindStore is Rebind for a run of a shared store (store, its URL; ""
 // for a local run), runDir being this machine's copy of it.
-func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*State, []*State, string, error) {
+func RebindStore(harness, sessionID, cwd, runID, runDir, store string, max int) (*State, []*State, string, error) {
 	// Rebinds take turns: two at once would each end the other's binding
 	// and leave the run with no driver. Only rebinds take this lock, and
 	// before any session's, so nothing waits on it holding one.
@@ -220,7 +221,10 @@ func RebindStore(harness, sessionID, runID, runDir, store string, max int) (*Sta
 	defer release()
 	st, p, err := Update(harness, sessionID, func(st *State) (*State, error) {
 		if st == nil {
-			st = New(harness, sessionID, "")
+			st = New(harness, sessionID, cwd)
+		}
+		if st.Cwd == "" {
+			st.Cwd = cwd
 		}
 		if max > 0 {
 			st.MaxIterations = max

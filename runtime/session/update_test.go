@@ -130,7 +130,7 @@ func TestChaosConcurrentRebindOneDriver(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				if _, _, _, err := Rebind("codex", fmt.Sprintf("r%d-s%d", round, i), m.RunID, dir, 0); err != nil {
+				if _, _, _, err := Rebind("codex", fmt.Sprintf("r%d-s%d", round, i), "", m.RunID, dir, 0); err != nil {
 					t.Error(err)
 				}
 			}()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
@@ -166,7 +167,7 @@ run:* verbs (same checks, words, JSON and exit codes).
 				"run-id=the run's `ID` (default: a new ULID)", runsDirFlag, "harness=bind the run to a session of `HARNESS`", "session-id=bind the run to session `ID`",
 				"prompt=the user's request `TEXT`, kept with the run", "max-iterations=at most `N` stop-hook iterations of the session bound (default 256)",
 				"non-interactive?the run answers its own breakpoints", storeFlag, jsonOut},
-			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.stdout, e.stderr) }),
+			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.reg, e.stdout, e.stderr) }),
 		flagged("list", "List this project's runs: status, driving session, last activity",
 			"  sitter run list\n  sitter run list --runs-dir .a5c/runs --json",
 			[]string{runsDirFlag, jsonOut},
@@ -310,7 +311,7 @@ func runRepair(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	return out(stdout, stderr, f.bools["json"], map[string]any{"quarantined": moved, "quarantineDir": q}, text)
 }
 
-func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
+func runCreate(ctx context.Context, f *cmdFlags, reg func() *adapter.Registry, stdout, stderr io.Writer) int {
 	// The SDK's checks and words: a missing flag prints the usage too.
 	for _, flag := range []string{"process-id", "entry"} {
 		if f.vals[flag] == "" {
@@ -349,7 +350,7 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	}
 	res := map[string]any{"runId": m.RunID, "runDir": dir, "entry": m.Entrypoint.ImportPath + "#" + m.Entrypoint.ExportName}
 	text := fmt.Sprintf("[run:create] runId=%s runDir=%s entry=%s#%s\n", m.RunID, dir, m.Entrypoint.ImportPath, m.Entrypoint.ExportName)
-	if sess, line := bindCreated(ctx, f, o, dir, m, stderr); sess != nil {
+	if sess, line := bindCreated(ctx, f, o, dir, m, reg, stderr); sess != nil {
 		res["session"] = sess
 		text += line
 	}
@@ -362,7 +363,7 @@ func runCreate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 // `session` object ({harness, sessionId, stateFile} or {…, error}; via and
 // maxIterations are sitter's), nil for a run created outside any session,
 // which stays unbound (said on stderr).
-func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir string, m *runs.Metadata, stderr io.Writer) (map[string]any, string) {
+func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir string, m *runs.Metadata, reg func() *adapter.Registry, stderr io.Writer) (map[string]any, string) {
 	max := 0
 	if v := f.vals["max-iterations"]; v != "" {
 		n, err := strconv.Atoi(v)
@@ -381,6 +382,14 @@ func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir str
 		}
 		c = found
 	}
+	d, _, err := reg().Resolve(c.Harness)
+	if err != nil {
+		// The SDK's answer: the run stays, unbound, and says why.
+		msg := fmt.Sprintf("Unsupported harness: %s (known: %s)", c.Harness, strings.Join(reg().IDs(), ", "))
+		fmt.Fprintf(stderr, "[run:create] Session binding error: %s\n", msg)
+		return map[string]any{"harness": c.Harness, "sessionId": "", "error": msg}, ""
+	}
+	c.Harness = d.ID
 	ref, url := dir, f.storeURL()
 	if url != "" {
 		ref = m.RunID // a run of the store: its copy is not in the project

@@ -26,7 +26,12 @@ const sessionNote = `A hook handler: the canonical sitter event on stdin, a cano
 stdout. Without an event on stdin, --harness H --session-id S name the session;
 without those, the session is the one the command runs in (SITTER_HARNESS and
 SITTER_SESSION_ID, else the harness process above it that the babysitter plugin
-saw start), so an agent can type these verbs in its own shell.`
+saw start), so an agent can type these verbs in its own shell. Only an event
+on stdin (a hook's call) records the process above it as its session's harness
+process; piped by hand from a terminal, it would record the terminal, whose
+later commands would then find that session: name a session by hand with
+--harness and --session-id, which record nothing of the kind. A harness is an
+id or alias that sitter atlas list names.`
 
 // newSessionCmd is `sitter session …`. Each verb but list reads the
 // canonical event (runtime/hook.Event) from stdin when there is one;
@@ -104,6 +109,13 @@ func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, 
 	if err != nil {
 		return ev, "", 0, fail(e.stderr, verb, err)
 	}
+	// A hook's event names its session; flags alone are someone typing
+	// (a person, an agent): they record no harness process (the nearest
+	// one above a terminal is no harness).
+	via = "flags"
+	if ev.Harness != "" && ev.Session.ID != "" {
+		via = "hook"
+	}
 	if h := f.vals["harness"]; h != "" {
 		ev.Harness = h
 	}
@@ -113,7 +125,6 @@ func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, 
 	if t := f.vals["transcript-path"]; t != "" {
 		ev.Session.TranscriptPath = t
 	}
-	via = "hook"
 	if ev.Harness == "" || ev.Session.ID == "" {
 		// Typed by an agent in its shell: the session it runs in.
 		c, err := session.Discover()
@@ -125,6 +136,13 @@ func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, 
 			ev.Session.Cwd = c.Cwd
 		}
 	}
+	// The session is keyed by the harness's id: an alias names the same
+	// session, a name the atlas does not know names none.
+	d, _, err := e.reg().Resolve(ev.Harness)
+	if err != nil {
+		return ev, "", 0, fail(e.stderr, verb, err)
+	}
+	ev.Harness = d.ID
 	if v := f.vals["max-iterations"]; v != "" {
 		if max, err = strconv.Atoi(v); err != nil || max < 0 {
 			return ev, "", 0, fail(e.stderr, verb, fmt.Errorf("--max-iterations %q is not a count", v))
@@ -378,7 +396,12 @@ func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir, store
 	if rs.Terminal() {
 		return nil, fmt.Errorf("run %s is already %s: nothing to drive", rs.Meta.RunID, rs.Status)
 	}
-	st, took, _, err := session.Rebind(harness, sessionID, rs.Meta.RunID, dir, max)
+	project := cwd
+	if project == "" {
+		// Named by flags: the project is where the command runs.
+		project, _ = os.Getwd()
+	}
+	st, took, _, err := session.Rebind(harness, sessionID, project, rs.Meta.RunID, dir, max)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +450,7 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 	rows := []*session.State{}
 	var b strings.Builder
 	for _, st := range all {
-		if !f.bools["all"] && (st.Cwd == "" || !within(cwd, st.Cwd) && !within(st.Cwd, cwd)) {
+		if !f.bools["all"] && !sessionHere(st, cwd) {
 			continue
 		}
 		rows = append(rows, st)
@@ -440,10 +463,24 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(&b, "%-12s %-38s %-40s iteration %d/%d  %s\n", st.Harness, st.SessionID, state, st.Iteration, st.MaxIterations, st.UpdatedAt)
 	}
-	if len(rows) == 0 && !f.bools["json"] {
+	switch {
+	case len(rows) > 0 || f.bools["json"]:
+	case f.bools["all"]:
+		b.WriteString("no sessions\n")
+	default:
 		b.WriteString("no sessions here (sitter session list --all shows every project)\n")
 	}
 	return out(stdout, stderr, f.bools["json"], map[string]any{"sessions": rows}, b.String())
+}
+
+// sessionHere says whether a session belongs to the project at cwd: its
+// own project (recorded from its events, or where the command that bound
+// it ran) is cwd, above it or below it, or it drives a run kept below cwd.
+func sessionHere(st *session.State, cwd string) bool {
+	if st.Cwd != "" && (within(cwd, st.Cwd) || within(st.Cwd, cwd)) {
+		return true
+	}
+	return st.RunDir != "" && st.Store == "" && within(st.RunDir, cwd)
 }
 
 // readEvent reads the canonical event from stdin; empty stdin is an empty

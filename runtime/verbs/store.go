@@ -270,7 +270,7 @@ func storeBind(ctx context.Context, harness, sessionID, runID, url string, max i
 			return fmt.Errorf("run %s is already %s: nothing to drive", rs.Meta.RunID, rs.Status)
 		}
 		var took []*session.State
-		st, took, _, err = session.RebindStore(harness, sessionID, rs.Meta.RunID, dir, url, max)
+		st, took, _, err = session.RebindStore(harness, sessionID, "", rs.Meta.RunID, dir, url, max)
 		if err != nil {
 			return err
 		}

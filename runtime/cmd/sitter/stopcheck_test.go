@@ -68,7 +68,7 @@ func TestStopCheckInProcess(t *testing.T) {
 	}
 	// A session that drives a run of a shared store: its stop check goes
 	// to sitter-host, which has the network client the hook binary lacks.
-	if _, _, _, err := session.RebindStore("claude-code", "s2", "R2", filepath.Join(ws, "copy"), "nats://127.0.0.1:4222", 0); err != nil {
+	if _, _, _, err := session.RebindStore("claude-code", "s2", "", "R2", filepath.Join(ws, "copy"), "nats://127.0.0.1:4222", 0); err != nil {
 		t.Fatal(err)
 	}
 	ev2, _ := json.Marshal(hook.Event{Version: hook.Version, Harness: "claude-code", NativeEvent: "Stop", Phase: "stop", Session: hook.Session{ID: "s2"}})
