@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,15 +17,20 @@ import (
 	"sitter.dev/sitter/runtime/proxy"
 )
 
-// routeSum is one row of `sitter proxy stats`.
+// routeSum is one row of `sitter proxy stats`. Per rule a request counts
+// once; per provider and per provider,model every attempt counts, the
+// failed ones that fell back included (as errors), so that an upstream
+// that keeps failing shows.
 type routeSum struct {
 	Name         string  `json:"name"`
-	Requests     int     `json:"requests"`
+	Requests     int     `json:"requests"`  // per provider and model: attempts
 	Errors       int     `json:"errors"`    // answered with a status ≥ 400 (after fallbacks) or ended by an error (a stream cut)
 	Fallbacks    int     `json:"fallbacks"` // needed more than one upstream
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
-	LatencyMS    float64 `json:"meanLatencyMs"`
+	LatencyMS    float64 `json:"meanLatencyMs"` // of the requests (attempts) that answered
+
+	answered int // the attempts LatencyMS sums
 }
 
 type routeStats struct {
@@ -48,7 +54,9 @@ $SITTER_STATE_DIR/proxy/routes.jsonl) and sums it per rule, per provider and per
 provider,model: requests, errors (a status of 400 or more after the fallbacks,
 or an error that ended the request, such as a stream the upstream cut after
 its 200), requests that needed a fallback, input and output tokens, mean
-latency.`,
+latency. Per provider and per provider,model every upstream call counts: an
+attempt that failed and fell back to the next target is a request, and an
+error, of its provider; per rule a request counts once.`,
 		Example: `  sitter proxy stats
   sitter proxy stats --json --file ./routes.jsonl`,
 		Args: cobra.NoArgs,
@@ -103,6 +111,18 @@ func sumRoutes(file string) (*routeStats, error) {
 		s.InputTokens += r.InputTokens
 		s.OutputTokens += r.OutputTokens
 		s.LatencyMS += r.LatencyMS
+		s.answered++
+	}
+	// failed: an attempt that fell back; its latency and tokens are not
+	// recorded.
+	failed := func(m map[string]*routeSum, k string) {
+		s := m[k]
+		if s == nil {
+			s = &routeSum{Name: k}
+			m[k] = s
+		}
+		s.Requests++
+		s.Errors++
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -116,6 +136,11 @@ func sumRoutes(file string) (*routeStats, error) {
 		add(rules, r.Rule, r)
 		add(provs, r.Provider, r)
 		add(models, r.Provider+","+r.Model, r)
+		for _, f := range r.Failed {
+			p, _, _ := strings.Cut(f, ",")
+			failed(provs, p)
+			failed(models, f)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -123,7 +148,9 @@ func sumRoutes(file string) (*routeStats, error) {
 	list := func(m map[string]*routeSum) []routeSum {
 		out := []routeSum{}
 		for _, s := range m {
-			s.LatencyMS = float64(int(s.LatencyMS/float64(s.Requests)*1000)) / 1000
+			if s.answered > 0 {
+				s.LatencyMS = float64(int(s.LatencyMS/float64(s.answered)*1000)) / 1000
+			}
 			out = append(out, *s)
 		}
 		slices.SortFunc(out, func(a, b routeSum) int {

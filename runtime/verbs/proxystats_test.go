@@ -34,10 +34,11 @@ not a record
 	if bg.Name != "background" || bg.Requests != 2 || bg.Fallbacks != 1 || bg.InputTokens != 30 || bg.OutputTokens != 3 || bg.LatencyMS != 3 || bg.Errors != 0 {
 		t.Errorf("background: %+v", bg)
 	}
-	if b := st.ByProvider[0]; b.Name != "b" || b.Requests != 2 || b.Errors != 1 {
-		t.Errorf("provider b: %+v", b)
+	// Per provider and model, the attempt that fell back from a counts too.
+	if a, b := st.ByProvider[0], st.ByProvider[1]; a.Name != "a" || a.Requests != 2 || a.Errors != 1 || b.Name != "b" || b.Requests != 2 || b.Errors != 1 {
+		t.Errorf("providers: %+v", st.ByProvider)
 	}
-	if m := st.ByModel[0]; m.Name != "b,m2" || m.Requests != 2 {
+	if m := st.ByModel[1]; m.Name != "b,m2" || m.Requests != 2 {
 		t.Errorf("model: %+v", m)
 	}
 	out.Reset()
@@ -60,6 +61,38 @@ func TestProxyStatsCutStreamIsError(t *testing.T) {
 	for _, rows := range [][]routeSum{st.ByRule, st.ByProvider, st.ByModel} {
 		if len(rows) != 1 || rows[0].Requests != 2 || rows[0].Errors != 1 {
 			t.Errorf("%+v, want 2 requests, 1 error", rows)
+		}
+	}
+}
+
+// TestProxyStatsCountsEveryAttempt: a request that failed on boom and
+// down before rl answered is one request of its rule, and one request
+// (an error) of each provider and model it tried.
+func TestProxyStatsCountsEveryAttempt(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "routes.jsonl")
+	os.WriteFile(p, []byte(`{"rule":"default","provider":"rl","model":"m3","status":200,"latency_ms":30,"input_tokens":5,"attempts":3,"failed":["boom,m1","down,m2"],"client":"anthropic"}
+{"rule":"default","provider":"rl","model":"m3","status":429,"latency_ms":10,"attempts":3,"failed":["boom,m1","down,m2"],"client":"anthropic"}
+`), 0o600)
+	st, err := sumRoutes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Requests != 2 || len(st.ByRule) != 1 || st.ByRule[0].Requests != 2 || st.ByRule[0].Errors != 1 || st.ByRule[0].Fallbacks != 2 {
+		t.Errorf("by rule: %+v", st.ByRule)
+	}
+	want := map[string][2]int{"boom": {2, 2}, "down": {2, 2}, "rl": {2, 1}, "boom,m1": {2, 2}, "down,m2": {2, 2}, "rl,m3": {2, 1}}
+	for _, rows := range [][]routeSum{st.ByProvider, st.ByModel} {
+		if len(rows) != 3 {
+			t.Errorf("%+v, want 3 rows", rows)
+		}
+		for _, r := range rows {
+			if w := want[r.Name]; r.Requests != w[0] || r.Errors != w[1] {
+				t.Errorf("%s: %d requests, %d errors; want %d, %d", r.Name, r.Requests, r.Errors, w[0], w[1])
+			}
+			// Latency and tokens are those of the attempts that answered.
+			if r.Name == "rl" && (r.LatencyMS != 20 || r.InputTokens != 5) || r.Name == "boom" && (r.LatencyMS != 0 || r.InputTokens != 0) {
+				t.Errorf("%s: %+v", r.Name, r)
+			}
 		}
 	}
 }
