@@ -47,7 +47,9 @@ func (v *verifier) abs(rel string) string {
 // Verify checks one bundle: its marker, its format's files and their
 // schemas, every path its manifest names, its hook registrations (native
 // events of the harness, calling the bundle's launcher), its scripts
-// (shebang, run bits) and its handler table (phases the harness has).
+// (shebang, run bits) and its handler table (phases the harness has, and
+// the bundle files its commands name through $SITTER_PLUGIN_DIR: there,
+// and executable where the command runs them).
 func Verify(dir string, reg *adapter.Registry) []Problem {
 	v := &verifier{dir: filepath.Clean(dir), jsonDocs: map[string]any{}}
 	v.files()
@@ -447,6 +449,58 @@ func (v *verifier) checkHandlers() {
 		ph, _ := ho["phase"].(string)
 		if ph != "" && !phases[ph] {
 			v.add(HandlerTable, "/handlers/%d/phase: %s has no %q phase", i, v.d.ID, ph)
+		}
+		cmd, _ := ho["command"].(string)
+		v.checkHandlerFiles(i, cmd)
+	}
+}
+
+// pluginDirVars are how a handler command names its bundle's folder.
+var pluginDirVars = []string{"$SITTER_PLUGIN_DIR/", "${SITTER_PLUGIN_DIR}/"}
+
+// checkHandlerFiles checks the bundle files a handler command names
+// through $SITTER_PLUGIN_DIR: each must be in the bundle, and the one the
+// command runs (its first word) executable. A missing one would be a
+// handler that fails at every call, which fail-open ignores: the plugin
+// would be installed and do nothing.
+func (v *verifier) checkHandlerFiles(i int, cmd string) {
+	field := fmt.Sprintf("/handlers/%d/command", i)
+	head := strings.TrimPrefix(strings.TrimLeft(cmd, " \t"), `"`)
+	for rest := cmd; ; {
+		at, varLen := -1, 0
+		for _, pv := range pluginDirVars {
+			if j := strings.Index(rest, pv); j >= 0 && (at < 0 || j < at) {
+				at, varLen = j, len(pv)
+			}
+		}
+		if at < 0 {
+			return
+		}
+		ref := rest[at:]
+		rel := rest[at+varLen:]
+		if n := strings.IndexAny(rel, " \t\n\"';&|()<>`$\\"); n >= 0 {
+			rel = rel[:n]
+		}
+		ref = ref[:varLen+len(rel)]
+		rest = rest[at+varLen+len(rel):]
+		if rel == "" || strings.ContainsAny(rel, "*?[") {
+			continue // the folder itself, or a pattern
+		}
+		clean := path.Clean(rel)
+		if clean == ".." || strings.HasPrefix(clean, "../") {
+			v.add(HandlerTable, "%s: %q leaves the bundle", field, ref)
+			continue
+		}
+		fi, err := os.Stat(v.abs(clean))
+		switch {
+		case err != nil:
+			v.add(HandlerTable, "%s: missing file %s", field, clean)
+		case !strings.HasPrefix(head, ref):
+			// An argument (a file the handler reads): being there is enough.
+		case !fi.Mode().IsRegular():
+			v.add(HandlerTable, "%s: %s is not a file the command can run", field, clean)
+		case fi.Mode().Perm()&0o100 == 0:
+			v.add(HandlerTable, "%s: %s is not executable (mode %04o; want the run bits, e.g. 0755)", field, clean, fi.Mode().Perm())
 		}
 	}
 }

@@ -129,6 +129,19 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 		{"marker for another format", "guard/claude-code", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, MarkerFile), `"format": "claude-plugin"`, `"format": "cursor-plugin"`)
 		}, []string{`.sitter-bundle.json: format "cursor-plugin", but the atlas packages claude-code as "claude-plugin"`}},
+		{"handler script missing", "guard/codex", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, HandlerTable), `"\"$SITTER_BIN\" guard"`, `"\"$SITTER_PLUGIN_DIR/no-env.sh\""`)
+		}, []string{`sitter-handlers.json: /handlers/0/command: missing file no-env.sh`}},
+		{"handler script without run bits", "guard/codex", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "scripts", "check.py"), "#!/usr/bin/env python3\n")
+			edit(t, filepath.Join(dir, HandlerTable), `"\"$SITTER_BIN\" guard"`, `"${SITTER_PLUGIN_DIR}/scripts/check.py --strict"`)
+		}, []string{`sitter-handlers.json: /handlers/0/command: scripts/check.py is not executable`}},
+		{"handler reads a missing file", "guard/codex", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, HandlerTable), `"\"$SITTER_BIN\" guard"`, `"cat \"$SITTER_PLUGIN_DIR/deny.json\"; python3 $SITTER_PLUGIN_DIR/../x.py"`)
+		}, []string{
+			`sitter-handlers.json: /handlers/0/command: missing file deny.json`,
+			`sitter-handlers.json: /handlers/0/command: "$SITTER_PLUGIN_DIR/../x.py" leaves the bundle`,
+		}},
 		{"script without run bits", "guard/claude-code", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "scripts", "x.sh"), "#!/bin/sh\n")
 		}, []string{`scripts/x.sh: not executable`}},
