@@ -83,12 +83,17 @@ type CorruptError struct {
 	// Tail is true when every file from File on is bad: Repair can
 	// quarantine them without touching a good event.
 	Tail bool
+	// Followed is true when a good event follows File.
+	Followed bool
 }
 
 func (e *CorruptError) Error() string {
 	hint := "; run `sitter run repair` to quarantine the corrupt tail"
-	if !e.Tail {
+	switch {
+	case e.Followed:
 		hint = "; good events follow it, so it is not a torn tail: restore the file from a backup"
+	case !e.Tail:
+		hint = "; its name breaks the journal's order, which no torn write does, so `sitter run repair` leaves it: restore the journal's files from a backup"
 	}
 	return fmt.Sprintf("journal file %s: %s%s", e.File, e.Reason, hint)
 }
@@ -305,7 +310,7 @@ func check(dir string, names []name) ([]Event, *CorruptError, error) {
 		}
 		if bad != nil {
 			// A good event after a bad one: not a torn tail.
-			bad.Tail = false
+			bad.Tail, bad.Followed = false, true
 			return events, bad, nil
 		}
 		ev.Seq, ev.ULID, ev.File = n.seq, n.ulid, n.file

@@ -140,9 +140,12 @@ func TestCorruptMiddleIsNotRepaired(t *testing.T) {
 		name string
 		hurt func(t *testing.T, path string)
 		why  string
+		hint string // what the message tells the user to do
 	}{
-		{"torn", corrupt, "not valid JSON"},
-		{"missing", func(t *testing.T, p string) { os.Remove(p) }, "sequence gap"},
+		{"torn", corrupt, "not valid JSON", "good events follow it"},
+		// The last file is out of order: nothing follows it, and no torn
+		// write renames a file.
+		{"missing", func(t *testing.T, p string) { os.Remove(p) }, "sequence gap", "its name breaks the journal's order"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -152,6 +155,9 @@ func TestCorruptMiddleIsNotRepaired(t *testing.T) {
 			var ce *CorruptError
 			if !errors.As(err, &ce) || ce.Tail || !strings.Contains(ce.Reason, tc.why) {
 				t.Fatalf("Load error = %v, want a non-tail corruption (%s)", err, tc.why)
+			}
+			if !strings.Contains(err.Error(), tc.hint) {
+				t.Errorf("Load error = %v, want it to say %q", err, tc.hint)
 			}
 			if _, err := Repair(dir, filepath.Join(t.TempDir(), "q")); err == nil {
 				t.Fatal("Repair quarantined good events after a corrupt one")
