@@ -14,7 +14,13 @@ import (
 	"sitter.dev/sitter/runtime/adapter"
 )
 
-// BackupSuffix names the one-time copy of a config file sitter changed.
+// BackupSuffix names the one-time copy of a config file sitter changed:
+// the user's version from before sitter's first change, which uninstall
+// puts back once nothing of sitter's is left and the rest is as it was.
+// A file sitter created, or one already holding sitter's entries (a
+// --force reinstall, a second plugin), has no such version and gets no
+// backup: uninstall removes the file sitter created when nothing else is
+// in it.
 const BackupSuffix = ".sitter-backup"
 
 // moduleHeader starts every module file sitter writes; it is how sitter
@@ -294,7 +300,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			break
 		}
 		var entries []EntryChange
-		if fc, entries, err = mergeInstall(p.target, hooks, f.shape, f.commandKey, p.launcher, o.Force); err != nil {
+		if fc, entries, err = mergeInstall(p.target, hooks, f.shape, f.commandKey, p.launcher, p.root, o.Force); err != nil {
 			return fail(err)
 		}
 		r.Entries = append(r.Entries, entries...)
@@ -759,6 +765,22 @@ func owner(launcher string) func(string) bool {
 	}
 }
 
+// installedUnder tells whether a command is any installed copy's under
+// root (root/plugins/<plugin>/<harness>/bin/sitter-hook, quoted as owner
+// knows it): an entry sitter wrote, for this plugin or another.
+func installedUnder(root string) func(string) bool {
+	dir := filepath.Join(root, "plugins") + string(filepath.Separator)
+	single, double := strings.TrimSuffix(ShellQuote(dir), "'"), `"`+dir
+	tail := "/" + Launcher
+	return func(cmd string) bool {
+		if i := strings.Index(cmd, single); i >= 0 && strings.Contains(cmd[i:], tail+"'") {
+			return true
+		}
+		i := strings.Index(cmd, double)
+		return i >= 0 && strings.Contains(cmd[i:], tail+`"`)
+	}
+}
+
 // removeOwned drops our handlers (and groups left empty by that) from an
 // event list. pos is where the first of ours was; removed lists the
 // items that held ours, whole.
@@ -857,7 +879,12 @@ func commandsIn(items []any, shape, commandKey string, ours func(string) bool) [
 }
 
 // mergeInstall merges the bundle's (rewritten) hooks into the config file.
-func mergeInstall(path string, hooks *object, shape, commandKey, launcher string, force bool) (FileChange, []EntryChange, error) {
+// The file is backed up (once) only when sitter changes it for the first
+// time: one that holds an entry of a copy installed under installRoot already
+// is sitter's doing (sitter made it, or the backup of the user's version
+// was taken then), and a backup of it would make uninstall put sitter's
+// entries back, or keep a file sitter created.
+func mergeInstall(path string, hooks *object, shape, commandKey, launcher, installRoot string, force bool) (FileChange, []EntryChange, error) {
 	fc := FileChange{Path: path}
 	orig, root, mode, err := readConfig(path)
 	if err != nil {
@@ -885,6 +912,13 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher string
 		return fc, nil, fmt.Errorf(`%s: "hooks" is not an object; sitter leaves the file alone`, path)
 	}
 	ours := owner(launcher)
+	sitters := installedUnder(installRoot)
+	sitterMade := false
+	for _, m := range target.members {
+		if list, ok := m.Val.([]any); ok && len(commandsIn(list, shape, commandKey, sitters)) > 0 {
+			sitterMade = true
+		}
+	}
 	var entries []EntryChange
 	for _, m := range hooks.members {
 		event, add := m.Key, m.Val.([]any)
@@ -940,6 +974,8 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher string
 	fc.Action = "created"
 	if exists {
 		fc.Action = "updated"
+	}
+	if exists && !sitterMade {
 		bak, err := backupOnce(path, orig, mode)
 		if err != nil {
 			return fc, nil, fmt.Errorf("backup of %s: %v", path, err)

@@ -629,3 +629,90 @@ func TestInstallFolder(t *testing.T) {
 		t.Skip("no harness of the atlas installs as a folder")
 	}
 }
+
+// editOurs marks sitter's entries in a config file by hand, as a user
+// who changes their timeout does.
+func editOurs(t *testing.T, d *adapter.Descriptor, path string) {
+	t.Helper()
+	_, root, mode, err := readConfig(path)
+	if err != nil || root == nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	f := formatOf(d)
+	hv, _ := root.get("hooks")
+	n := 0
+	for _, m := range hv.(*object).members {
+		eachCommand(m.Val.([]any), f.shape, f.commandKey, func(h *object, cmd string) {
+			if strings.Contains(cmd, "sitter-hook") {
+				h.set("timeout", json.Number("99"))
+				n++
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatalf("no entry of sitter's in %s", path)
+	}
+	if err := os.WriteFile(path, encodeOrdered(root), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A file sitter created holds nothing of the user's to back up: a --force
+// reinstall over sitter's own (edited) entries keeps no backup, and the
+// uninstall then leaves the project as it was before the first install,
+// as it does without the --force.
+func TestUninstallAfterForceReinstall(t *testing.T) {
+	for _, h := range []string{"claude-code", "codex", "gemini-cli", "cursor", "copilot"} {
+		t.Run(h, func(t *testing.T) {
+			dir := trickyDir(t)
+			r := install(t, h, dir, false)
+			editOurs(t, desc(t, h), r.Target)
+			r = install(t, h, dir, true)
+			if fc := r.Files[1]; fc.Action != "updated" || fc.Backup != "" {
+				t.Errorf("--force over sitter's edited entries: %+v, want updated without a backup", fc)
+			}
+			uninstall(t, h, dir)
+			for _, p := range []string{r.Target, r.Target + BackupSuffix} {
+				if _, err := os.Lstat(p); !os.IsNotExist(err) {
+					t.Errorf("%s left after uninstall: %v", p, err)
+				}
+			}
+		})
+	}
+}
+
+// Two plugins in a file the first one created: the second finds sitter's
+// entries there, not the user's file, so it keeps no backup either, and
+// uninstalling both, in either order, leaves no file behind.
+func TestUninstallTwoPluginsCreatedFile(t *testing.T) {
+	d := desc(t, "claude-code")
+	baby, err := FindBundle(filepath.Join(artifacts, "babysitter"), d, registry.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, guardFirst := range []bool{true, false} {
+		dir := trickyDir(t)
+		r := install(t, "claude-code", dir, false)
+		rb, err := Install(baby, d, Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fc := rb.Files[1]; fc.Action != "updated" || fc.Backup != "" {
+			t.Errorf("second plugin into sitter's file: %+v, want updated without a backup", fc)
+		}
+		if guardFirst {
+			uninstall(t, "claude-code", dir)
+		}
+		if _, err := Uninstall("babysitter", d, Options{Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		if !guardFirst {
+			uninstall(t, "claude-code", dir)
+		}
+		for _, p := range []string{r.Target, r.Target + BackupSuffix} {
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				t.Errorf("guard uninstalled first %v: %s left: %v", guardFirst, p, err)
+			}
+		}
+	}
+}
