@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -234,6 +235,43 @@ type Filter struct {
 	Halted                                     bool // only entries whose answer halted the session
 }
 
+// Decisions are the merged decisions an entry can record, Verdicts its
+// policy verdicts: what a Filter may ask for.
+var (
+	Decisions = []string{"deny", "block", "ask", "allow", "noop"}
+	Verdicts  = []string{Allow, Deny, Restricted, Redacted}
+)
+
+// Check is f ready to match, or why it never could: a decision or verdict
+// no entry records is a mistake (named as the flag of sitter audit query
+// that sets it), not a query with no answer. resolve, when given, maps a
+// harness name or alias to its id (the registry's), which is what entries
+// record; a name it does not know is kept as given, since a call that
+// named an unknown harness is recorded with it.
+func (f Filter) Check(resolve func(name string) (string, error)) (Filter, error) {
+	if f.Decision != "" && !slices.Contains(Decisions, f.Decision) {
+		return f, fmt.Errorf("--decision %q: want %s", f.Decision, oneOf(Decisions))
+	}
+	if f.Verdict != "" && !slices.Contains(Verdicts, f.Verdict) {
+		return f, fmt.Errorf("--verdict %q: want %s", f.Verdict, oneOf(Verdicts))
+	}
+	if f.Harness != "" && resolve != nil {
+		if id, err := resolve(f.Harness); err == nil {
+			f.Harness = id
+		}
+	}
+	return f, nil
+}
+
+// oneOf lists values as "a, b or c".
+func oneOf(values []string) string {
+	n := len(values)
+	if n < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:n-1], ", ") + " or " + values[n-1]
+}
+
 // Match says whether f keeps e.
 func (f Filter) Match(e *Entry) bool { return f.match(e) }
 
@@ -278,10 +316,14 @@ func plural(n int, w string) string {
 }
 
 // Query streams the log oldest first and returns the matching entries,
-// at most the last limit of them (0 = all), and what it skipped.
+// at most the last limit of them (0 = all), and what it skipped. A filter
+// that Check refuses is an error, not an empty answer.
 func Query(c Config, f Filter, limit int) ([]Entry, Skipped, error) {
 	var out []Entry
 	var sk Skipped
+	if _, err := f.Check(nil); err != nil {
+		return nil, sk, err
+	}
 	for _, p := range Files(c) {
 		fh, err := openRead(p)
 		if errors.Is(err, ErrSymlink) {

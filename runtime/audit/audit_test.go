@@ -101,3 +101,57 @@ func TestEncodeMatchesJSON(t *testing.T) {
 		}
 	}
 }
+
+// A filter value no entry can hold is the reader's mistake, said with the
+// values there are; a harness alias is the entries' harness id.
+func TestFilterCheck(t *testing.T) {
+	resolve := func(name string) (string, error) {
+		if name == "claude" || name == "cc" || name == "claude-code" {
+			return "claude-code", nil
+		}
+		return "", fmt.Errorf("unknown harness %q", name)
+	}
+	for _, tt := range []struct {
+		in, want Filter
+		wantErr  string
+	}{
+		{in: Filter{Decision: "deny", Verdict: "restricted"}, want: Filter{Decision: "deny", Verdict: "restricted"}},
+		{in: Filter{Harness: "cc"}, want: Filter{Harness: "claude-code"}},
+		{in: Filter{Harness: "claude"}, want: Filter{Harness: "claude-code"}},
+		// A harness the registry does not know is matched as given: a
+		// call that named it was recorded with it.
+		{in: Filter{Harness: "nope"}, want: Filter{Harness: "nope"}},
+		{in: Filter{Decision: "bogus"}, wantErr: `--decision "bogus": want deny, block, ask, allow or noop`},
+		{in: Filter{Verdict: "nope"}, wantErr: `--verdict "nope": want allow, deny, restricted or redacted`},
+	} {
+		got, err := tt.in.Check(resolve)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("Check(%+v) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Check(%+v) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// Query refuses a decision or verdict no entry can have rather than
+// answering nothing, as if there were no such calls.
+func TestQueryRefusesImpossibleFilter(t *testing.T) {
+	c := Config{Dir: t.TempDir()}
+	e := Entry{Harness: "claude-code", Decision: "deny", Handlers: []Handler{}}
+	e.Finish(false)
+	if err := Append(c, e); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Filter{{Decision: "bogus"}, {Verdict: "nope"}} {
+		if es, _, err := Query(c, f, 0); err == nil || !strings.Contains(err.Error(), "want ") {
+			t.Errorf("Query(%+v) = %d entries, %v; want an error naming the values", f, len(es), err)
+		}
+	}
+	if es, _, err := Query(c, Filter{Decision: "deny", Verdict: Deny}, 0); err != nil || len(es) != 1 {
+		t.Errorf("Query(deny) = %d entries, %v", len(es), err)
+	}
+}
