@@ -223,3 +223,27 @@ func TestHelpUnknownTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingArgumentsNamed: every verb whose usage line names arguments,
+// called without them, fails with a `sitter: …` line saying what is wrong
+// before any usage (the run and task verbs print the SDK's usage too, exit
+// 1; the others exit 2). hook is the sitter binary's own.
+func TestMissingArgumentsNamed(t *testing.T) {
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	for _, p := range commandPaths(root, nil) {
+		c, _, err := root.Find(p)
+		if err != nil || c.HasAvailableSubCommands() || c.Annotations[runsItself] != "" {
+			continue
+		}
+		use, _, _ := strings.Cut(c.Use, " ")
+		if !strings.Contains(c.Use, " <") || use == "help" || use == "hook" {
+			continue
+		}
+		var out, errb bytes.Buffer
+		code := Run(p, nil, &out, &errb, registry.Registry)
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		if code == 0 || !strings.HasPrefix(first, "sitter: ") {
+			t.Errorf("%q: exit %d, first stderr line %q; want a failure saying what is missing", p, code, first)
+		}
+	}
+}

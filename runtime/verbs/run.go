@@ -112,9 +112,25 @@ func sdkFail(stderr io.Writer, verb, format string, a ...any) int {
 	return 1
 }
 
-// usageFail is the SDK's answer to a missing argument: the usage, exit 1.
-func usageFail(stderr io.Writer, usage string) int {
-	fmt.Fprint(stderr, usage)
+// usageFail is the SDK's answer to a missing argument: the usage, exit 1,
+// after a line naming the arguments missing (or extra) by the usage line.
+func usageFail(stderr io.Writer, f *cmdFlags) int {
+	var want []string
+	if _, line, ok := strings.Cut(f.usage, "Usage:\n"); ok {
+		line, _, _ = strings.Cut(line, "\n")
+		for _, w := range strings.Fields(line) {
+			if strings.HasPrefix(w, "<") {
+				want = append(want, w)
+			}
+		}
+	}
+	switch {
+	case len(f.pos) < len(want):
+		fmt.Fprintf(stderr, "sitter: missing %s\n\n", strings.Join(want[len(f.pos):], " "))
+	case len(f.pos) > len(want):
+		fmt.Fprintf(stderr, "sitter: unexpected arguments %q\n\n", f.pos[len(want):])
+	}
+	fmt.Fprint(stderr, f.usage)
 	return 1
 }
 
@@ -215,7 +231,7 @@ func loadRun(f *cmdFlags, verb string, stderr io.Writer) (*runs.State, string, i
 func loadRunSDK(f *cmdFlags, verb, noRun string, stderr io.Writer) (*runs.State, string, int) {
 	dir, err := f.runDir()
 	if dir == "" {
-		return nil, "", usageFail(stderr, f.usage)
+		return nil, "", usageFail(stderr, f)
 	}
 	why := func(sdkMsg string, err error) (*runs.State, string, int) {
 		if noRun == "" {
@@ -292,7 +308,7 @@ func runRepair(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "run repair"
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, f.usage)
+		return usageFail(stderr, f)
 	}
 	if err != nil {
 		return fail(stderr, verb, err)
@@ -316,7 +332,7 @@ func runCreate(ctx context.Context, f *cmdFlags, reg func() *adapter.Registry, s
 	for _, flag := range []string{"process-id", "entry"} {
 		if f.vals[flag] == "" {
 			fmt.Fprintf(stderr, "--%s is required for run:create\n", flag)
-			return usageFail(stderr, f.usage)
+			return usageFail(stderr, f)
 		}
 	}
 	if err := runs.CheckEntry(ctx, f.vals["entry"]); err != nil {
@@ -418,7 +434,7 @@ func runIterate(ctx context.Context, f *cmdFlags, stdout, stderr io.Writer) int 
 	const verb = "run iterate"
 	dir, err := f.runDir()
 	if dir == "" {
-		return usageFail(stderr, f.usage)
+		return usageFail(stderr, f)
 	}
 	if err != nil {
 		return sdkFail(stderr, verb, "Error: %v", err)

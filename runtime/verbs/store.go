@@ -95,7 +95,7 @@ func withStore(ctx context.Context, f *cmdFlags, verb string, write bool, stdout
 		return run(stdout, stderr)
 	}
 	if len(f.pos) == 0 {
-		return usageFail(stderr, f.usage)
+		return usageFail(stderr, f)
 	}
 	ref, err := storeRef(url, f.pos[0])
 	if err != nil {
@@ -187,7 +187,7 @@ func newRunExportCmd(e *env) *cobra.Command {
 		func(_ *cobra.Command, f *cmdFlags) int {
 			const verb = "run export"
 			if len(f.pos) != 1 {
-				return usageFail(e.stderr, f.usage)
+				return usageFail(e.stderr, f)
 			}
 			url := f.storeURL()
 			if url == "" {
@@ -224,7 +224,7 @@ func newRunImportCmd(e *env) *cobra.Command {
 		func(_ *cobra.Command, f *cmdFlags) int {
 			const verb = "run import"
 			if len(f.pos) != 1 {
-				return usageFail(e.stderr, f.usage)
+				return usageFail(e.stderr, f)
 			}
 			url := f.storeURL()
 			if url == "" {

@@ -160,7 +160,7 @@ type taskShowJSON struct {
 func taskShow(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task show"
 	if len(f.pos) != 2 {
-		return usageFail(stderr, f.usage)
+		return usageFail(stderr, f)
 	}
 	st, dir, code := loadRunSDK(f, verb, "unable to read run at", stderr)
 	if st == nil {
@@ -223,7 +223,7 @@ func readResult(dir string, e *runs.Effect) (json.RawMessage, bool, error) {
 func taskPost(f *cmdFlags, stdout, stderr io.Writer) int {
 	const verb = "task post"
 	if len(f.pos) != 2 {
-		return usageFail(stderr, f.usage)
+		return usageFail(stderr, f)
 	}
 	if msg := postFlagError(f); msg != "" {
 		return sdkFail(stderr, verb, "%s", msg)
