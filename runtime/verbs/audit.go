@@ -34,6 +34,17 @@ func newAuditCmd(e *env) *cobra.Command {
 				if n < 0 {
 					return usageErr("-n %d: want a count", n)
 				}
+				// An alias filters as its harness's id (what entries hold).
+				f, err := f.Check(func(h string) (string, error) {
+					d, _, err := e.reg().Resolve(h)
+					if err != nil {
+						return "", err
+					}
+					return d.ID, nil
+				})
+				if err != nil {
+					return usageErr("%v", err)
+				}
 				if url != "" {
 					return code(runAuditStore(url, source, f, n, asJSON, e.stdout, e.stderr))
 				}
