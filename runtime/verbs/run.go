@@ -184,7 +184,7 @@ run:* verbs (same checks, words, JSON and exit codes).
 				"prompt=the user's request `TEXT`, kept with the run", "max-iterations=at most `N` stop-hook iterations of the session bound (default 256)",
 				"non-interactive?the run answers its own breakpoints", storeFlag, jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runCreate(ctx, f, e.reg, e.stdout, e.stderr) }),
-		flagged("list", "List this project's runs: status, driving session, last activity",
+		flagged("list", "List this project's runs: status, driving session, last activity, a process file that failed to run",
 			"  sitter run list\n  sitter run list --runs-dir .a5c/runs --json",
 			[]string{runsDirFlag, jsonOut},
 			func(_ *cobra.Command, f *cmdFlags) int { return runList(f, e.stdout, e.stderr) }),
@@ -533,6 +533,8 @@ type runStatusJSON struct {
 	ProcessID     string   `json:"processId"`
 	Events        int      `json:"events"`
 	PartialWrites []string `json:"partialWrites"`
+	// ProcessError: the process file could not run at the last iterate.
+	ProcessError string `json:"processError,omitempty"`
 }
 
 // eventJSON is a journal event as the SDK prints it.
@@ -575,6 +577,7 @@ func newRunStatus(st *runs.State, c *runs.StateCache) *runStatusJSON {
 		PendingEffectsSummary: pendingSummary{CountsByKind: pending, AutoRunnableCount: pending["node"]},
 		Metadata:              statusMetadata{PendingEffectsByKind: pending},
 		RunID:                 st.Meta.RunID, ProcessID: st.Meta.ProcessID, Events: len(st.Journal.Events), PartialWrites: nonNil(st.Journal.Partial),
+		ProcessError: st.RuntimeError,
 	}
 	for _, n := range pending {
 		v.PendingEffectsSummary.TotalPending += n

@@ -23,6 +23,9 @@ type runListRow struct {
 	Session      *boundSession  `json:"session,omitempty"`
 	Pending      map[string]int `json:"pendingByKind,omitempty"`
 	Error        string         `json:"error,omitempty"`
+	// ProcessError: the process file could not run at the last iterate
+	// (PROCESS_RUNTIME_ERROR, with nothing journaled since).
+	ProcessError string `json:"processError,omitempty"`
 }
 
 type boundSession struct {
@@ -62,7 +65,11 @@ func runList(f *cmdFlags, stdout, stderr io.Writer) int {
 		if r.Error != "" {
 			status = "unreadable: " + r.Error
 		}
-		fmt.Fprintf(&b, "%s  %-10s %-20s %-24s %s  %s\n", r.RunID, status, r.ProcessID, r.LastActivity, driver, r.RunDir)
+		fmt.Fprintf(&b, "%s  %-10s %-20s %-24s %s  %s", r.RunID, status, r.ProcessID, r.LastActivity, driver, r.RunDir)
+		if r.ProcessError != "" {
+			fmt.Fprintf(&b, "  process error: %s", oneLine(r.ProcessError, 120))
+		}
+		b.WriteByte('\n')
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(&b, "no runs in %s\n", dir)
@@ -84,6 +91,7 @@ func listRow(rd string, sessions []*session.State) runListRow {
 		return r
 	}
 	r.RunID, r.ProcessID, r.Status, r.Events = st.Meta.RunID, st.Meta.ProcessID, st.Status, len(st.Journal.Events)
+	r.ProcessError = st.RuntimeError
 	if h := st.Journal.Head(); h != nil {
 		r.LastActivity = h.RecordedAt
 	}

@@ -633,3 +633,48 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestRunShowsProcessError: a process file that cannot run leaves the run
+// created (the SDK's status, nothing ran), and run list and run status
+// --json say why, until an iterate runs it.
+func TestRunShowsProcessError(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "p.mjs"), []byte("export async function process( {\n"), 0o644)
+	env := sideEnv(t)
+	type res struct {
+		Code           int
+		Stdout, Stderr string
+	}
+	sitter := func(args ...string) res {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Dir, cmd.Env = ws, append(env, "SITTER_TEST_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		s := res{Stdout: stdout.String(), Stderr: stderr.String()}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			s.Code = ee.ExitCode()
+		}
+		return s
+	}
+	sitter("run", "create", "--process-id", "p", "--entry", "p.mjs#process", "--run-id", "S1")
+	if got := sitter("run", "iterate", "S1", "--json"); got.Code != 1 || !strings.Contains(got.Stdout, `"reason": "runtime-error"`) {
+		t.Fatalf("iterate: exit %d, %s %s", got.Code, got.Stdout, got.Stderr)
+	}
+	if got := sitter("run", "list"); !strings.Contains(got.Stdout, "created") || !strings.Contains(got.Stdout, "process error: ") {
+		t.Errorf("run list: %q, want the run created, with its process error", got.Stdout)
+	}
+	if got := sitter("run", "status", "S1", "--json"); !strings.Contains(got.Stdout, `"processError":"`) {
+		t.Errorf("run status --json: %q, want processError", got.Stdout)
+	}
+	// Fixed, the run runs: the error is gone.
+	os.WriteFile(filepath.Join(ws, "p.mjs"), []byte("export async function process() { return 1; }\n"), 0o644)
+	sitter("run", "iterate", "S1", "--json")
+	if got := sitter("run", "list", "--json"); strings.Contains(got.Stdout, "processError") || !strings.Contains(got.Stdout, `"status": "completed"`) {
+		t.Errorf("run list after the fix: %q", got.Stdout)
+	}
+}
