@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,7 +228,14 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		if len(p.ProjectDirs) > 0 {
 			fix = "mkdir -p " + shellQuote(filepath.Join(userDir, p.ProjectDirs[0]))
 		}
-		add(CodeNotDetected, true, "the project has none of "+strings.Join(append(append([]string{}, p.ProjectDirs...), p.ProjectFiles...), ", "), fix)
+		// A name can be a folder or a file (Cline's .clinerules): once.
+		var names []string
+		for _, n := range append(append([]string{}, p.ProjectDirs...), p.ProjectFiles...) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		add(CodeNotDetected, true, "the project has none of "+strings.Join(names, ", "), fix)
 	}
 	// Hook configs: valid, and holding a sitter registration?
 	plugins := map[string]bool{}
