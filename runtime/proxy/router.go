@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,7 +242,7 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 			if i == n-1 {
 				rt.servers[t.Provider].serve(w, r, proto, kind, o)
 			} else {
-				tw := &tryWriter{w: w}
+				tw := &tryWriter{w: w, ctx: r.Context()}
 				rt.servers[t.Provider].serve(tw, r, proto, kind, o)
 				if tw.failed {
 					rec.Failed = append(rec.Failed, t.Provider+","+o.sentModel())
@@ -281,7 +282,10 @@ func retryable(status int) bool { return status == 429 || status >= 500 && statu
 // fallback may still mend (the last attempt writes to the client
 // directly).
 type tryWriter struct {
-	w      http.ResponseWriter
+	w http.ResponseWriter
+	// ctx is the request's: once it is done (the client left, the
+	// gateway stops) no fallback follows, and the failure is the answer.
+	ctx    context.Context
 	h      http.Header
 	wrote  bool
 	failed bool
@@ -300,7 +304,7 @@ func (t *tryWriter) WriteHeader(status int) {
 		return
 	}
 	t.wrote, t.status = true, status
-	if retryable(status) {
+	if retryable(status) && t.ctx.Err() == nil {
 		t.failed = true
 		return
 	}

@@ -411,14 +411,34 @@ func (s *Server) do(ctx context.Context, build func() (*http.Request, error)) (*
 	}
 }
 
+// ErrShutdown is the cause the requests still in flight end with when the
+// gateway stops and its grace period runs out (sitter-proxy cancels their
+// base context with it): each answers its client with its protocol's error
+// saying so (503: Anthropic's 529 overloaded_error, which Claude Code
+// retries), or that error event on a stream already under way, and is
+// logged and recorded as such.
+var ErrShutdown = errors.New("sitter proxy shut down while the request was in flight")
+
+// shutdownError is the error a request ends with when ctx ended because
+// the gateway stops; nil otherwise.
+func shutdownError(ctx context.Context) *APIError {
+	if !errors.Is(context.Cause(ctx), ErrShutdown) {
+		return nil
+	}
+	return &APIError{Status: 503, Message: ErrShutdown.Error()}
+}
+
 // upstreamFailure answers a failed upstream call in the ingress protocol.
-func (s *Server) upstreamFailure(w http.ResponseWriter, proto string, resp *http.Response, err error, ll *logLine) {
+func (s *Server) upstreamFailure(ctx context.Context, w http.ResponseWriter, proto string, resp *http.Response, err error, ll *logLine) {
 	var e *APIError
 	if err != nil {
-		e = &APIError{Status: 502, Message: "upstream: " + err.Error()}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			e.Status = 504
+		// Given up because the gateway stops, or the upstream's failure.
+		if e = shutdownError(ctx); e == nil {
+			e = &APIError{Status: 502, Message: "upstream: " + err.Error()}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				e.Status = 504
+			}
 		}
 	} else {
 		b, _ := readAll(resp.Body, 1<<20)
@@ -450,7 +470,7 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path
 		return req, err
 	})
 	if err != nil {
-		s.upstreamFailure(w, proto, nil, err, ll)
+		s.upstreamFailure(r.Context(), w, proto, nil, err, ll)
 		return
 	}
 	defer resp.Body.Close()
@@ -483,9 +503,12 @@ func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, proto, path
 		}
 		if err != nil {
 			if sse && !seen.ok {
-				e := cutStream("its terminal event").Err
-				if err != io.EOF {
-					e.Message += " (" + err.Error() + ")"
+				e := shutdownError(r.Context())
+				if e == nil {
+					e = cutStream("its terminal event").Err
+					if err != io.EOF {
+						e.Message += " (" + err.Error() + ")"
+					}
 				}
 				w.Write(cutTail(proto, e))
 				ll.err = e.Message
@@ -589,26 +612,26 @@ func (s *Server) translate(w http.ResponseWriter, r *http.Request, in adapter, p
 	back := shortenTools(req, s.cfg.Provider.toolLimit())
 	path, q, body, err := out.encodeRequest(req, &s.cfg.Provider)
 	if err != nil {
-		s.upstreamFailure(w, proto, nil, err, ll)
+		s.upstreamFailure(r.Context(), w, proto, nil, err, ll)
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	resp, err := s.do(ctx, func() (*http.Request, error) { return s.upstream(ctx, path, q, body, req.Model) })
 	if err != nil || resp.StatusCode >= 400 {
-		s.upstreamFailure(w, proto, resp, err, ll)
+		s.upstreamFailure(ctx, w, proto, resp, err, ll)
 		return
 	}
 	defer resp.Body.Close()
 	if !req.Stream {
 		b, err := readAll(resp.Body, 256<<20)
 		if err != nil {
-			s.upstreamFailure(w, proto, nil, err, ll)
+			s.upstreamFailure(ctx, w, proto, nil, err, ll)
 			return
 		}
 		res, err := out.decodeResponse(b, s.cfg.Provider.sigs)
 		if err != nil {
-			s.upstreamFailure(w, proto, nil, err, ll)
+			s.upstreamFailure(ctx, w, proto, nil, err, ll)
 			return
 		}
 		if res.Model == "" {
@@ -721,6 +744,21 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 		}
 		pending = nil
 	}
+	// ended: the request's context is done: the client left, or the
+	// gateway stops, and then the client hears so in its protocol.
+	ended := func() {
+		cancel()
+		e := shutdownError(r.Context())
+		switch {
+		case e == nil:
+			ll.status, ll.err = 499, "client disconnected"
+		case !committed:
+			s.writeError(w, proto, e, ll)
+		default:
+			send(Event{Kind: EvError, Err: e})
+			enc.close()
+		}
+	}
 	idle := time.NewTimer(s.cfg.IdleTimeout)
 	defer idle.Stop()
 	ping := time.NewTicker(s.cfg.PingInterval)
@@ -728,8 +766,7 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 	for {
 		select {
 		case <-r.Context().Done():
-			ll.status, ll.err = 499, "client disconnected"
-			cancel()
+			ended()
 			return
 		case <-ping.C:
 			// The upstream answered 200 but is silent (a reasoning model
@@ -751,6 +788,12 @@ func (s *Server) stream(ctx context.Context, cancel context.CancelFunc, w http.R
 			enc.close()
 			return
 		case it, ok := <-ch:
+			// The reader stops at the context's end too (its last read
+			// failing, or no item at all): that end is what happened.
+			if (!ok || it.err != nil) && r.Context().Err() != nil {
+				ended()
+				return
+			}
 			if !ok {
 				return
 			}

@@ -160,6 +160,11 @@ func logger(stderr io.Writer, jsonLogs bool) *slog.Logger {
 	return slog.New(h)
 }
 
+// shutdownGrace is how long the requests in flight have to end once the
+// gateway is told to stop (SIGINT, SIGTERM); those that would not are
+// ended with an error before it runs out (serve).
+var shutdownGrace = 5 * time.Second
+
 // serve listens, announces the URL (and the token, unless the caller
 // chose it or it goes to a file) and serves until ctx ends.
 func serve(ctx context.Context, h http.Handler, listen, token string, chosen bool, tokenFile string, stdout, stderr io.Writer) int {
@@ -184,14 +189,26 @@ func serve(ctx context.Context, h http.Handler, listen, token string, chosen boo
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	// The requests' contexts descend from reqs: ending it with
+	// proxy.ErrShutdown ends the requests still in flight.
+	reqs, endRequests := context.WithCancelCause(context.Background())
+	defer endRequests(nil)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return reqs }}
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// The requests in flight have the grace period to end. Those
+		// still waiting on an upstream at four fifths of it are ended:
+		// each answers its client with its protocol's error and is
+		// logged and recorded, in the fifth left.
+		end := time.AfterFunc(shutdownGrace*4/5, func() { endRequests(proxy.ErrShutdown) })
+		defer end.Stop()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
-		hs.Shutdown(sctx)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
 	}()
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)
