@@ -20,9 +20,9 @@ func newPluginCmd(e *env) *cobra.Command {
 into one bundle per harness under artifacts/<name>/<harness>/. These verbs
 register a bundle's hooks straight into a project's (or the user's) harness
 config, remove only what they added, and check bundles.`,
-		Example: `  sitter plugin install hello --harness gemini-cli --dir ~/my-project
-  sitter plugin uninstall hello --harness gemini-cli --dir ~/my-project
-  sitter plugin verify artifacts/hello`,
+		Example: `  sitter plugin install guard --harness gemini-cli --dir ~/my-project
+  sitter plugin uninstall guard --harness gemini-cli --dir ~/my-project
+  sitter plugin verify artifacts/guard`,
 	}, pluginInstallCmd(e, true), pluginInstallCmd(e, false), pluginVerifyCmd(e))
 }
 
@@ -33,7 +33,7 @@ func pluginInstallCmd(e *env, install bool) *cobra.Command {
 	verb, use, what := "uninstall", "uninstall <plugin>", "plugin name"
 	c := &cobra.Command{
 		Short: "Remove only the entries and files install added",
-		Example: `  sitter plugin uninstall hello --harness gemini-cli --dir ~/my-project
+		Example: `  sitter plugin uninstall guard --harness gemini-cli --dir ~/my-project
   sitter plugin uninstall guard --harness claude --scope user --json`,
 	}
 	if install {
@@ -48,7 +48,7 @@ refusing to replace a file of yours without --force. Installs and uninstalls
 into one project (or one home) at the same time wait for each other.
 <bundle-or-plugin> is a bundle folder or a plugin name (found under
 ./artifacts).`
-		c.Example = `  sitter plugin install hello --harness gemini-cli --dir ~/my-project
+		c.Example = `  sitter plugin install guard --harness gemini-cli --dir ~/my-project
   sitter plugin install artifacts/guard/codex --harness codex --scope user --force --json`
 	}
 	c.Use = use
@@ -119,7 +119,7 @@ func pluginVerifyCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify <bundle-or-dir>...",
 		Short: "Check bundles: manifests, paths, hooks, scripts",
-		Example: `  sitter plugin verify artifacts/hello
+		Example: `  sitter plugin verify artifacts/guard
   sitter plugin verify artifacts --json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
