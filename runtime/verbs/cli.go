@@ -265,6 +265,9 @@ func usageText(c *cobra.Command) string {
 	var b strings.Builder
 	b.WriteString("Usage:\n")
 	if c.HasAvailableSubCommands() {
+		if c.Annotations[runsItself] != "" { // sitter proxy: both forms
+			fmt.Fprintf(&b, "  %s\n", c.UseLine())
+		}
 		fmt.Fprintf(&b, "  %s <command> [flags]\n", c.CommandPath())
 	} else {
 		fmt.Fprintf(&b, "  %s\n", c.UseLine())

@@ -52,6 +52,9 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{runsItself: "serves; stats reads its record"},
 		RunE: func(c *cobra.Command, _ []string) error {
+			if !c.Flags().Changed("provider") && !c.Flags().Changed("routes") {
+				return errors.New("--provider or --routes is required")
+			}
 			var args []string
 			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })
 			return code(runProxy(args, e.stdout, e.stderr))

@@ -1,10 +1,13 @@
 package verbs
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sitter.dev/sitter/generated/registry"
 )
 
 // TestProxyExecs: `sitter proxy` hands its arguments, output and exit code
@@ -23,5 +26,23 @@ func TestProxyExecs(t *testing.T) {
 	out.Reset()
 	if code := runProxy([]string{"--provider", "openai", "--json"}, &out, &errb); code != 3 || out.String() != "SITTER_PROXY_URL=http://127.0.0.1:1 --provider openai --json\n" {
 		t.Errorf("exec: %d %q", code, out.String())
+	}
+}
+
+// TestProxyAlone: `sitter proxy` serves with --provider or --routes, and
+// says so when given neither (a usage error, before the gateway runs);
+// its usage shows both of its forms: serving, and a subcommand.
+func TestProxyAlone(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var out, errb bytes.Buffer
+	if code := Run([]string{"proxy", "--json"}, nil, &out, &errb, registry.Registry); code != 2 || out.Len() > 0 ||
+		!strings.HasPrefix(errb.String(), "sitter: proxy: --provider or --routes is required\n") || !strings.Contains(errb.String(), "Usage:\n  sitter proxy") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the error with the usage on stderr", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := Run([]string{"proxy", "--help"}, nil, &out, &errb, registry.Registry); code != 0 ||
+		!strings.Contains(out.String(), "\nUsage:\n  sitter proxy --provider P | --routes FILE [flags]\n  sitter proxy <command> [flags]\n") {
+		t.Errorf("--help: exit %d, stdout %q", code, out.String())
 	}
 }

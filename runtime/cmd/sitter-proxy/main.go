@@ -117,6 +117,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "sitter proxy: --harness and --record go with --routes")
 		return 2
 	}
+	if *provider == "" {
+		fmt.Fprintln(stderr, "sitter proxy: --provider or --routes is required")
+		usage(stderr)
+		return 2
+	}
 	p, ok := providers.Lookup(*provider)
 	if !ok {
 		var ids []string

@@ -129,6 +129,13 @@ func TestUsageGrammar(t *testing.T) {
 			t.Errorf("%s: stdout %q, stderr %q; want the usage with an example on stdout", help, out.String(), errb.String())
 		}
 	}
+	for _, args := range [][]string{{}, {"--json"}} {
+		var out, errb strings.Builder
+		code := run(context.Background(), args, noEnv, &out, &errb)
+		if code != 2 || out.Len() > 0 || !strings.HasPrefix(errb.String(), "sitter proxy: --provider or --routes is required\n") || !strings.Contains(errb.String(), "Usage:") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, the missing flag named and the usage on stderr", args, code, out.String(), errb.String())
+		}
+	}
 	for _, args := range [][]string{{"--no-such-flag"}, {"serve"}, {"--provider", "openai", "extra"}} {
 		var out, errb strings.Builder
 		code := run(context.Background(), args, noEnv, &out, &errb)
