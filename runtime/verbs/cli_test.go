@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/internal/hookcli"
 )
 
 // commandPaths lists every verb and subcommand of the tree, as the words
@@ -244,6 +246,28 @@ func TestMissingArgumentsNamed(t *testing.T) {
 		first, _, _ := strings.Cut(errb.String(), "\n")
 		if code == 0 || !strings.HasPrefix(first, "sitter: ") {
 			t.Errorf("%q: exit %d, first stderr line %q; want a failure saying what is missing", p, code, first)
+		}
+	}
+}
+
+// TestOwnVerbsHelpAsTheTree: the verbs the sitter binary answers itself
+// print, for --help, exactly what sitter-host's tree prints for `sitter
+// help <verb>` (and docs/cli shows): one text, whichever binary answers.
+func TestOwnVerbsHelpAsTheTree(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		own  string
+	}{
+		{"hook", hookcli.HookUsage()},
+		{"guard", hookcli.GuardUsage()},
+		{"version", hookcli.VersionUsage()},
+	} {
+		var out, errb bytes.Buffer
+		if code := Run([]string{"help", v.name}, nil, &out, &errb, registry.Registry); code != 0 {
+			t.Fatalf("sitter help %s: exit %d: %s", v.name, code, errb.String())
+		}
+		if diff := cmp.Diff(out.String(), v.own); diff != "" {
+			t.Errorf("sitter %s --help differs from sitter help %s (-tree +own):\n%s", v.name, v.name, diff)
 		}
 	}
 }

@@ -20,20 +20,22 @@ import (
 // handed to sitter.
 func ownVerb(e *env, name string) *cobra.Command {
 	c := &cobra.Command{
-		Use:     "guard",
-		Short:   hookcli.GuardShort,
-		Long:    hookcli.GuardLong,
-		Example: hookcli.GuardExample,
-		Args:    cobra.NoArgs,
+		Use:                   strings.TrimPrefix(hookcli.GuardSynopsis, "sitter "),
+		DisableFlagsInUseLine: true,
+		Short:                 hookcli.GuardShort,
+		Long:                  hookcli.GuardLong,
+		Example:               hookcli.GuardExample,
+		Args:                  cobra.NoArgs,
 	}
 	if name == "hook" {
 		c = &cobra.Command{
-			Use:               "hook <harness> <native-event>",
-			Short:             hookcli.HookShort,
-			Long:              hookcli.HookLong,
-			Example:           hookcli.HookExample,
-			Args:              nArgs(0, 2, "<harness>"),
-			ValidArgsFunction: harnessNames(e),
+			Use:                   strings.TrimPrefix(hookcli.HookSynopsis, "sitter "),
+			DisableFlagsInUseLine: true,
+			Short:                 hookcli.HookShort,
+			Long:                  hookcli.HookLong,
+			Example:               hookcli.HookExample,
+			Args:                  nArgs(0, 2, "<harness>"),
+			ValidArgsFunction:     harnessNames(e),
 		}
 		// A hook's exit 2 is "block" to Claude Code, Codex and Gemini
 		// CLI: an unknown flag is exit 1, as the sitter binary answers it
@@ -84,11 +86,12 @@ func ownVerb(e *env, name string) *cobra.Command {
 func newVersionCmd(e *env) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
-		Use:     "version",
-		Short:   hookcli.VersionShort,
-		Long:    "The version (a release tag, or (devel)), the commit it was built from, the hook contract and the Go version.",
-		Example: hookcli.VersionExample,
-		Args:    cobra.NoArgs,
+		Use:                   strings.TrimPrefix(hookcli.VersionSynopsis, "sitter "),
+		DisableFlagsInUseLine: true,
+		Short:                 hookcli.VersionShort,
+		Long:                  hookcli.VersionLong,
+		Example:               hookcli.VersionExample,
+		Args:                  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := hookcli.PrintVersion(e.stdout, hookcli.Read(hook.Version), asJSON); err != nil {
 				fmt.Fprintf(e.stderr, "sitter: version: %v\n", err)

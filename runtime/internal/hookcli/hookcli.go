@@ -11,6 +11,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 )
 
 // Set at link time (make build, make dist):
@@ -92,27 +94,56 @@ const VersionExample = `  sitter version
 // Flag is one flag of a verb the sitter binary answers.
 type Flag struct{ Name, Value, Usage string }
 
-// HookUsage is `sitter hook --help`.
+// VersionLong describes `sitter version`.
+const VersionLong = "The version (a release tag, or (devel)), the commit it was built from, the hook contract and the Go version."
+
+// HookUsage is `sitter hook --help`, as sitter-host's command tree prints
+// `sitter help hook` (a test holds them equal).
 func HookUsage() string {
-	s := HookShort + ".\n\n" + HookLong + "\n\nUsage:\n  " + HookSynopsis + "\n\nExamples:\n" + HookExample + "\n\nFlags:\n"
-	for _, f := range HookFlags {
-		name := "--" + f.Name
-		if f.Value != "" {
-			name += " " + f.Value
-		}
-		s += fmt.Sprintf("  %-20s %s\n", name, f.Usage)
-	}
-	return s + "  -h, --help           help for hook\n"
+	return usage(HookLong, HookSynopsis, HookExample, "hook", HookFlags)
 }
 
 // GuardUsage is `sitter guard --help`.
 func GuardUsage() string {
-	return GuardShort + ".\n\n" + GuardLong + "\n\nUsage:\n  sitter guard < event.json\n\nExamples:\n" + GuardExample + "\n\nFlags:\n  -h, --help   help for guard\n"
+	return usage(GuardLong, GuardSynopsis, GuardExample, "guard", nil)
 }
 
 // VersionUsage is `sitter version --help`.
 func VersionUsage() string {
-	return VersionShort + ".\n\nUsage:\n  sitter version [--json]\n\nExamples:\n" + VersionExample + "\n\nFlags:\n  -h, --help   help for version\n      --json   print the version as JSON\n"
+	return usage(VersionLong, VersionSynopsis, VersionExample, "version", []Flag{{"json", "", "print the version as JSON"}})
+}
+
+// GuardSynopsis and VersionSynopsis are the usage lines of `sitter guard`
+// and `sitter version`.
+const (
+	GuardSynopsis   = "sitter guard < event.json"
+	VersionSynopsis = "sitter version [--json]"
+)
+
+// usage lays a verb's help out as the command tree does: the description,
+// the usage line, the examples, then the flags sorted by name with -h,
+// their meanings aligned three spaces past the longest.
+func usage(long, synopsis, example, verb string, flags []Flag) string {
+	type line struct{ name, head, usage string }
+	lines := []line{{"help", "  -h, --help", "help for " + verb}}
+	for _, f := range flags {
+		head := "      --" + f.Name
+		if f.Value != "" {
+			head += " " + f.Value
+		}
+		lines = append(lines, line{f.Name, head, f.Usage})
+	}
+	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.name, b.name) })
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l.head))
+	}
+	var b strings.Builder
+	b.WriteString(long + "\n\nUsage:\n  " + synopsis + "\n\nExamples:\n" + example + "\n\nFlags:\n")
+	for _, l := range lines {
+		b.WriteString(l.head + strings.Repeat(" ", width-len(l.head)+3) + l.usage + "\n")
+	}
+	return b.String()
 }
 
 // Info is what `sitter version --json` prints.
