@@ -47,8 +47,15 @@ func Atlas(a *model.Atlas) model.Errors {
 		}
 	}
 	if len(defaults) > 1 {
-		for _, h := range defaults[1:] {
-			errs.Addf(h.DefaultPos, "harness %s: a second default harness (%s is already the default)", h.ID, defaults[0].ID)
+		// Each at its own default: the one just added may sort first.
+		for _, h := range defaults {
+			var others []string
+			for _, o := range defaults {
+				if o != h {
+					others = append(others, o.ID)
+				}
+			}
+			errs.Addf(h.DefaultPos, "harness %s: default: true, and %s is the default too: mark exactly one", h.ID, strings.Join(others, ", "))
 		}
 	}
 	if len(defaults) == 0 && len(a.Harnesses) > 0 {
