@@ -79,9 +79,11 @@ func TestNormalize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			payload, want := section(ar, "payload.json"), section(ar, "event.json")
-			if payload == nil || want == nil {
-				t.Fatal("want payload.json and event.json sections")
+			// A new sample may hold its payload alone: -update writes its
+			// event.json (gold.Section says so otherwise).
+			payload := section(ar, "payload.json")
+			if payload == nil {
+				t.Fatal("want a payload.json section")
 			}
 			d := descriptor(t, harness)
 			// The environment variables Normalize reads are the case's
