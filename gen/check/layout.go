@@ -39,6 +39,8 @@ func Layouts(a *model.Atlas) model.Errors {
 			errs.Addf(h.Packaging.Pos, "harness %s: install target %s, but layout %s writes one script per event: the target must be kind hooks-folder, the folder the harness runs them from", h.ID, t.Kind, lay.ID)
 		case t.Kind == "hooks-config" && lay.Hooks != nil && (t.Shape != lay.Hooks.Shape || t.CommandKey != lay.Hooks.CommandKey()):
 			errs.Addf(h.Packaging.Pos, "harness %s: install target (shape %q, commandKey %q) disagrees with layout %s's hook config (%q, %q): sitter plugin install merges one into the other", h.ID, t.Shape, t.CommandKey, lay.ID, lay.Hooks.Shape, lay.Hooks.CommandKey())
+		case t.Kind == "hooks-config" && lay.Hooks != nil && t.TimeoutKey != "" && t.TimeoutKey != lay.Hooks.TimeoutKey():
+			errs.Addf(h.Packaging.Pos, "harness %s: install target timeoutKey %q is not the key that holds {timeout} in layout %s's hook entry (%q)", h.ID, t.TimeoutKey, lay.ID, lay.Hooks.TimeoutKey())
 		}
 	}
 	users := map[string][]string{}

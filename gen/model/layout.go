@@ -68,12 +68,18 @@ const ShapeScripts = "script-per-event"
 func (h *LayoutHooks) Scripts() bool { return h != nil && h.Shape == ShapeScripts }
 
 // CommandKey is the key of the hook entry holding the command, "" if none.
-func (h *LayoutHooks) CommandKey() string {
+func (h *LayoutHooks) CommandKey() string { return h.slotKey(SlotCommand) }
+
+// TimeoutKey is the key of the hook entry that holds the timeout ("" for
+// none).
+func (h *LayoutHooks) TimeoutKey() string { return h.slotKey(SlotTimeout) }
+
+func (h *LayoutHooks) slotKey(slot string) string {
 	if h.Entry == nil {
 		return ""
 	}
 	for _, k := range h.Entry.Keys {
-		if k.Val.Kind == TmplString && k.Val.Str == "{"+SlotCommand+"}" {
+		if k.Val.Kind == TmplString && k.Val.Str == "{"+slot+"}" {
 			return k.Key
 		}
 	}
