@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -196,6 +197,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	t := d.Packaging.Target
 	// Check what will be merged before anything is written.
 	var hooks *object
+	var version any // a versioned-list document's, json1 when it has none
 	var scripts []script
 	switch t.Kind {
 	case "hooks-config":
@@ -205,7 +207,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		if t.Shape != f.shape || t.CommandKey != f.commandKey {
 			return nil, fmt.Errorf("%s: the atlas's target (%s, %s) does not match the bundle's %s hooks file", d.ID, t.Shape, t.CommandKey, b.Marker.Format)
 		}
-		hooks, err = bundleHooks(filepath.Join(b.Dir, filepath.FromSlash(f.hooksFile)))
+		hooks, version, err = bundleHooks(filepath.Join(b.Dir, filepath.FromSlash(f.hooksFile)))
 		if err != nil {
 			return nil, fmt.Errorf("%s/%s: %v", b.Dir, f.hooksFile, err)
 		}
@@ -300,7 +302,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			break
 		}
 		var entries []EntryChange
-		if fc, entries, err = mergeInstall(p.target, hooks, f.shape, f.commandKey, p.launcher, p.root, o.Force); err != nil {
+		if fc, entries, err = mergeInstall(p.target, hooks, version, f.shape, f.commandKey, p.launcher, p.root, o.Force); err != nil {
 			return fail(err)
 		}
 		r.Entries = append(r.Entries, entries...)
@@ -386,7 +388,9 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 		if f.hooksFile == "" {
 			return nil, fmt.Errorf("%s: format %s has no hooks file", d.ID, d.Packaging.Format)
 		}
-		fc, entries, err := mergeUninstall(p.target, f.shape, f.commandKey, p.launcher)
+		// The version install wrote is the installed copy's.
+		_, version, _ := bundleHooks(filepath.Join(p.copy, filepath.FromSlash(f.hooksFile)))
+		fc, entries, err := mergeUninstall(p.target, version, f.shape, f.commandKey, p.launcher)
 		if err != nil {
 			return r, err
 		}
@@ -669,35 +673,43 @@ func readConfig(path string) (data []byte, root *object, mode fs.FileMode, err e
 	return data, o, fi.Mode().Perm(), nil
 }
 
-// bundleHooks reads the "hooks" object of a bundle's hooks file; nil when
-// the bundle has none (a plugin without handlers for this harness).
-func bundleHooks(path string) (*object, error) {
+// bundleHooks reads the "hooks" object of a bundle's hooks file, nil when
+// the bundle has none (a plugin without handlers for this harness), and
+// its document's "version" (a versioned-list file's; json1 without one),
+// which a config file that install creates starts with.
+func bundleHooks(path string) (*object, any, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, json1, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, json1, err
 	}
 	v, err := decodeOrdered(data)
 	if err != nil {
-		return nil, err
+		return nil, json1, err
 	}
 	root, ok := v.(*object)
 	if !ok {
-		return nil, errors.New("not a JSON object")
+		return nil, json1, errors.New("not a JSON object")
+	}
+	version, ok := root.get("version")
+	if n, isNum := version.(json.Number); !ok || !isNum {
+		version = json1
+	} else {
+		version = n
 	}
 	h, ok := root.get("hooks")
 	ho, isObj := h.(*object)
 	if !ok || !isObj {
-		return nil, errors.New(`no "hooks" object`)
+		return nil, version, errors.New(`no "hooks" object`)
 	}
 	for _, m := range ho.members {
 		if _, ok := m.Val.([]any); !ok {
-			return nil, fmt.Errorf("hooks.%s is not a list", m.Key)
+			return nil, version, fmt.Errorf("hooks.%s is not a list", m.Key)
 		}
 	}
-	return ho, nil
+	return ho, version, nil
 }
 
 // eachCommand calls fn on every command-holding object of an event list:
@@ -884,7 +896,7 @@ func commandsIn(items []any, shape, commandKey string, ours func(string) bool) [
 // is sitter's doing (sitter made it, or the backup of the user's version
 // was taken then), and a backup of it would make uninstall put sitter's
 // entries back, or keep a file sitter created.
-func mergeInstall(path string, hooks *object, shape, commandKey, launcher, installRoot string, force bool) (FileChange, []EntryChange, error) {
+func mergeInstall(path string, hooks *object, version any, shape, commandKey, launcher, installRoot string, force bool) (FileChange, []EntryChange, error) {
 	fc := FileChange{Path: path}
 	orig, root, mode, err := readConfig(path)
 	if err != nil {
@@ -897,7 +909,7 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher, insta
 	changed := false
 	if shape == "versioned-list" {
 		if _, ok := root.get("version"); !ok {
-			root.setFirst("version", json1)
+			root.setFirst("version", version)
 			changed = true
 		}
 	}
@@ -994,7 +1006,7 @@ func mergeInstall(path string, hooks *object, shape, commandKey, launcher, insta
 // mergeUninstall removes our entries from the config file. A file that
 // holds nothing of ours is not rewritten; one that is back to what the
 // backup holds gets the backup's bytes back.
-func mergeUninstall(path, shape, commandKey, launcher string) (FileChange, []EntryChange, error) {
+func mergeUninstall(path string, version any, shape, commandKey, launcher string) (FileChange, []EntryChange, error) {
 	fc := FileChange{Path: path, Action: "absent"}
 	orig, root, mode, err := readConfig(path)
 	if err != nil || orig == nil {
@@ -1040,7 +1052,7 @@ func mergeUninstall(path, shape, commandKey, launcher string) (FileChange, []Ent
 	if shape == "versioned-list" && !had("version") {
 		// The version install added goes when the file was the user's
 		// without one, or when nothing else is left.
-		if v, _ := root.get("version"); v == json1 && (bakRoot != nil || len(root.members) == 1) {
+		if v, _ := root.get("version"); v == version && (bakRoot != nil || len(root.members) == 1) {
 			root.del("version")
 		}
 	}

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,7 +113,7 @@ func TestInstallMergesIntoUserSettings(t *testing.T) {
 	cmd := ShellQuote(launcher) + " claude-code PreToolUse"
 	// The model of a merge: the user's file with the bundle's groups
 	// (commands pointing at the installed launcher) appended per event.
-	bh, err := bundleHooks(filepath.Join(artifacts, "guard", "claude-code", "hooks", "hooks.json"))
+	bh, _, err := bundleHooks(filepath.Join(artifacts, "guard", "claude-code", "hooks", "hooks.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -714,5 +716,43 @@ func TestUninstallTwoPluginsCreatedFile(t *testing.T) {
 				t.Errorf("guard uninstalled first %v: %s left: %v", guardFirst, p, err)
 			}
 		}
+	}
+}
+
+// TestInstallVersionFromTheBundle: a versioned-list config file that
+// install creates carries the version of the bundle's own hook document
+// (the layout's, atlas data), and uninstall takes it away again.
+func TestInstallVersionFromTheBundle(t *testing.T) {
+	src := guardBundle(t, "cursor")
+	dst := filepath.Join(t.TempDir(), "cursor")
+	if err := os.CopyFS(dst, os.DirFS(src.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	hooksFile := filepath.Join(dst, "hooks", "hooks.json")
+	doc := readFile(t, hooksFile)
+	if !bytes.Contains(doc, []byte(`"version": 1`)) {
+		t.Fatalf("the cursor bundle's hook document has no version 1:\n%s", doc)
+	}
+	writeFile(t, hooksFile, string(bytes.Replace(doc, []byte(`"version": 1`), []byte(`"version": 2`), 1)))
+	b, err := OpenBundle(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	d := desc(t, "cursor")
+	r, err := Install(b, d, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := decodeOrdered(readFile(t, r.Target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ver, _ := v.(*object).get("version"); ver != json.Number("2") {
+		t.Errorf("version %v in the created file, want the bundle's 2:\n%s", ver, readFile(t, r.Target))
+	}
+	uninstall(t, "cursor", dir)
+	if _, err := os.Stat(r.Target); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("uninstall left the file install created: %s", readFile(t, r.Target))
 	}
 }
