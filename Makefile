@@ -36,7 +36,7 @@ check:
 
 ## cue-lint: the atlas is cue fmt-clean and cue vet-clean (cue is the go.mod tool, not a download)
 cue-lint:
-	$(GO) tool cue fmt --check ./atlas/...
+	@$(GO) tool cue fmt --check ./atlas/... || { echo "cue-lint: the files above are not as cue fmt writes them: $(GO) tool cue fmt ./atlas/... rewrites them" >&2; exit 1; }
 	cd atlas && $(GO) tool cue vet -c ./harnesses
 
 ## build: build sitter (the hook path), sitter-host (the other verbs, which sitter execs),
