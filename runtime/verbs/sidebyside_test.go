@@ -587,18 +587,8 @@ export async function process(inputs, ctx) { return 1; }
 	os.WriteFile(filepath.Join(ws, "f.mjs"), []byte(src), 0o644)
 	os.WriteFile(filepath.Join(ws, "g.mjs"), []byte("export const build = {};\n"), 0o644)
 	env := sideEnv(t)
-	create := func(entry string) step {
-		cmd := exec.Command(os.Args[0], "run", "create", "--process-id", "p", "--entry", entry, "--runs-dir", "runs", "--json")
-		cmd.Dir, cmd.Env = ws, append(env, "SITTER_TEST_MAIN=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		s := step{Stdout: stdout.String(), Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			s.Code = ee.ExitCode()
-		}
-		return s
+	create := func(entry string) selfRun {
+		return runSelf(ws, env, "run", "create", "--process-id", "p", "--entry", entry, "--runs-dir", "runs", "--json")
 	}
 	for _, tc := range []struct{ entry, want string }{
 		{"f.mjs#typo", `export "typo" not found in f.mjs; it exports: build, process`},
@@ -629,6 +619,28 @@ export async function process(inputs, ctx) { return 1; }
 	}
 }
 
+// selfRun is what a sitter verb run by runSelf answered.
+type selfRun struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// runSelf runs a sitter verb in dir as this test binary (SITTER_TEST_MAIN),
+// with env.
+func runSelf(dir string, env []string, args ...string) selfRun {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir, cmd.Env = dir, append(env, "SITTER_TEST_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	s := selfRun{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		s.Code = ee.ExitCode()
+	}
+	return s
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
@@ -644,23 +656,7 @@ func TestRunShowsProcessError(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "p.mjs"), []byte("export async function process( {\n"), 0o644)
 	env := sideEnv(t)
-	type res struct {
-		Code           int
-		Stdout, Stderr string
-	}
-	sitter := func(args ...string) res {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Dir, cmd.Env = ws, append(env, "SITTER_TEST_MAIN=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		s := res{Stdout: stdout.String(), Stderr: stderr.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			s.Code = ee.ExitCode()
-		}
-		return s
-	}
+	sitter := func(args ...string) selfRun { return runSelf(ws, env, args...) }
 	sitter("run", "create", "--process-id", "p", "--entry", "p.mjs#process", "--run-id", "S1")
 	if got := sitter("run", "iterate", "S1", "--json"); got.Code != 1 || !strings.Contains(got.Stdout, `"reason": "runtime-error"`) {
 		t.Fatalf("iterate: exit %d, %s %s", got.Code, got.Stdout, got.Stderr)
