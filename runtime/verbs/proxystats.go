@@ -95,13 +95,17 @@ func sumRoutes(file string) (*routeStats, error) {
 	defer f.Close()
 	st := &routeStats{File: file}
 	rules, provs, models := map[string]*routeSum{}, map[string]*routeSum{}, map[string]*routeSum{}
-	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord) {
+	row := func(m map[string]*routeSum, k string) *routeSum {
 		s := m[k]
 		if s == nil {
 			s = &routeSum{Name: k}
 			m[k] = s
 		}
 		s.Requests++
+		return s
+	}
+	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord) {
+		s := row(m, k)
 		if r.Status >= 400 || r.Error != "" {
 			s.Errors++
 		}
@@ -115,15 +119,7 @@ func sumRoutes(file string) (*routeStats, error) {
 	}
 	// failed: an attempt that fell back; its latency and tokens are not
 	// recorded.
-	failed := func(m map[string]*routeSum, k string) {
-		s := m[k]
-		if s == nil {
-			s = &routeSum{Name: k}
-			m[k] = s
-		}
-		s.Requests++
-		s.Errors++
-	}
+	failed := func(m map[string]*routeSum, k string) { row(m, k).Errors++ }
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
