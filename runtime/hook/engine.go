@@ -322,7 +322,7 @@ func runOne(ctx context.Context, h Handler, phase string, in eventJSON, env []st
 // additionalContext concatenate; updatedInput has one writer; any halt
 // wins. Handler errors go through their handler's policy.
 func Merge(phase string, outs []Outcome) (Result, []string) {
-	return merge(phase, "", outs)
+	return merge(phase, nil, outs)
 }
 
 // MergeFor is Merge for event ev, answered through rules. Where the event
@@ -332,23 +332,26 @@ func Merge(phase string, outs []Outcome) (Result, []string) {
 // render would then drop.
 func MergeFor(ev Event, rules *Rules, outs []Outcome) (Result, []string) {
 	refusal := Canonical(ev.Phase, Deny)
-	var can bool
-	if rules != nil {
-		can = rules.Deny != nil
-		if refusal == Block {
-			can = rules.Block != nil
-		}
+	can := rules != nil && (refusal != Block && rules.Deny != nil || refusal == Block && rules.Block != nil)
+	if can {
+		return merge(ev.Phase, nil, outs)
 	}
-	cannot := ""
-	if !can {
-		cannot = fmt.Sprintf("%s %s cannot %s", ev.Harness, ev.NativeEvent, refusal)
-	}
-	return merge(ev.Phase, cannot, outs)
+	return merge(ev.Phase, &noRefusal{ev.Harness, ev.NativeEvent, refusal}, outs)
 }
 
-// merge is Merge; cannot, when set, says why a fail-closed error cannot
-// refuse on this event.
-func merge(phase, cannot string, outs []Outcome) (Result, []string) {
+// noRefusal names an event whose answer cannot refuse.
+type noRefusal struct {
+	harness, event string
+	refusal        Decision
+}
+
+func (n *noRefusal) String() string {
+	return n.harness + " " + n.event + " cannot " + string(n.refusal)
+}
+
+// merge is Merge; cannot, when set, is the event on which a fail-closed
+// error cannot refuse.
+func merge(phase string, cannot *noRefusal, outs []Outcome) (Result, []string) {
 	var diags []string
 	eff := make([]Result, 0, len(outs))
 	writer := -1
@@ -368,11 +371,11 @@ func merge(phase, cannot string, outs []Outcome) (Result, []string) {
 		}
 		if herr != nil {
 			msg := fmt.Sprintf("sitter: handler %s failed: %s", quoteCmd(o.Handler.Command), oneLine(herr.Error()))
-			if o.Handler.OnError != FailClosed || cannot != "" {
+			if o.Handler.OnError != FailClosed || cannot != nil {
 				if o.Handler.OnError != FailClosed {
 					diags = append(diags, msg+" (ignored: fail-open)")
 				} else {
-					diags = append(diags, msg+" (fail-closed, not refused: "+cannot+")")
+					diags = append(diags, msg+" (fail-closed, not refused: "+cannot.String()+")")
 				}
 				if herr.Kind != ErrConflict {
 					continue
