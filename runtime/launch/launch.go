@@ -218,6 +218,9 @@ func Run(ctx context.Context, o Options) (code int, err error) {
 		}
 	}()
 	if err := l.prepare(); err != nil {
+		if _, ok := err.(usageError); ok {
+			return 2, err
+		}
 		return 1, err
 	}
 	if o.Babysit != nil {
@@ -516,6 +519,10 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
+// usageError is a setting of the launch that the proxy rejected: the
+// launch exits 2 for it, as `sitter proxy` does.
+type usageError struct{ error }
+
 // startProxy runs sitter-proxy on loopback with a fresh token and reads
 // its SITTER_PROXY_URL line.
 func (l *launcher) startProxy(model string) (url, token string, err error) {
@@ -561,10 +568,16 @@ func (l *launcher) startProxy(model string) (url, token string, err error) {
 	}
 	go io.Copy(io.Discard, out)
 	if url == "" {
-		cmd.Wait()
+		werr := cmd.Wait()
 		l.proxy = nil
 		b, _ := os.ReadFile(logPath)
-		return "", "", fmt.Errorf("sitter-proxy did not start: %s", strings.TrimSpace(string(b)))
+		err := fmt.Errorf("sitter-proxy did not start: %s", strings.TrimSpace(string(b)))
+		if exit, ok := werr.(*exec.ExitError); ok && exit.ExitCode() == 2 {
+			// The proxy rejected a setting (a routes file, a provider):
+			// what `sitter proxy` says with exit 2 for the same file.
+			return "", "", usageError{err}
+		}
+		return "", "", err
 	}
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {

@@ -7,10 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -380,5 +382,31 @@ sleep 1000 & until [ "$(cat /proc/$!/comm 2>/dev/null)" = sleep ]; do :; done; e
 	}
 	if _, err := os.Stat(filepath.Join(ws, "log")); err == nil {
 		t.Error("Run with a done context started the harness")
+	}
+}
+
+// TestRunProxyRejectsConfig: a proxy that exits 2 before it serves (it
+// rejected the routes file or another setting, as `sitter proxy` does
+// with exit 2) makes the launch exit 2 with the proxy's message, and
+// no harness runs.
+func TestRunProxyRejectsConfig(t *testing.T) {
+	bin := t.TempDir()
+	ran := filepath.Join(bin, "ran")
+	for _, c := range []struct {
+		exit, want int
+	}{{2, 2}, {1, 1}} {
+		proxyBin := script(t, bin, "sitter-proxy", "echo 'sitter proxy: r.json:1:16: providers.nosuch: unknown provider' >&2\nexit "+strconv.Itoa(c.exit)+"\n")
+		spec, _ := launch.Find(genlaunch.Specs, "claude-code")
+		code, err := launch.Run(context.Background(), launch.Options{
+			Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
+			Proxy: true, Prompt: "hi", Workspace: t.TempDir(), Bin: script(t, bin, "harness", "touch "+ran+"\n"), ProxyBin: proxyBin, StateDir: t.TempDir(),
+			Env: []string{"HOME=/nonexistent"}, Stdout: io.Discard,
+		})
+		if code != c.want || err == nil || !strings.Contains(err.Error(), "r.json:1:16: providers.nosuch: unknown provider") {
+			t.Errorf("proxy exit %d: launch code %d, err %v; want %d and the proxy's message", c.exit, code, err, c.want)
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Errorf("proxy exit %d: the harness ran", c.exit)
+		}
 	}
 }

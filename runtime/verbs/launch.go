@@ -34,7 +34,9 @@ state dir (session states, the audit log) and the harness's session store (its
 transcripts, where its resume arguments look) stay your own, so a launched
 session can be resumed later. The overlay and the proxy are removed on every
 exit path (--keep-state leaves the overlay and prints where). The exit code is
-the harness's, except for a babysit launch.
+the harness's, except for a babysit launch; a launch that cannot start exits 2
+for what its flags or files ask (a routes file the proxy rejects, as sitter
+proxy does) and 1 otherwise.
 
 Babysit (unattended, until the run ends):
   --babysit FILE[#export]  create a run of the process (process id: the file's
