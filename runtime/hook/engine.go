@@ -518,10 +518,13 @@ func stderrLine(b []byte) string {
 	return firstLine([]byte(s))
 }
 
-// quoteCmd names a handler in a diagnostic: quoted, and shortened so the
+// quoteCmd names a handler in a diagnostic: its secrets masked (the
+// diagnostic goes to the harness, which shows and logs it, and a
+// fail-closed reason to the model), quoted, and shortened so the
 // diagnostic stays one readable line.
 func quoteCmd(cmd string) string {
-	return fmt.Sprintf("%q", shorten(cmd, 80))
+	masked, _ := redact.String(cmd) // before shortening: a cut secret would slip through
+	return fmt.Sprintf("%q", shorten(masked, 80))
 }
 
 // firstLine is the first non-empty line of b, shortened.

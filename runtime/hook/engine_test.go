@@ -160,6 +160,24 @@ func TestMerge(t *testing.T) {
 			},
 		},
 		{
+			name:  "a secret in a failed handler's command is masked in the diagnostic",
+			phase: "preToolUse",
+			outs:  []Outcome{fail("/no/such/check --token=supersecretvalue1", FailOpen, ErrExit, "exit status 127")},
+			want:  Result{Decision: Noop},
+			wantDiags: []string{
+				`sitter: handler "/no/such/check --token=[REDACTED]" failed: exit status 127 (ignored: fail-open)`,
+			},
+		},
+		{
+			name:  "and in the reason a fail-closed handler's failure gives the model",
+			phase: "preToolUse",
+			outs:  []Outcome{fail("sleep 2 # DB_PASSWORD=hunter2xyz", FailClosed, ErrTimeout, "timed out after 1s")},
+			want:  Result{Decision: Deny, Reason: `sitter: handler "sleep 2 # DB_PASSWORD=[REDACTED]" failed: timed out after 1s`},
+			wantDiags: []string{
+				`sitter: handler "sleep 2 # DB_PASSWORD=[REDACTED]" failed: timed out after 1s (refused: fail-closed)`,
+			},
+		},
+		{
 			name:  "one updatedInput writer",
 			phase: "preToolUse",
 			outs: []Outcome{
