@@ -78,16 +78,29 @@ type Config struct {
 	Keep     int   // rotated files kept; 0 = 3
 }
 
-// FromEnv reads SITTER_AUDIT_MAX_BYTES and SITTER_AUDIT_KEEP.
-func FromEnv(dir string) Config {
+// FromEnv reads SITTER_AUDIT_MAX_BYTES (bytes, default 10 MiB) and
+// SITTER_AUDIT_KEEP (rotated files kept, default 3). A value that is not
+// a whole number above 0 ("10MB", "0", "-1") leaves the default in place
+// and is named in the error, so that a hook can say so: a setting that
+// silently did nothing would look like one that worked.
+func FromEnv(dir string) (Config, error) {
 	c := Config{Dir: dir}
-	if n, err := strconv.ParseInt(os.Getenv("SITTER_AUDIT_MAX_BYTES"), 10, 64); err == nil && n > 0 {
-		c.MaxBytes = n
+	var errs []error
+	if v := os.Getenv("SITTER_AUDIT_MAX_BYTES"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			c.MaxBytes = n
+		} else {
+			errs = append(errs, fmt.Errorf("SITTER_AUDIT_MAX_BYTES=%q: want a number of bytes above 0; the default, 10 MiB, holds", v))
+		}
 	}
-	if n, err := strconv.Atoi(os.Getenv("SITTER_AUDIT_KEEP")); err == nil && n > 0 {
-		c.Keep = n
+	if v := os.Getenv("SITTER_AUDIT_KEEP"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			c.Keep = n
+		} else {
+			errs = append(errs, fmt.Errorf("SITTER_AUDIT_KEEP=%q: want a number of rotated files above 0 (SITTER_AUDIT=0 turns the log off); the default, 3, holds", v))
+		}
 	}
-	return c
+	return c, errors.Join(errs...)
 }
 
 func (c Config) norm() Config {

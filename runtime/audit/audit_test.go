@@ -155,3 +155,34 @@ func TestQueryRefusesImpossibleFilter(t *testing.T) {
 		t.Errorf("Query(deny) = %d entries, %v", len(es), err)
 	}
 }
+
+// TestFromEnv: the rotation settings are whole numbers above 0; any
+// other value leaves the default and is named in the error.
+func TestFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		max, keep string
+		want      Config
+		errs      []string
+	}{
+		{"", "", Config{Dir: "d"}, nil},
+		{"2048", "5", Config{Dir: "d", MaxBytes: 2048, Keep: 5}, nil},
+		{"10MB", "0", Config{Dir: "d"}, []string{`SITTER_AUDIT_MAX_BYTES="10MB"`, `SITTER_AUDIT_KEEP="0"`}},
+		{"-1", "abc", Config{Dir: "d"}, []string{`SITTER_AUDIT_MAX_BYTES="-1"`, `SITTER_AUDIT_KEEP="abc"`}},
+	} {
+		t.Setenv("SITTER_AUDIT_MAX_BYTES", c.max)
+		t.Setenv("SITTER_AUDIT_KEEP", c.keep)
+		got, err := FromEnv("d")
+		if got != c.want {
+			t.Errorf("max %q keep %q: %+v, want %+v", c.max, c.keep, got, c.want)
+		}
+		if (err != nil) != (c.errs != nil) {
+			t.Errorf("max %q keep %q: error %v, want one naming %q", c.max, c.keep, err, c.errs)
+			continue
+		}
+		for _, e := range c.errs {
+			if !strings.Contains(err.Error(), e) {
+				t.Errorf("max %q keep %q: error %v does not name %s", c.max, c.keep, err, e)
+			}
+		}
+	}
+}

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/audit"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/store/natsstore"
@@ -43,6 +45,9 @@ func newAuditCmd(e *env) *cobra.Command {
 					return d.ID, nil
 				})
 				if err != nil {
+					return usageErr("%v", err)
+				}
+				if err := checkPhase(e.reg(), f.Phase); err != nil {
 					return usageErr("%v", err)
 				}
 				if url != "" {
@@ -156,7 +161,8 @@ func runAuditShip(url, source string, follow bool, interval time.Duration, asJSO
 		}
 		w.printf("[audit:ship] shipped=%d skipped=%d subject=%s\n", r.Shipped, r.Skipped, r.Subject)
 	}
-	o := natsstore.ShipOptions{Log: audit.FromEnv(dir), Source: source, Follow: follow, Interval: interval}
+	cfg := auditConfig(dir, stderr)
+	o := natsstore.ShipOptions{Log: cfg, Source: source, Follow: follow, Interval: interval}
 	if follow {
 		o.Pass = say
 	}
@@ -211,7 +217,8 @@ func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)
 		return 1
 	}
-	es, skipped, err := audit.Query(audit.FromEnv(dir), f, n)
+	cfg := auditConfig(dir, stderr)
+	es, skipped, err := audit.Query(cfg, f, n)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)
 		return 1
@@ -242,19 +249,77 @@ func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// entryLine is an entry as audit tail and query print it.
+// auditConfig is the audit log's settings; a bad one is said on stderr
+// (the default holds).
+func auditConfig(dir string, stderr io.Writer) audit.Config {
+	cfg, err := audit.FromEnv(dir)
+	if err != nil {
+		for _, l := range strings.Split(err.Error(), "\n") { // errors.Join: one line each
+			fmt.Fprintf(stderr, "sitter: audit: %s\n", l)
+		}
+	}
+	return cfg
+}
+
+// checkPhase says why --phase p can match no entry: entries record the
+// canonical phase of the atlas's events, and a native event name (what
+// the text lines show) is the commonest mistake.
+func checkPhase(reg *adapter.Registry, p string) error {
+	if p == "" {
+		return nil
+	}
+	var phases []string
+	native := ""
+	for _, d := range reg.Descriptors {
+		for _, ev := range d.Events {
+			if ev.Phase == p {
+				return nil
+			}
+			if ev.Phase != "" && !slices.Contains(phases, ev.Phase) {
+				phases = append(phases, ev.Phase)
+			}
+			if native == "" && ev.Name == p && ev.Phase != "" {
+				native = fmt.Sprintf(" (%s is a native event name, of phase %s)", p, ev.Phase)
+			}
+		}
+	}
+	slices.Sort(phases)
+	return fmt.Errorf("--phase %q: no canonical phase of the atlas%s; want one of %s", p, native, strings.Join(phases, ", "))
+}
+
+// entryLine is an entry as audit tail and query print it: a failed
+// handler shows as "error", and the line ends with the reason of a deny
+// or block and the first error (the call's own, else a handler's), so
+// that a failed hook never reads as an allowed call.
 func entryLine(e audit.Entry) string {
 	var hs []string
+	errMsg := e.Error
 	for _, h := range e.Handlers {
-		hs = append(hs, fmt.Sprintf("%s %.1fms", orDash(h.Decision), h.LatencyMs))
+		d := orDash(h.Decision)
+		switch {
+		case h.Skipped:
+			d = "skipped"
+		case h.Error != "":
+			d = "error"
+			if errMsg == "" {
+				errMsg = h.Error
+			}
+		}
+		hs = append(hs, fmt.Sprintf("%s %.1fms", d, h.LatencyMs))
 	}
-	halt := ""
+	tail := ""
 	switch {
 	case e.Halted:
-		halt = " HALTED: " + oneLine(orDash(e.HaltReason), 80)
+		tail = " HALTED: " + oneLine(orDash(e.HaltReason), 80)
 	case e.HaltDropped:
-		halt = " halt dropped"
+		tail = " halt dropped"
+	}
+	if e.Reason != "" && (e.Decision == "deny" || e.Decision == "block") && !e.Halted {
+		tail += " reason: " + oneLine(e.Reason, 80)
+	}
+	if errMsg != "" {
+		tail += " ERROR: " + oneLine(errMsg, 120)
 	}
 	return fmt.Sprintf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
-		e.Decision, e.Verdict, strings.Join(hs, ", "), halt)
+		e.Decision, e.Verdict, strings.Join(hs, ", "), tail)
 }

@@ -59,7 +59,13 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, ha
 		}
 	}
 	e.Finish(len(res.UpdatedInput) > 0)
-	if err := audit.Append(audit.FromEnv(dir), e); err != nil {
+	cfg, err := audit.FromEnv(dir)
+	if err != nil {
+		for _, l := range strings.Split(err.Error(), "\n") { // errors.Join: one line each
+			diags = append(diags, "sitter: audit: "+l)
+		}
+	}
+	if err := audit.Append(cfg, e); err != nil {
 		return append(diags, "sitter: audit: "+err.Error())
 	}
 	return diags
