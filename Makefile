@@ -48,8 +48,9 @@ build:
 	$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 
 ## install: sitter, sitter-host, sitter-proxy into $(PREFIX)/bin and the plugin
-## bundles into $(PREFIX)/share/sitter/artifacts (make install PREFIX=~/.local)
+## bundles into $(PREFIX)/share/sitter/artifacts (make install PREFIX=$$HOME/.local)
 install:
+	@case "$(PREFIX)" in "~"*) echo "make install: PREFIX=$(PREFIX) was not expanded by your shell (zsh and sh leave ~ after =, make does not expand it): write PREFIX=\$$HOME/.local" >&2; exit 2;; esac
 	@mkdir -p "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/sitter"
 	$(GO) build $(RELEASE) -o "$(DESTDIR)$(PREFIX)/bin/sitter" ./runtime/cmd/sitter
 	$(GO) build $(RELEASE) -o "$(DESTDIR)$(PREFIX)/bin/sitter-host" ./runtime/cmd/sitter-host

@@ -25,7 +25,11 @@ func runGuard(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 			code = 1
 		}
 	}()
-	for _, a := range args {
+	for i, a := range args {
+		if a == "--" { // ends the flags, as for every verb
+			args = append(args[:i:i], args[i+1:]...)
+			break
+		}
 		if a == "-h" || a == "--help" {
 			fmt.Fprint(stdout, hookcli.GuardUsage())
 			return 0

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"sitter.dev/sitter/generated/registry"
@@ -97,19 +99,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 	return execHost(args, stderr)
 }
 
-// runVersion is `sitter version [--json]`.
+// runVersion is `sitter version [--json]`, parsed as the cobra verbs
+// are: --json=BOOL too, and -- ends the flags (version takes no
+// arguments).
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	asJSON := false
-	for _, a := range args {
-		switch a {
-		case "--json":
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sitter: version: "+format+"\n\n%s", append(a, hookcli.VersionUsage())...)
+		return 2
+	}
+	for i, a := range args {
+		if a == "--" {
+			if rest := args[i+1:]; len(rest) > 0 {
+				return usage("unexpected arguments %q", rest)
+			}
+			break
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		switch {
+		case name == "--json":
 			asJSON = true
-		case "-h", "--help":
+			if hasVal {
+				b, err := strconv.ParseBool(val)
+				if err != nil {
+					return usage("invalid argument %q for \"--json\" flag: want true or false", val)
+				}
+				asJSON = b
+			}
+		case (a == "-h" || a == "--help") && !hasVal:
 			fmt.Fprint(stdout, hookcli.VersionUsage())
 			return 0
+		case strings.HasPrefix(a, "-"):
+			return usage("unknown flag: %s", name)
 		default:
-			fmt.Fprintf(stderr, "sitter: version: unknown argument %s\n\n%s", a, hookcli.VersionUsage())
-			return 2
+			return usage("unexpected arguments %q", args[i:])
 		}
 	}
 	if err := hookcli.PrintVersion(stdout, version(), asJSON); err != nil {

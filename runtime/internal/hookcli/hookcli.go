@@ -95,7 +95,7 @@ const VersionExample = `  sitter version
 type Flag struct{ Name, Value, Usage string }
 
 // VersionLong describes `sitter version`.
-const VersionLong = "The version (a release tag, or (devel)), the commit it was built from, the hook contract and the Go version."
+const VersionLong = "The version (make build, make install and make dist stamp what git describe says: a release tag, a tag and the commits since, or the commit alone; a plain go build says what Go recorded: a pseudo-version, or (devel)), the commit it was built from, the hook contract and the Go version."
 
 // HookUsage is `sitter hook --help`, as sitter-host's command tree prints
 // `sitter help hook` (a test holds them equal).
