@@ -69,7 +69,6 @@ func newAuditCmd(e *env) *cobra.Command {
 			c.Flags().StringVar(&f.Harness, "harness", "", "only the calls of `HARNESS`")
 			c.Flags().StringVar(&f.Phase, "phase", "", "only calls of the canonical phase `PHASE`")
 			c.Flags().BoolVar(&f.Halted, "halted", false, "only calls whose answer halted the session")
-			completeHarnessFlag(e, c)
 		}
 		jsonFlag(c, &asJSON, "print the entries as JSON lines")
 		return c

@@ -121,6 +121,7 @@ Every verb takes -h/--help; a usage error exits 2.`,
 	)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	completeHarnessFlags(e, root)
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
@@ -252,11 +253,17 @@ func harnessNames(e *env) func(*cobra.Command, []string, string) ([]string, cobr
 	}
 }
 
-// completeHarnessFlag completes the values of c's --harness flag.
-func completeHarnessFlag(e *env, c *cobra.Command) {
-	c.RegisterFlagCompletionFunc("harness", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return e.reg().IDs(), cobra.ShellCompDirectiveNoFileComp
-	})
+// completeHarnessFlags makes every --harness flag of c and its
+// subcommands complete the atlas's harness ids.
+func completeHarnessFlags(e *env, c *cobra.Command) {
+	if c.Flags().Lookup("harness") != nil {
+		c.RegisterFlagCompletionFunc("harness", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return e.reg().IDs(), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	for _, sub := range c.Commands() {
+		completeHarnessFlags(e, sub)
+	}
 }
 
 // usageText is the usage of c, as every verb prints it: the command line,

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,5 +270,31 @@ func TestOwnVerbsHelpAsTheTree(t *testing.T) {
 		if diff := cmp.Diff(out.String(), v.own); diff != "" {
 			t.Errorf("sitter %s --help differs from sitter help %s (-tree +own):\n%s", v.name, v.name, diff)
 		}
+	}
+}
+
+// TestHarnessFlagsComplete: every --harness flag of the tree completes
+// the atlas's harness ids (README: completion for harness names).
+func TestHarnessFlagsComplete(t *testing.T) {
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Flags().Lookup("harness") == nil {
+			return
+		}
+		n++
+		path := strings.Fields(c.CommandPath())[1:]
+		var out, errb bytes.Buffer
+		Run(append(append([]string{"__complete"}, path...), "--harness", ""), nil, &out, &errb, registry.Registry)
+		if !strings.Contains(out.String(), "\nclaude-code\n") && !strings.HasPrefix(out.String(), "claude-code\n") {
+			t.Errorf("sitter %s --harness <TAB>: %q, want the harness ids", strings.Join(path, " "), out.String())
+		}
+	}
+	walk(NewCommand(nil, io.Discard, io.Discard, registry.Registry))
+	if n < 8 {
+		t.Errorf("%d commands with --harness; the walk missed the tree", n)
 	}
 }

@@ -36,7 +36,6 @@ requested harness is not ready.`,
 	c.Flags().StringArrayVar(&want, "harness", nil, "check `HARNESS` (repeatable; default: every harness)")
 	c.Flags().StringVar(&dir, "dir", "", "the project folder `DIR` (default: the current directory)")
 	jsonFlag(c, &asJSON, "print the reports as JSON")
-	completeHarnessFlag(e, c)
 	return c
 }
 

@@ -63,7 +63,6 @@ func newInstructionsCmd(e *env) *cobra.Command {
 the loop is driven there (its stop hook, or the agent itself), in interactive
 or non-interactive mode, with the session's bound run and the project's
 active runs.`
-	completeHarnessFlag(e, babysit)
 	return group(&cobra.Command{
 		Use:     "instructions",
 		Short:   "Guides an agent reads: the babysit orchestration guide",

@@ -71,7 +71,6 @@ into one project (or one home) at the same time wait for each other.
 		c.Flags().BoolVar(&force, "force", false, "replace sitter's own entries that are already there, and a file of yours where sitter writes its own (kept as <file>.sitter-backup, put back by uninstall)")
 	}
 	jsonFlag(c, &asJSON, "print the report as JSON")
-	completeHarnessFlag(e, c)
 	return c
 }
 
