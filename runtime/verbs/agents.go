@@ -179,7 +179,7 @@ entry (hook events and their render effects, packaging, launch, transcript,
 presence, readiness, agentEnv); the table prints the flat capability list,
 --json everything.`,
 		Example: "  sitter agents list\n  sitter agents list --json",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return code(agentsList(e, listJSON))
 		},
@@ -189,7 +189,7 @@ presence, readiness, agentEnv); the table prints the flat capability list,
 		Use:     "detect",
 		Short:   "Say which harnesses a project uses",
 		Example: "  sitter agents detect\n  sitter agents detect --dir ~/my-project --json",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return code(agentsDetect(e, dir, detectJSON))
 		},

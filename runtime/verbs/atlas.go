@@ -20,7 +20,7 @@ func newAtlasCmd(e *env) *cobra.Command {
 		Use:     "list",
 		Short:   "List the harness descriptors",
 		Example: "  sitter atlas list\n  sitter atlas list --json",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return code(atlasList(e.stdout, e.stderr, e.reg(), listJSON))
 		},

@@ -31,7 +31,7 @@ func newAuditCmd(e *env) *cobra.Command {
 			Use:     verb,
 			Short:   short,
 			Example: example,
-			Args:    cobra.NoArgs,
+			Args:    noArgs,
 			RunE: func(*cobra.Command, []string) error {
 				if n < 0 {
 					return usageErr("-n %d: want a count", n)
@@ -47,8 +47,10 @@ func newAuditCmd(e *env) *cobra.Command {
 				if err != nil {
 					return usageErr("%v", err)
 				}
-				if err := checkPhase(e.reg(), f.Phase); err != nil {
-					return usageErr("%v", err)
+				if f.Phase != "" {
+					if err := checkPhase(e.reg(), f.Phase); err != nil {
+						return usageErr("%v", err)
+					}
 				}
 				if url != "" {
 					return code(runAuditStore(url, source, f, n, asJSON, e.stdout, e.stderr))
@@ -109,7 +111,7 @@ cron, a systemd unit, or with --follow). See docs/store.md.`,
 		Example: `  sitter audit ship --store nats://nats.internal:4222
   sitter audit ship --store nats://nats.internal:4222 --follow --source ci-runner-7
   SITTER_STORE=nats://nats.internal:4222 sitter audit ship --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("store") {
 				url = os.Getenv("SITTER_STORE")
@@ -264,9 +266,6 @@ func auditConfig(dir string, stderr io.Writer) audit.Config {
 // canonical phase of the atlas's events, and a native event name (what
 // the text lines show) is the commonest mistake.
 func checkPhase(reg *adapter.Registry, p string) error {
-	if p == "" {
-		return nil
-	}
 	var phases []string
 	native := ""
 	for _, d := range reg.Descriptors {

@@ -41,7 +41,7 @@ func newCheckpointCmd(e *env) *cobra.Command {
 		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only `PATH` (repeatable; more paths may follow <id> as arguments)")
 	}
 	list := sub("list", "List the checkpoints of every session, or of one",
-		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", cobra.NoArgs, o.list)
+		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", noArgs, o.list)
 	list.Flags().StringVar(&o.session, "session", "", "only the checkpoints of session `ID`")
 	list.Flags().BoolVar(&o.all, "all", false, "also the base snapshots taken at each turn's start")
 	jsonFlag(list, &o.asJSON, "print the checkpoints as JSON")
@@ -64,7 +64,7 @@ func newCheckpointCmd(e *env) *cobra.Command {
 stdin; silent on success (a handler's output is the hook's answer), and never
 fails its hook.`,
 		Example:     `  sitter hook claude-code Stop --handler 'sitter checkpoint record'`,
-		Args:        cobra.NoArgs,
+		Args:        noArgs,
 		Annotations: map[string]string{anyDir: "a hook handler never fails its hook"},
 		RunE: func(*cobra.Command, []string) error {
 			return code(o.record(e.stdin))

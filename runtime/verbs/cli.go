@@ -140,6 +140,9 @@ Every verb takes -h/--help; a usage error exits 2.`,
 		case "completion":
 			c.RunE = groupRunE
 			for _, s := range c.Commands() {
+				if s.Args != nil {
+					s.Args = noArgs
+				}
 				s.Example = fmt.Sprintf("  sitter completion %[1]s > sitter.%[1]s   # then source it from your shell's startup file", s.Name())
 			}
 			c.Example = "  source <(sitter completion bash)\n  sitter completion fish > ~/.config/fish/completions/sitter.fish"
@@ -197,6 +200,10 @@ func nArgs(min, max int, what string) cobra.PositionalArgs {
 	}
 }
 
+// noArgs is noArgs in the words of nArgs: cobra's says `unknown
+// command "x"`, which reads as a subcommand typo.
+var noArgs = nArgs(0, 0, "")
+
 // usageErr is a usage error found by a verb after parsing (exit 2).
 func usageErr(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
@@ -208,7 +215,8 @@ func jsonFlag(c *cobra.Command, p *bool, what string) {
 // cmdFlagsOf reads a parsed command line as cmdFlags: the flags given (not
 // their defaults) and the positional arguments; usage is the command's.
 func cmdFlagsOf(c *cobra.Command, args []string) *cmdFlags {
-	f := &cmdFlags{pos: args, vals: map[string]string{}, bools: map[string]bool{}, usage: c.UsageString()}
+	f := &cmdFlags{pos: args, vals: map[string]string{}, bools: map[string]bool{}, usage: c.UsageString(),
+		verb: strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")}
 	c.Flags().Visit(func(fl *pflag.Flag) {
 		if fl.Value.Type() == "bool" {
 			f.bools[fl.Name] = fl.Value.String() == "true"
@@ -229,7 +237,16 @@ func flagged(use, short, example string, flags []string, run func(c *cobra.Comma
 		Example: example,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return code(run(c, cmdFlagsOf(c, args)))
+			f := cmdFlagsOf(c, args)
+			// An extra argument is a mistake (a second run, an effect id
+			// given to a verb that takes none), not something to ignore:
+			// refused before the verb runs, in the words and exit code of
+			// a missing one (the SDK's usage, exit 1). The verbs check
+			// what is missing themselves, in the SDK's order.
+			if len(args) > strings.Count(c.Use, " <") {
+				return code(usageFail(c.ErrOrStderr(), f))
+			}
+			return code(run(c, f))
 		},
 	}
 	for _, fl := range flags {

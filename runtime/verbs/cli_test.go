@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -296,5 +297,48 @@ func TestHarnessFlagsComplete(t *testing.T) {
 	walk(NewCommand(nil, io.Discard, io.Discard, registry.Registry))
 	if n < 8 {
 		t.Errorf("%d commands with --harness; the walk missed the tree", n)
+	}
+}
+
+// TestExtraArgumentsRefused: every verb given one argument more than its
+// usage line names fails, before it does anything, with a `sitter: VERB:
+// unexpected arguments` line (the run and task verbs exit 1 with the
+// SDK's usage, as for a missing one; the others exit 2). hook and guard
+// are the sitter binary's own, whose callers are harnesses.
+func TestExtraArgumentsRefused(t *testing.T) {
+	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
+	n := 0
+	for _, p := range commandPaths(root, nil) {
+		c, _, err := root.Find(p)
+		if err != nil || c.HasAvailableSubCommands() || strings.Contains(c.Use, "...") {
+			continue
+		}
+		if use, _, _ := strings.Cut(c.Use, " "); use == "help" || use == "hook" || use == "guard" || use == "__complete" || use == "__completeNoDesc" {
+			continue
+		}
+		args := append([]string{}, p...)
+		for _, w := range strings.Fields(c.Use)[1:] {
+			switch {
+			case w == "<harness>":
+				args = append(args, "claude-code")
+			case strings.HasPrefix(w, "<") || strings.HasPrefix(w, "[<") || strings.HasPrefix(w, "(<"):
+				args = append(args, "placeholder")
+			}
+		}
+		args = append(args, "extra-arg")
+		var out, errb bytes.Buffer
+		code := Run(args, nil, &out, &errb, registry.Registry)
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		want, wantCode := "sitter: "+strings.Join(p, " ")+`: unexpected arguments ["extra-arg"]`, 2
+		if slices.Contains(sdkVerbs, strings.Join(p, " ")) {
+			wantCode = 1
+		}
+		if code != wantCode || first != want || out.Len() > 0 {
+			t.Errorf("%q: exit %d, first stderr line %q, stdout %q; want exit %d and %q", args, code, first, out.String(), wantCode, want)
+		}
+		n++
+	}
+	if n < 30 {
+		t.Errorf("only %d verbs tried: the walk missed the tree", n)
 	}
 }

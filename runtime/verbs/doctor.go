@@ -28,7 +28,7 @@ its hook configs are valid; failure codes and a resolution trace. Without
 --harness it reports every harness and exits 0; with it, it exits 1 when a
 requested harness is not ready.`,
 		Example: "  sitter doctor\n  sitter doctor --harness claude-code --dir ~/my-project --json",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return code(runDoctor(want, dir, asJSON, e.stdout, e.stderr, e.reg))
 		},

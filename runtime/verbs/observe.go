@@ -33,7 +33,7 @@ its token) once; serves until interrupted.`,
 		Example: `  sitter observe
   sitter observe --dir ~/proj-a --dir ~/proj-b --open
   sitter observe --listen 127.0.0.1:8790 --stale 1h --json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			for _, d := range dirs {
 				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {

@@ -25,7 +25,7 @@ func ownVerb(e *env, name string) *cobra.Command {
 		Short:                 hookcli.GuardShort,
 		Long:                  hookcli.GuardLong,
 		Example:               hookcli.GuardExample,
-		Args:                  cobra.NoArgs,
+		Args:                  noArgs,
 	}
 	if name == "hook" {
 		c = &cobra.Command{
@@ -91,7 +91,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Short:                 hookcli.VersionShort,
 		Long:                  hookcli.VersionLong,
 		Example:               hookcli.VersionExample,
-		Args:                  cobra.NoArgs,
+		Args:                  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := hookcli.PrintVersion(e.stdout, hookcli.Read(hook.Version), asJSON); err != nil {
 				fmt.Fprintf(e.stderr, "sitter: version: %v\n", err)

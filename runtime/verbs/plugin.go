@@ -30,14 +30,14 @@ config, remove only what they added, and check bundles.`,
 func pluginInstallCmd(e *env, install bool) *cobra.Command {
 	var harness, scope, dir string
 	var force, asJSON bool
-	verb, use, what := "uninstall", "uninstall <plugin>", "plugin name"
+	verb, use := "uninstall", "uninstall <plugin>"
 	c := &cobra.Command{
 		Short: "Remove only the entries and files install added",
 		Example: `  sitter plugin uninstall guard --harness gemini-cli --dir ~/my-project
   sitter plugin uninstall guard --harness claude --scope user --json`,
 	}
 	if install {
-		verb, use, what = "install", "install <bundle-or-plugin>", "bundle or plugin"
+		verb, use = "install", "install <bundle-or-plugin>"
 		c.Short = "Register a plugin bundle's hooks into a harness's config"
 		c.Long = `Merges the bundle's hooks into the harness's config (for Gemini CLI,
 .gemini/settings.json), keeping everything already there, writing through a
@@ -52,12 +52,7 @@ into one project (or one home) at the same time wait for each other.
   sitter plugin install artifacts/guard/codex --harness codex --scope user --force --json`
 	}
 	c.Use = use
-	c.Args = func(_ *cobra.Command, args []string) error {
-		if len(args) != 1 {
-			return usageErr("want one %s, have %d arguments", what, len(args))
-		}
-		return nil
-	}
+	c.Args = nArgs(1, 1, strings.Fields(use)[1])
 	c.RunE = func(_ *cobra.Command, args []string) error {
 		if harness == "" {
 			return usageErr("--harness is required (see 'sitter atlas list')")

@@ -49,7 +49,7 @@ fallbacks), and each routed request is recorded for sitter proxy stats
   sitter proxy --routes routes.json --harness claude-code
   GEMINI_API_KEY=… sitter proxy --provider gemini --listen 0.0.0.0:8787 --state-store nats://nats.internal:4222
   sitter proxy stats`,
-		Args:        cobra.NoArgs,
+		Args:        noArgs,
 		Annotations: map[string]string{runsItself: "serves; stats reads its record"},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("provider") && !c.Flags().Changed("routes") {

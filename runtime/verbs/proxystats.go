@@ -59,7 +59,7 @@ attempt that failed and fell back to the next target is a request, and an
 error, of its provider; per rule a request counts once.`,
 		Example: `  sitter proxy stats
   sitter proxy stats --json --file ./routes.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if file == "" {
 				dir, err := hook.StateDir()

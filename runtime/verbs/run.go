@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ type cmdFlags struct {
 	vals  map[string]string
 	bools map[string]bool
 	usage string // the command's usage, for usageFail
+	verb  string // the command's path after "sitter", for usageFail
 	// storeDir is this machine's copy of a run of a shared store, which
 	// <runDir> names while a verb runs on it (withStore).
 	storeDir string
@@ -112,8 +114,14 @@ func sdkFail(stderr io.Writer, verb, format string, a ...any) int {
 	return 1
 }
 
-// usageFail is the SDK's answer to a missing argument: the usage, exit 1,
-// after a line naming the arguments missing (or extra) by the usage line.
+// sdkVerbs are the run and task verbs the npm babysitter SDK has: a
+// usage error there exits 1, as the SDK's does; sitter's own (run list,
+// export, import, session list, worker, …) exit 2, as every verb.
+var sdkVerbs = []string{"run create", "run status", "run events", "run iterate", "run rebuild-state", "run repair", "task list", "task show", "task post"}
+
+// usageFail answers a missing or extra argument: a line naming the
+// arguments missing (or extra) by the usage line, then the usage; exit 1
+// for a verb the SDK has (its code), else 2.
 func usageFail(stderr io.Writer, f *cmdFlags) int {
 	var want []string
 	if _, line, ok := strings.Cut(f.usage, "Usage:\n"); ok {
@@ -126,12 +134,15 @@ func usageFail(stderr io.Writer, f *cmdFlags) int {
 	}
 	switch {
 	case len(f.pos) < len(want):
-		fmt.Fprintf(stderr, "sitter: missing %s\n\n", strings.Join(want[len(f.pos):], " "))
+		fmt.Fprintf(stderr, "sitter: %s: missing %s\n\n", f.verb, strings.Join(want[len(f.pos):], " "))
 	case len(f.pos) > len(want):
-		fmt.Fprintf(stderr, "sitter: unexpected arguments %q\n\n", f.pos[len(want):])
+		fmt.Fprintf(stderr, "sitter: %s: unexpected arguments %q\n\n", f.verb, f.pos[len(want):])
 	}
 	fmt.Fprint(stderr, f.usage)
-	return 1
+	if slices.Contains(sdkVerbs, f.verb) {
+		return 1
+	}
+	return 2
 }
 
 // outCompact is out with the JSON on one line, as the SDK prints `run
