@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,13 +78,18 @@ fails its hook.`,
 		Long: `Per-session checkpoints of the working tree on refs/sitter/checkpoints/<session>,
 made with a temporary index (never the user's index, branch, stash or files).
 Each turn leaves one checkpoint at its end, whose diff is exactly what the turn
-changed; the snapshot taken at its start is listed only with --all.`,
+changed; the snapshot taken at its start is listed only with --all.
+
+Outside a git working tree there are no checkpoints: list, show, diff and
+restore say so and exit 1; record, a hook handler, does nothing there.`,
 		Example: "  sitter checkpoint list\n  sitter checkpoint diff 3f2a9c81d0e4\n  sitter checkpoint restore 3f2a9c81d0e4 --paths src/",
 	}, list, show, diff, restore, record)
 }
 
-// open opens the repository of --dir; outside git it says so and there
-// is nothing to do (exit 0).
+// open opens the repository of --dir. Outside git, list, show, diff and
+// restore ask a question that has no answer there: an error (exit 1),
+// naming the folder in full ("." says little). Only record, a hook
+// handler, lets it pass.
 func (o *cpOpts) open() (*checkpoint.Repo, int) {
 	dir := o.dir
 	if dir == "" {
@@ -91,8 +97,10 @@ func (o *cpOpts) open() (*checkpoint.Repo, int) {
 	}
 	r, err := checkpoint.Open(dir)
 	if errors.Is(err, checkpoint.ErrNotRepo) {
-		fmt.Fprintf(o.stderr, "sitter: checkpoint: %s is %v; nothing to do\n", dir, err)
-		return nil, 0
+		if abs, aerr := filepath.Abs(dir); aerr == nil {
+			dir = abs
+		}
+		return nil, o.fail(fmt.Errorf("%s is %w", dir, err))
 	}
 	if err != nil {
 		return nil, o.fail(err)

@@ -170,7 +170,7 @@ func TestCLIReferenceCurrent(t *testing.T) {
 // that does not exist (exit 1, "--dir D is not a directory", nothing on
 // stdout) before doing anything: a mistyped project folder is never
 // created (plugin install), reported as an empty project (doctor) or as
-// "not a git tree, nothing to do" (checkpoint). The exception is
+// "not a git tree" (checkpoint). The exception is
 // checkpoint record, a hook handler that never fails its hook.
 func TestMissingDirIsAnError(t *testing.T) {
 	args := map[string][]string{
