@@ -124,9 +124,114 @@ func git(dir string, env []string, stdin []byte, args ...string) (string, error)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return out.String(), &gitError{sub: args[0], msg: strings.TrimSpace(errb.String()), err: err}
 	}
 	return out.String(), nil
+}
+
+// gitError is a failed git command. It names the git subcommand and what
+// git said, not the whole command line: that holds object ids and a
+// dozen exclude pathspecs, which tell a user nothing.
+type gitError struct {
+	sub, msg string
+	err      error // the *exec.ExitError, for its code
+}
+
+func (e *gitError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("git %s: %v", e.sub, e.err)
+	}
+	return fmt.Sprintf("git %s: %s", e.sub, e.msg)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// Rel turns a path given relative to the folder dir (or absolute), as git
+// takes paths, into the top-relative slash path Diff and Restore want. A
+// path outside the working tree is an error naming it.
+func (r *Repo) Rel(dir, p string) (string, error) {
+	if p == "" {
+		return "", errors.New("an empty path names no file")
+	}
+	abs := filepath.Clean(p)
+	if !filepath.IsAbs(p) {
+		// Relative to the folder as git sees it: with its symbolic links
+		// resolved, so ".." climbs where git's would.
+		d, err := filepath.Abs(dir)
+		if err != nil {
+			return "", err
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		abs = filepath.Join(d, p)
+	}
+	rel, ok := under(r.Top, abs)
+	if !ok {
+		// Top has its symbolic links resolved (git's --show-toplevel);
+		// an absolute path may reach it through one (/tmp on macOS).
+		// Resolve the part of the path that exists, the rest as it is.
+		head, tail := abs, ""
+		for {
+			if real, err := filepath.EvalSymlinks(head); err == nil {
+				rel, ok = under(r.Top, filepath.Join(real, tail))
+				break
+			}
+			parent := filepath.Dir(head)
+			if parent == head {
+				break
+			}
+			head, tail = parent, filepath.Join(filepath.Base(head), tail)
+		}
+	}
+	if !ok {
+		return "", fmt.Errorf("%s is outside the repository %s", p, r.Top)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// under is p relative to top, when p is top or inside it.
+func under(top, p string) (string, bool) {
+	rel, err := filepath.Rel(top, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// ErrNoMatch: a path given to Diff or Restore names no file in the trees
+// they read; an empty diff or "0 written" would hide the typo.
+type ErrNoMatch struct {
+	Path  string // top-relative
+	Where string // the trees looked in
+}
+
+func (e *ErrNoMatch) Error() string {
+	return fmt.Sprintf("%s matches no file in %s", e.Path, e.Where)
+}
+
+// matchNone returns an *ErrNoMatch for the first path (a pathspec) that
+// matches no file in any of trees, described by where.
+func (r *Repo) matchNone(paths []string, where string, trees ...string) error {
+	for _, p := range paths {
+		found := false
+		for _, t := range trees {
+			// diff-tree --quiet exits 1 when the tree has a file in p.
+			_, err := r.git(nil, "diff-tree", "-r", "--quiet", emptyTree, t, "--", p)
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == 1 {
+				found = true
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !found {
+			return &ErrNoMatch{Path: p, Where: where}
+		}
+	}
+	return nil
 }
 
 func (r *Repo) git(env []string, args ...string) (string, error) {
@@ -332,8 +437,13 @@ func (r *Repo) Changes(cp *Checkpoint) ([]string, error) {
 	return ls, nil
 }
 
-// Diff is the patch of a checkpoint against its parent.
+// Diff is the patch of a checkpoint against its parent, all of it or
+// within paths (top-relative; see Rel). A path that is in neither is an
+// *ErrNoMatch.
 func (r *Repo) Diff(cp *Checkpoint, paths ...string) (string, error) {
+	if err := r.matchNone(paths, "checkpoint "+cp.ID[:12]+" or its parent", cp.base(), cp.ID); err != nil {
+		return "", err
+	}
 	args := []string{"diff-tree", "-p", "--binary", "--no-renames", cp.base(), cp.ID}
 	if len(paths) > 0 {
 		args = append(append(args, "--"), paths...)
@@ -348,14 +458,19 @@ func (e *ErrDirty) Error() string {
 	return "the working tree has changes in no checkpoint or commit (use --force to overwrite): " + strings.Join(e.Paths, ", ")
 }
 
-// Restore makes the working files (all, or those under paths) what they
-// were at a checkpoint: it writes files the checkpoint has and deletes
-// files it lacks. The user's index and HEAD are not touched. Unless force,
-// it refuses when the working tree (within paths) holds changes that
-// neither HEAD nor any checkpoint of the session has.
+// Restore makes the working files (all, or those under paths,
+// top-relative; see Rel) what they were at a checkpoint: it writes files
+// the checkpoint has and deletes files it lacks. A path in neither the
+// checkpoint nor the working tree is an *ErrNoMatch. The user's index and
+// HEAD are not touched. Unless force, it refuses when the working tree
+// (within paths) holds changes that neither HEAD nor any checkpoint of
+// the session has.
 func (r *Repo) Restore(cp *Checkpoint, paths []string, force bool) (written, deleted []string, err error) {
 	now, err := r.Snapshot()
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.matchNone(paths, "checkpoint "+cp.ID[:12]+" or the working tree", cp.Tree, now); err != nil {
 		return nil, nil, err
 	}
 	limit := paths

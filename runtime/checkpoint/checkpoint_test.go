@@ -223,3 +223,101 @@ func TestValidSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRel: paths are taken as git takes them, relative to the folder
+// they were given in (through a symbolic link too), and made relative to
+// the top; one outside the repository is an error naming it.
+func TestRel(t *testing.T) {
+	dir := newRepo(t, true)
+	writeFile(t, dir, "src/x.go", "x\n")
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(filepath.Join(dir, "src"), link); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "src")
+	for _, c := range []struct{ dir, path, want string }{
+		{src, "x.go", "src/x.go"},
+		{src, "new/y.go", "src/new/y.go"}, // need not exist
+		{src, "../edit.txt", "edit.txt"},
+		{src, ".", "src"},
+		{src, "*.go", "src/*.go"}, // a glob stays a glob
+		{dir, "src/", "src"},
+		{dir, ".", "."},
+		{link, "x.go", "src/x.go"},
+		{link, "../edit.txt", "edit.txt"}, // ".." from where git is, not the link's folder
+		{"/", filepath.Join(src, "x.go"), "src/x.go"},
+		{"/", filepath.Join(link, "gone", "z.go"), "src/gone/z.go"},
+	} {
+		if got, err := r.Rel(c.dir, c.path); err != nil || got != c.want {
+			t.Errorf("Rel(%s, %s) = %q, %v; want %q", c.dir, c.path, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ dir, path string }{
+		{dir, "../x"}, {src, "../../x"}, {src, "/etc/passwd"}, {dir, ""},
+	} {
+		if got, err := r.Rel(c.dir, c.path); err == nil || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("Rel(%s, %q) = %q, %v; want an error naming it", c.dir, c.path, got, err)
+		}
+	}
+}
+
+// TestPathMatchesNothing: a path that names no file is an error naming
+// it, not an empty diff or "0 written"; one that names a file the turn
+// did not change is an empty diff. Errors say what was wrong, not the git
+// command line.
+func TestPathMatchesNothing(t *testing.T) {
+	dir := newRepo(t, true)
+	r, _ := Open(dir)
+	base, _, _ := r.Create(Meta{Kind: "base", Session: "s"})
+	writeFile(t, dir, "edit.txt", "v2\n")
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	turn, _, _ := r.Create(Meta{Kind: "turn", Session: "s"})
+	writeFile(t, dir, "later.txt", "made after the turn\n")
+
+	for _, paths := range [][]string{{"nosuch.txt"}, {"edit.txt", "nosuch.txt"}, {"no/such/dir"}} {
+		_, err := r.Diff(turn, paths...)
+		var nm *ErrNoMatch
+		if !errors.As(err, &nm) || nm.Path != paths[len(paths)-1] || !strings.Contains(err.Error(), turn.ID[:12]) {
+			t.Errorf("Diff(%q) err = %v; want no match for %s", paths, err, paths[len(paths)-1])
+		}
+		written, deleted, err := r.Restore(base, paths, false)
+		if !errors.As(err, &nm) || nm.Path != paths[len(paths)-1] || strings.Contains(err.Error(), "diff-tree") {
+			t.Errorf("Restore(%q) err = %v; want no match for %s", paths, err, paths[len(paths)-1])
+		}
+		if len(written)+len(deleted) > 0 || read(t, dir, "edit.txt") != "v2\n" {
+			t.Errorf("Restore(%q) wrote %q, deleted %q", paths, written, deleted)
+		}
+	}
+	// In the parent only (the turn deleted it), unchanged, a glob: fine.
+	if d, err := r.Diff(turn, "gone.txt"); err != nil || !strings.Contains(d, "-bye") {
+		t.Errorf("Diff(gone.txt) = %q, %v", d, err)
+	}
+	if d, err := r.Diff(turn, "keep.txt"); err != nil || d != "" {
+		t.Errorf("Diff(keep.txt) = %q, %v; want empty", d, err)
+	}
+	if d, err := r.Diff(turn, "*.txt"); err != nil || !strings.Contains(d, "+v2") {
+		t.Errorf("Diff(*.txt) = %q, %v", d, err)
+	}
+	// later.txt is in the working tree only: restoring the turn deletes it.
+	if _, deleted, err := r.Restore(turn, []string{"later.txt"}, true); err != nil || !reflect.DeepEqual(deleted, []string{"later.txt"}) {
+		t.Errorf("Restore(later.txt) deleted %q, %v", deleted, err)
+	}
+	// gone.txt is in the base only: restoring it writes it back.
+	if written, _, err := r.Restore(base, []string{"gone.txt"}, false); err != nil || !reflect.DeepEqual(written, []string{"gone.txt"}) || read(t, dir, "gone.txt") != "bye\n" {
+		t.Errorf("Restore(gone.txt) wrote %q, %v", written, err)
+	}
+}
+
+// TestGitErrorIsShort: a failed git command names its subcommand and
+// what git said, not its arguments.
+func TestGitErrorIsShort(t *testing.T) {
+	dir := newRepo(t, true)
+	_, err := git(dir, nil, nil, "diff-tree", "-r", emptyTree, "HEAD", "--", "../outside", ":(exclude).sitter")
+	if err == nil || !strings.HasPrefix(err.Error(), "git diff-tree: ") || strings.Contains(err.Error(), ":(exclude)") || strings.Contains(err.Error(), emptyTree) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -26,20 +26,20 @@ type cpOpts struct {
 // tree per agent session.
 func newCheckpointCmd(e *env) *cobra.Command {
 	o := &cpOpts{stdout: e.stdout, stderr: e.stderr}
-	sub := func(use, short, example string, args cobra.PositionalArgs, run func(r *checkpoint.Repo, args []string) int) *cobra.Command {
+	sub := func(use, short, example string, args cobra.PositionalArgs, run func(r *checkpoint.Repo, args []string) error) *cobra.Command {
 		c := &cobra.Command{Use: use, Short: short, Example: example, Args: args,
 			RunE: func(_ *cobra.Command, args []string) error {
 				r, c := o.open()
 				if r == nil {
 					return code(c)
 				}
-				return code(run(r, args))
+				return run(r, args)
 			}}
 		c.Flags().StringVar(&o.dir, "dir", "", "the repository's working tree `DIR` (default: the current directory)")
 		return c
 	}
 	withPaths := func(c *cobra.Command) {
-		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only `PATH` (repeatable; more paths may follow <id> as arguments)")
+		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only `PATH`, relative to the current directory or --dir (repeatable; more paths may follow <id>)")
 	}
 	list := sub("list", "List the checkpoints of every session, or of one",
 		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", noArgs, o.list)
@@ -79,6 +79,11 @@ fails its hook.`,
 made with a temporary index (never the user's index, branch, stash or files).
 Each turn leaves one checkpoint at its end, whose diff is exactly what the turn
 changed; the snapshot taken at its start is listed only with --all.
+
+The paths diff and restore take (after <id>, or --paths) are relative to the
+current directory, or --dir, as in git; one outside the repository is a usage
+error, one that matches no file in the checkpoint (or, for diff, its parent;
+for restore, the working tree) an error.
 
 Outside a git working tree there are no checkpoints: list, show, diff and
 restore say so and exit 1; record, a hook handler, does nothing there.`,
@@ -145,19 +150,19 @@ func (o *cpOpts) record(stdin io.Reader) int {
 // list is `checkpoint list`. A turn's checkpoint is made at its end; the
 // base snapshot taken at its start (the "before" its diff is against) is
 // listed only with --all.
-func (o *cpOpts) list(r *checkpoint.Repo, _ []string) int {
+func (o *cpOpts) list(r *checkpoint.Repo, _ []string) error {
 	sessions := []string{o.session}
 	if o.session == "" {
 		var err error
 		if sessions, err = r.Sessions(); err != nil {
-			return o.fail(err)
+			return code(o.fail(err))
 		}
 	}
 	all := []*checkpoint.Checkpoint{}
 	for _, s := range sessions {
 		cps, err := r.List(s)
 		if err != nil {
-			return o.fail(err)
+			return code(o.fail(err))
 		}
 		for _, cp := range cps {
 			if o.all || cp.Kind != "base" {
@@ -166,7 +171,7 @@ func (o *cpOpts) list(r *checkpoint.Repo, _ []string) int {
 		}
 	}
 	if o.asJSON {
-		return writeJSON(o.stdout, o.stderr, all)
+		return code(writeJSON(o.stdout, o.stderr, all))
 	}
 	w := &errWriter{w: o.stdout}
 	for _, cp := range all {
@@ -175,24 +180,24 @@ func (o *cpOpts) list(r *checkpoint.Repo, _ []string) int {
 	if len(all) == 0 {
 		w.printf("no checkpoints\n")
 	}
-	return w.code()
+	return code(w.code())
 }
 
 // show is `checkpoint show <id>`.
-func (o *cpOpts) show(r *checkpoint.Repo, args []string) int {
+func (o *cpOpts) show(r *checkpoint.Repo, args []string) error {
 	cp, err := r.Get(args[0])
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
 	ch, err := r.Changes(cp)
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
 	if o.asJSON {
-		return writeJSON(o.stdout, o.stderr, struct {
+		return code(writeJSON(o.stdout, o.stderr, struct {
 			*checkpoint.Checkpoint
 			Changes []string `json:"changes"`
-		}{cp, nonNil(ch)})
+		}{cp, nonNil(ch)}))
 	}
 	w := &errWriter{w: o.stdout}
 	w.printf("checkpoint %s (%s) of session %s, %s\n", cp.ID, cp.Kind, cp.Session, orDash(cp.Harness))
@@ -206,40 +211,66 @@ func (o *cpOpts) show(r *checkpoint.Repo, args []string) int {
 	for _, c := range ch {
 		w.printf("  %s\n", c)
 	}
-	return w.code()
+	return code(w.code())
+}
+
+// repoPaths is the paths of --paths and those after <id>, given as git
+// takes them (relative to the current directory, or --dir), made
+// relative to the top of the repository. One outside it is a usage error.
+func (o *cpOpts) repoPaths(r *checkpoint.Repo, args []string) ([]string, error) {
+	dir := o.dir
+	if dir == "" {
+		dir = "."
+	}
+	var ps []string
+	for _, p := range append(append([]string{}, o.paths...), args...) {
+		rel, err := r.Rel(dir, p)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		ps = append(ps, rel)
+	}
+	return ps, nil
 }
 
 // diff is `checkpoint diff <id> [path...]`.
-func (o *cpOpts) diff(r *checkpoint.Repo, args []string) int {
+func (o *cpOpts) diff(r *checkpoint.Repo, args []string) error {
+	paths, err := o.repoPaths(r, args[1:])
+	if err != nil {
+		return err
+	}
 	cp, err := r.Get(args[0])
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
-	paths := append(o.paths, args[1:]...)
 	d, err := r.Diff(cp, paths...)
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
 	if o.asJSON {
-		return writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "paths": nonNil(paths), "diff": d})
+		return code(writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "paths": nonNil(paths), "diff": d}))
 	}
 	w := &errWriter{w: o.stdout}
 	w.Write([]byte(d))
-	return w.code()
+	return code(w.code())
 }
 
 // restore is `checkpoint restore <id> [path...]`.
-func (o *cpOpts) restore(r *checkpoint.Repo, args []string) int {
+func (o *cpOpts) restore(r *checkpoint.Repo, args []string) error {
+	paths, err := o.repoPaths(r, args[1:])
+	if err != nil {
+		return err
+	}
 	cp, err := r.Get(args[0])
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
-	written, deleted, err := r.Restore(cp, append(o.paths, args[1:]...), o.force)
+	written, deleted, err := r.Restore(cp, paths, o.force)
 	if err != nil {
-		return o.fail(err)
+		return code(o.fail(err))
 	}
 	if o.asJSON {
-		return writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "written": nonNil(written), "deleted": nonNil(deleted)})
+		return code(writeJSON(o.stdout, o.stderr, map[string]any{"id": cp.ID, "written": nonNil(written), "deleted": nonNil(deleted)}))
 	}
 	w := &errWriter{w: o.stdout}
 	w.printf("restored %s: %d written, %d deleted\n", cp.ID[:12], len(written), len(deleted))
@@ -249,5 +280,5 @@ func (o *cpOpts) restore(r *checkpoint.Repo, args []string) int {
 	for _, p := range deleted {
 		w.printf("  deleted %s\n", p)
 	}
-	return w.code()
+	return code(w.code())
 }
