@@ -20,7 +20,7 @@ import (
 var (
 	metadataFields   = []string{"runId", "request", "processId", "harness", "entrypoint", "processPath", "processRevision", "layoutVersion", "createdAt", "prompt", "completionProof", "nonInteractive", "sessionId", "processHash"}
 	entrypointFields = []string{"importPath", "exportName"}
-	headerFields     = []string{"version", "metaHash", "files", "namesHash", "head", "journal", "fine", "lifecycle", "processHash", "failure", "haltReason", "stopChecks", "runtimeError", "pending", "effects", "effectsFile"}
+	headerFields     = []string{"version", "metaHash", "files", "namesHash", "head", "journal", "fine", "lifecycle", "processHash", "failure", "haltReason", "stopChecks", "runtimeError", "driverHarness", "driverSession", "pending", "effects", "effectsFile"}
 	headFields       = []string{"seq", "ulid", "file", "checksum"}
 	stampFields      = []string{"kernel", "dev", "ino", "mtime"}
 	probeFields      = []string{"kernel", "dev", "fine"}
@@ -134,6 +134,10 @@ func scanHeader(s *jsonr.Scanner, h *replayHeader) error {
 			h.StopChecks, err = s.Int(key)
 		case "runtimeError":
 			h.RuntimeErr, err = s.String(key)
+		case "driverHarness":
+			h.DriverH, err = s.String(key)
+		case "driverSession":
+			h.DriverS, err = s.String(key)
 		case "pending":
 			// null is a nil slice, [] an empty one, a null element a nil
 			// pointer: what encoding/json makes of them.
@@ -309,6 +313,8 @@ func (h *replayHeader) appendJSON(b []byte) []byte {
 	e.OmitStr("haltReason", h.HaltReason)
 	e.KeyInt("stopChecks", int64(h.StopChecks))
 	e.OmitStr("runtimeError", h.RuntimeErr)
+	e.OmitStr("driverHarness", h.DriverH)
+	e.OmitStr("driverSession", h.DriverS)
 	e.Key("pending")
 	if h.Pending == nil {
 		e.Null()

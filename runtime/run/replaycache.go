@@ -63,7 +63,7 @@ import (
 const (
 	ReplayCacheFile    = "replay-cache.json" // in StateDir
 	replayEffectsGlob  = "replay-effects.*.json"
-	replayCacheVersion = "sitter.replay-cache.v4"
+	replayCacheVersion = "sitter.replay-cache.v5"
 )
 
 // replayHeader is replay-cache.json.
@@ -81,6 +81,8 @@ type replayHeader struct {
 	HaltReason  string          `json:"haltReason,omitempty"`
 	StopChecks  int             `json:"stopChecks"`
 	RuntimeErr  string          `json:"runtimeError,omitempty"`
+	DriverH     string          `json:"driverHarness,omitempty"`
+	DriverS     string          `json:"driverSession,omitempty"`
 	Pending     []*Effect       `json:"pending"`
 	Effects     int             `json:"effects"`
 	EffectsFile string          `json:"effectsFile"`
@@ -340,7 +342,7 @@ func effectsFileName(content []byte) string {
 // state rebuilds the replay state the cache describes, with effects.
 func (h *replayHeader) state(dir string, m *Metadata, effects []*Effect) *State {
 	s := newReplay(dir, m)
-	s.ProcessHash, s.Failure, s.HaltReason, s.StopChecks, s.lifecycle = h.ProcessHash, h.Failure, h.HaltReason, h.StopChecks, h.Lifecycle
+	s.ProcessHash, s.Failure, s.HaltReason, s.StopChecks, s.lifecycle, s.Driver = h.ProcessHash, h.Failure, h.HaltReason, h.StopChecks, h.Lifecycle, Binding{h.DriverH, h.DriverS}
 	s.RuntimeError = h.RuntimeErr
 	for _, e := range effects {
 		s.Effects = append(s.Effects, e)
@@ -392,7 +394,7 @@ func (r *replayed) save() {
 	h := replayHeader{
 		Version: replayCacheVersion, MetaHash: r.metaHash, Files: r.files, NamesHash: formatSum(r.sum),
 		Lifecycle: s.lifecycle, ProcessHash: s.ProcessHash, Failure: s.Failure, HaltReason: s.HaltReason,
-		StopChecks: s.StopChecks, RuntimeErr: s.RuntimeError, Pending: s.Pending(), Effects: r.effects, EffectsFile: r.effectsFile,
+		StopChecks: s.StopChecks, RuntimeErr: s.RuntimeError, DriverH: s.Driver.Harness, DriverS: s.Driver.SessionID, Pending: s.Pending(), Effects: r.effects, EffectsFile: r.effectsFile,
 	}
 	if h.Pending == nil {
 		h.Pending = []*Effect{}
@@ -455,8 +457,10 @@ type Summary struct {
 	StopChecks int
 	// RuntimeError: State.RuntimeError.
 	RuntimeError string
-	pending      []*Effect
-	from         string
+	// Driver: State.Driver.
+	Driver  Binding
+	pending []*Effect
+	from    string
 }
 
 // Pending lists the effects still waiting for a result, in request order.
@@ -525,7 +529,7 @@ func (l *Locked) Summary() (*Summary, error) {
 }
 
 func (r *replayed) summary(dir string) *Summary {
-	return &Summary{Dir: dir, Meta: r.s.Meta, Status: r.s.Status, StopChecks: r.s.StopChecks, RuntimeError: r.s.RuntimeError, pending: r.s.Pending(), from: r.from}
+	return &Summary{Dir: dir, Meta: r.s.Meta, Status: r.s.Status, StopChecks: r.s.StopChecks, RuntimeError: r.s.RuntimeError, Driver: r.s.Driver, pending: r.s.Pending(), from: r.from}
 }
 
 // Append journals one event after the journal's head, which it has from

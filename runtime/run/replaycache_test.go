@@ -56,6 +56,9 @@ func rcCheck(t *testing.T, dir string) string {
 		}
 		return ""
 	}
+	if got.Driver != want.Driver {
+		t.Errorf("summary driver %+v; replay: %+v", got.Driver, want.Driver)
+	}
 	if got.Status != want.Status || got.StopChecks != want.StopChecks || got.Meta.RunID != want.Meta.RunID {
 		t.Errorf("summary status %s, stop checks %d, run %s; replay: %s, %d, %s",
 			got.Status, got.StopChecks, got.Meta.RunID, want.Status, want.StopChecks, want.Meta.RunID)
@@ -102,6 +105,14 @@ func TestReplayCacheFollowsTheJournal(t *testing.T) {
 		{"cache removed", func() { os.Remove(filepath.Join(dir, StateDir, ReplayCacheFile)) }, "replay"},
 		{"unchanged", func() {}, "cache"},
 		{"stop check through Append", func() { rcAppend(t, dir, journal.StopHookInvoked, map[string]any{"decision": "block"}) }, "cache"},
+		{"session bound through Append", func() {
+			rcAppend(t, dir, journal.SessionBound, map[string]any{"harness": "claude-code", "sessionId": "s1"})
+		}, "cache"},
+		{"session bound behind the cache", func() {
+			behind(t, dir, journal.SessionBound, map[string]any{"harness": "codex", "sessionId": "s2"})
+		}, "tail"},
+		{"cache removed again", func() { os.Remove(filepath.Join(dir, StateDir, ReplayCacheFile)) }, "replay"},
+		{"the driver from the cache", func() {}, "cache"},
 		{"result posted (through the cache)", func() {
 			if _, err := Post(context.Background(), dir, es[3].EffectID, PostOptions{Status: "error"}); err != nil {
 				t.Fatal(err)
@@ -129,7 +140,7 @@ func TestReplayCacheFollowsTheJournal(t *testing.T) {
 		}
 	}
 	s, err := LoadSummary(dir)
-	if err != nil || s.Status != StatusCompleted || s.StopChecks != 3 {
+	if err != nil || s.Status != StatusCompleted || s.StopChecks != 3 || s.Driver != (Binding{"codex", "s2"}) {
 		t.Errorf("final summary %+v, %v", s, err)
 	}
 	// Only the cache is left in state/, one effect table: no temp files,

@@ -73,6 +73,10 @@ type State struct {
 	// nothing but stop checks and bindings followed it: the process file
 	// cannot run, so iterating again cannot advance the run.
 	RuntimeError string
+	// Driver is the session the last SESSION_BOUND named ("" before any):
+	// the one driving the run, wherever it runs (a run of a shared store
+	// is driven from any machine, whose sessions only the journal sees).
+	Driver Binding
 	// lifecycle is the status the last RUN_COMPLETED, RUN_FAILED or
 	// RUN_HALTED set, "" before any.
 	lifecycle string
@@ -215,8 +219,19 @@ func (s *State) replayEvent(ev journal.Event) error {
 		s.HaltReason = h.Reason
 	case journal.StopHookInvoked:
 		s.StopChecks++
+	case journal.SessionBound:
+		var b Binding
+		json.Unmarshal(ev.Data, &b) // a binding without its session names none
+		s.Driver = b
 	}
 	return nil
+}
+
+// Binding is a session that drives a run: SESSION_BOUND's harness and
+// sessionId.
+type Binding struct {
+	Harness   string `json:"harness"`
+	SessionID string `json:"sessionId"`
 }
 
 // setStatus sets the status from the events applied.

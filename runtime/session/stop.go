@@ -25,6 +25,7 @@ const (
 	RowBreakpoints   = "breakpoints-only"
 	RowPending       = "effects-pending"
 	RowIterate       = "iterate"
+	RowTaken         = "run-taken" // another session drives the run now
 )
 
 // Decision is the answer to one stop.
@@ -185,6 +186,13 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	rs, err := load(st.RunDir)
 	if err != nil {
 		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
+	}
+	if d := rs.Driver; d.SessionID != "" && (d.Harness != st.Harness || d.SessionID != st.SessionID) {
+		// Another session took the run (session start --run-id) where
+		// this machine could not release this one: from another
+		// machine, on a run of a shared store. It drives the run now.
+		return Decision{Row: RowTaken, Deactivate: true, Reason: fmt.Sprintf(
+			"run %s is driven by session %s/%s now: this session lets it go", rs.Meta.RunID, d.Harness, d.SessionID)}
 	}
 	msg := ev.LastAssistantMessage
 	var reread func() string // the transcript's last message, read again

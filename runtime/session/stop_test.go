@@ -21,7 +21,8 @@ import (
 type fixture struct {
 	pending  []string // kinds of pending effects
 	resolved int
-	end      string // "", RUN_COMPLETED, RUN_FAILED, RUN_HALTED
+	end      string   // "", RUN_COMPLETED, RUN_FAILED, RUN_HALTED
+	bound    []string // harness/session of SESSION_BOUND events journaled last, in order
 }
 
 func makeRun(t *testing.T, f fixture) (string, *run.Metadata) {
@@ -56,6 +57,12 @@ func makeRun(t *testing.T, f fixture) (string, *run.Metadata) {
 		}
 	} else if f.end != "" {
 		if _, err := run.Append(ctx, dir, f.end, map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range f.bound {
+		h, sid, _ := strings.Cut(b, "/")
+		if _, err := run.Append(ctx, dir, journal.SessionBound, map[string]any{"harness": h, "sessionId": sid, "via": "flags"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,6 +105,9 @@ func TestStopDecisionTable(t *testing.T) {
 		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint", "breakpoint"}}, bind: true, wantRow: RowBreakpoints, reasonHas: []string{"human"}},
 		{name: "pending effects", run: fixture{pending: []string{"shell", "breakpoint"}, resolved: 1}, bind: true, wantBlock: true, wantRow: RowPending,
 			reasonHas: []string{"2 effect(s)", "[shell] shell step", "[breakpoint] breakpoint step", "sitter task post", "sitter run iterate"}},
+		{name: "taken by a session elsewhere", run: fixture{pending: []string{"shell"}, bound: []string{"claude-code/s1", "codex/m2s"}}, bind: true,
+			wantRow: RowTaken, wantOff: true, reasonHas: []string{"codex/m2s"}},
+		{name: "taken back", run: fixture{pending: []string{"shell"}, bound: []string{"codex/m2s", "claude-code/s1"}}, bind: true, wantBlock: true, wantRow: RowPending},
 		{name: "nothing pending", bind: true, wantBlock: true, wantRow: RowIterate, reasonHas: []string{"sitter run iterate", "<promise>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +150,62 @@ func TestStoreSessionStopCheck(t *testing.T) {
 	}
 	if got := strings.Join(types, " "); !strings.Contains(got, "SESSION_BOUND") || !strings.HasSuffix(got, "STOP_HOOK_INVOKED") {
 		t.Errorf("the store's journal, read on another machine: %s; want the binding and the stop decision", got)
+	}
+}
+
+// A session on another machine that takes a stored run (session start
+// --run-id) ends the first session's drive: the first machine cannot
+// release its session, so its next stop check reads the binding in the
+// store's journal and lets its agent stop.
+func TestStoreTakeoverAcrossMachines(t *testing.T) {
+	needSDK(t)
+	url := natsServer(t)
+	env := sideEnv(t)
+	a := storeMachine(t, env, url)
+	b := storeMachine(t, append(env, "SITTER_STATE_DIR="+t.TempDir()), url) // its own sessions
+	ws := workspace(t, sideCases[0].proc, sideCases[0].inputs())
+	created := a.run(t, ws, "run:create", "--process-id", "side", "--entry", "./proc.mjs#process", "--inputs", "inputs.json", "--harness", "claude-code", "--session-id", "m1s", "--json")
+	id, _ := created.Stdout.(map[string]any)["runId"].(string)
+	if created.Code != 0 || id == "" {
+		t.Fatalf("run:create --store with a session: %+v", created)
+	}
+	if it := a.run(t, ws, "run:iterate", id, "--json"); it.Code != 0 {
+		t.Fatalf("run:iterate: %+v", it)
+	}
+	stop := func() (decision, reason string) {
+		cmd := a.cmd("session:stop-check")
+		cmd.Dir, cmd.Stdin = ws, strings.NewReader(`{"version":"sitter.hook.v1","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":{"id":"m1s"}}`)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("session stop-check: %v\n%s%s", err, out, errb.String())
+		}
+		var dec struct{ Decision, Reason string }
+		json.Unmarshal(out, &dec)
+		return dec.Decision, dec.Reason
+	}
+	if d, r := stop(); d != "block" {
+		t.Fatalf("before the takeover: %s %q, want a block", d, r)
+	}
+	if st := b.run(t, t.TempDir(), "session:start", "--run-id", id, "--harness", "codex", "--session-id", "m2s"); st.Code != 0 {
+		t.Fatalf("session start --run-id on machine B: %+v", st)
+	}
+	if d, r := stop(); d == "block" {
+		t.Errorf("after machine B took the run: %s %q; want machine A's session let go", d, r)
+	}
+	evs := b.run(t, t.TempDir(), "run:events", id, "--json")
+	all, _ := evs.Stdout.(map[string]any)["events"].([]any)
+	if len(all) == 0 {
+		t.Fatalf("run:events: %+v", evs)
+	}
+	last, _ := all[len(all)-1].(map[string]any)
+	data, _ := last["data"].(map[string]any)
+	if last["type"] != "STOP_HOOK_INVOKED" || data["row"] != "run-taken" || data["decision"] != "allow" || !strings.Contains(fmt.Sprint(data["reason"]), "codex/m2s") {
+		t.Errorf("the store's last event: %v; want machine A's stop decision, run-taken, naming codex/m2s", last)
+	}
+	if st := a.run(t, ws, "session:state", "--harness", "claude-code", "--session-id", "m1s", "--json"); st.Code != 0 || st.Stdout.(map[string]any)["active"] != false {
+		t.Errorf("machine A's session after the takeover: %+v; want it inactive", st)
 	}
 }
 
