@@ -59,8 +59,8 @@ func main() {
 // run serves until ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // printed below: on stdout for -h, on stderr for a usage error
+	fs.SetOutput(io.Discard) // its errors are said below, in the words of every verb
+	fs.Usage = func() {}     // printed below: on stdout for -h, on stderr for a usage error
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, proxyUsage+"\nFlags:\n")
 		fs.VisitAll(func(f *flag.Flag) {
@@ -91,11 +91,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		usage(stdout)
 		return 0
 	} else if err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: %s\n\n", flagError(err))
 		usage(stderr)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sitter proxy: unknown argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "sitter proxy: unexpected arguments %q\n\n", fs.Args())
 		usage(stderr)
 		return 2
 	}
@@ -252,4 +253,17 @@ func proxyConfig(p providers.Provider, upstream string, getenv func(string) stri
 		ID: p.ID, Protocol: p.Protocol, BaseURL: base, Auth: p.Auth, Key: key, APIVersion: p.APIVersion,
 		DefaultModel: p.DefaultModel, Models: models, MaxOutputTokens: p.MaxOutputTokens, MaxToolName: p.MaxToolName,
 	}}, nil
+}
+
+// flagError is a flag package error in the words of the other verbs
+// (cobra's): GNU flags with two dashes, "unknown flag".
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag: --" + strings.TrimPrefix(name, "-")
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag needs an argument: --" + strings.TrimPrefix(name, "-")
+	}
+	return msg
 }

@@ -136,11 +136,21 @@ func TestUsageGrammar(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, the missing flag named and the usage on stderr", args, code, out.String(), errb.String())
 		}
 	}
-	for _, args := range [][]string{{"--no-such-flag"}, {"serve"}, {"--provider", "openai", "extra"}} {
+	for _, c := range []struct {
+		args  []string
+		first string // the first stderr line, in the words of every verb
+	}{
+		{[]string{"--no-such-flag"}, "sitter proxy: unknown flag: --no-such-flag"},
+		{[]string{"-x"}, "sitter proxy: unknown flag: --x"},
+		{[]string{"--listen"}, "sitter proxy: flag needs an argument: --listen"},
+		{[]string{"serve"}, `sitter proxy: unexpected arguments ["serve"]`},
+		{[]string{"--provider", "openai", "extra", "more"}, `sitter proxy: unexpected arguments ["extra" "more"]`},
+	} {
 		var out, errb strings.Builder
-		code := run(context.Background(), args, noEnv, &out, &errb)
-		if code != 2 || out.Len() > 0 || !strings.Contains(errb.String(), "Usage:") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", args, code, out.String(), errb.String())
+		code := run(context.Background(), c.args, noEnv, &out, &errb)
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		if code != 2 || out.Len() > 0 || first != c.first || !strings.Contains(errb.String(), "Usage:") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, %q and the usage on stderr", c.args, code, out.String(), errb.String(), c.first)
 		}
 	}
 }
