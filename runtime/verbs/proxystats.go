@@ -3,8 +3,10 @@ package verbs
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,7 +63,8 @@ error, of its provider; per rule a request counts once.`,
   sitter proxy stats --json --file ./routes.jsonl`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if file == "" {
+			named := file != ""
+			if !named {
 				dir, err := hook.StateDir()
 				if err != nil {
 					return err
@@ -69,8 +72,13 @@ error, of its provider; per rule a request counts once.`,
 				file = filepath.Join(dir, "proxy", "routes.jsonl")
 			}
 			st, err := sumRoutes(file)
+			if errors.Is(err, fs.ErrNotExist) && !named {
+				// Nothing routed yet on this machine: an empty summary.
+				fmt.Fprintf(e.stderr, "sitter: proxy stats: no routed request recorded yet (sitter proxy --routes records them in %s)\n", file)
+				st, err = &routeStats{File: file, ByRule: []routeSum{}, ByProvider: []routeSum{}, ByModel: []routeSum{}}, nil
+			}
 			if err != nil {
-				fmt.Fprintf(e.stderr, "sitter proxy stats: %v\n", err)
+				fmt.Fprintf(e.stderr, "sitter: proxy stats: %v\n", err)
 				return code(1)
 			}
 			if asJSON {

@@ -96,3 +96,29 @@ func TestProxyStatsCountsEveryAttempt(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyStatsNothingRecorded: before the first routed request there
+// is no record: the summary is empty (exit 0) and stderr says where the
+// record will be. A --file the user named that is not there is an error.
+func TestProxyStatsNothingRecorded(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", state)
+	var out, errb bytes.Buffer
+	if code := Run([]string{"proxy", "stats", "--json"}, nil, &out, &errb, registry.Registry); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var st routeStats
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Requests != 0 || st.ByRule == nil || st.File != filepath.Join(state, "proxy", "routes.jsonl") {
+		t.Errorf("stdout %q (%v); want an empty summary of the default record", out.String(), err)
+	}
+	if !strings.HasPrefix(errb.String(), "sitter: proxy stats: no routed request recorded yet") {
+		t.Errorf("stderr %q; want a note that nothing is recorded yet", errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	missing := filepath.Join(t.TempDir(), "nope.jsonl")
+	if code := Run([]string{"proxy", "stats", "--file", missing}, nil, &out, &errb, registry.Registry); code != 1 || out.Len() > 0 ||
+		!strings.HasPrefix(errb.String(), "sitter: proxy stats: ") || !strings.Contains(errb.String(), missing) {
+		t.Errorf("--file missing: exit %d, stdout %q, stderr %q; want exit 1 naming the file", code, out.String(), errb.String())
+	}
+}
