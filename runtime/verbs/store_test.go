@@ -130,18 +130,8 @@ func TestStoreSessionStopCheck(t *testing.T) {
 	if it := a.run(t, ws, "run:iterate", id, "--json"); it.Code != 0 {
 		t.Fatalf("run:iterate: %+v", it)
 	}
-	cmd := a.cmd("session:stop-check")
-	cmd.Dir, cmd.Stdin = ws, strings.NewReader(`{"version":"sitter.hook.v1","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":{"id":"s1"}}`)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	outb, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("session stop-check: %v\n%s%s", err, outb, errb.String())
-	}
-	var dec struct{ Decision, Reason string }
-	json.Unmarshal(outb, &dec)
-	if dec.Decision != "block" || !strings.Contains(dec.Reason, "sitter run iterate "+id+" --store '"+url+"'") {
-		t.Errorf("stop check of the stored run: %s%s; want a block naming the run by id and --store (created: %+v)", outb, errb.String(), created)
+	if d, r := storeStopCheck(t, a, ws, "s1"); d != "block" || !strings.Contains(r, "sitter run iterate "+id+" --store '"+url+"'") {
+		t.Errorf("stop check of the stored run: %s %q; want a block naming the run by id and --store (created: %+v)", d, r, created)
 	}
 	evs := b.run(t, t.TempDir(), "run:events", id, "--json")
 	var types []string
@@ -172,19 +162,7 @@ func TestStoreTakeoverAcrossMachines(t *testing.T) {
 	if it := a.run(t, ws, "run:iterate", id, "--json"); it.Code != 0 {
 		t.Fatalf("run:iterate: %+v", it)
 	}
-	stop := func() (decision, reason string) {
-		cmd := a.cmd("session:stop-check")
-		cmd.Dir, cmd.Stdin = ws, strings.NewReader(`{"version":"sitter.hook.v1","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":{"id":"m1s"}}`)
-		var errb strings.Builder
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("session stop-check: %v\n%s%s", err, out, errb.String())
-		}
-		var dec struct{ Decision, Reason string }
-		json.Unmarshal(out, &dec)
-		return dec.Decision, dec.Reason
-	}
+	stop := func() (decision, reason string) { return storeStopCheck(t, a, ws, "m1s") }
 	if d, r := stop(); d != "block" {
 		t.Fatalf("before the takeover: %s %q, want a block", d, r)
 	}
@@ -207,6 +185,23 @@ func TestStoreTakeoverAcrossMachines(t *testing.T) {
 	if st := a.run(t, ws, "session:state", "--harness", "claude-code", "--session-id", "m1s", "--json"); st.Code != 0 || st.Stdout.(map[string]any)["active"] != false {
 		t.Errorf("machine A's session after the takeover: %+v; want it inactive", st)
 	}
+}
+
+// storeStopCheck runs machine m's stop check for the Claude Code session id in
+// ws and returns its decision and reason ("" for a session let go).
+func storeStopCheck(t *testing.T, m cli, ws, id string) (decision, reason string) {
+	t.Helper()
+	cmd := m.cmd("session:stop-check")
+	cmd.Dir, cmd.Stdin = ws, strings.NewReader(`{"version":"sitter.hook.v1","harness":"claude-code","nativeEvent":"Stop","phase":"stop","session":{"id":"`+id+`"}}`)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("session stop-check: %v\n%s%s", err, out, errb.String())
+	}
+	var dec struct{ Decision, Reason string }
+	json.Unmarshal(out, &dec)
+	return dec.Decision, dec.Reason
 }
 
 // The runDir a stored run's verbs print (this machine's copy of the run)
