@@ -757,3 +757,20 @@ func TestIndexCache(t *testing.T) {
 		t.Errorf("a corrupt cache gave %d runs", n)
 	}
 }
+
+// TestAnswerFlash: the flash after an answer says what was done in plain
+// words, for both answers.
+func TestAnswerFlash(t *testing.T) {
+	f := newFixture(t)
+	for answer, want := range map[string]string{"approve": "approved breakpoint b1", "reject": "rejected breakpoint b1"} {
+		dir := newRun(t, f.project, answer)
+		request(t, dir, "b1", "breakpoint")
+		r, err := f.c.PostForm(f.ts.URL+"/approve", url.Values{"csrf": {f.s.csrf}, "path": {dir}, "effect": {"b1"}, "answer": {answer}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := body(t, r); !strings.Contains(b, `class="flash ok"`) || !strings.Contains(b, want+" (journal event") {
+			t.Errorf("%s: the flash does not say %q:\n%s", answer, want, b)
+		}
+	}
+}

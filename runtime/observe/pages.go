@@ -511,7 +511,8 @@ func (s *Server) answer(ctx context.Context, dir, effect, answer, response strin
 	if err != nil {
 		return flash{false, "refused: " + err.Error()}
 	}
-	return flash{true, fmt.Sprintf("%sd breakpoint %s (journal event %d)", answer, res.EffectID, res.Seq)}
+	done := map[string]string{"approve": "approved", "reject": "rejected"}[answer] // Answer took no other
+	return flash{true, fmt.Sprintf("%s breakpoint %s (journal event %d)", done, res.EffectID, res.Seq)}
 }
 
 // goOn says how the loop goes on after an answer: answering does not
