@@ -2,8 +2,10 @@ package verbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -43,6 +45,9 @@ its token) once; serves until interrupted.`,
 			if stale <= 0 {
 				return usageErr("--stale %s: want a duration such as 30m", stale)
 			}
+			if err := checkListen(listen); err != nil {
+				return usageErr("--listen %q: %v (want HOST:PORT, such as 127.0.0.1:8790)", listen, err)
+			}
 			return code(runObserve(dirs, listen, open, stale, asJSON, e.stdout, e.stderr))
 		},
 	}
@@ -69,7 +74,9 @@ func runObserve(dirs []string, listen string, open bool, stale time.Duration, as
 	}
 	l, url, err := s.Listen(listen)
 	if err != nil {
-		return fail(stderr, "observe", err)
+		// A well-formed address that cannot be had (the port is taken,
+		// the host is not this machine's): not a usage error.
+		return fail(stderr, "observe", fmt.Errorf("--listen %s: %w", listen, err))
 	}
 	// The URL comes first: the runs are read in the background (the board
 	// says "indexing…" until they all are).
@@ -90,6 +97,24 @@ func runObserve(dirs []string, listen string, open bool, stale time.Duration, as
 		return fail(stderr, "observe", err)
 	}
 	return 0
+}
+
+// checkListen refuses a --listen value no listener could ever open: not
+// HOST:PORT, or a port that is no number from 0 to 65535 (nor a service
+// name). Whether the address can be bound is left to the listen itself.
+func checkListen(addr string) error {
+	if addr == "" {
+		return nil // the default
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return errors.New(ae.Err) // without "address X:" (the caller names the value)
+	}
+	return err
 }
 
 // openBrowser asks the desktop to open url; failing is only a note.
