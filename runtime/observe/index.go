@@ -120,9 +120,18 @@ type root struct {
 	project string
 }
 
-// findRoot says where the runs of a watched directory are: D/.a5c/runs
-// when D is a project, else D itself (a runs directory).
-func findRoot(d string) root {
+// findRoots says where the runs of a watched directory D are, first rule
+// that holds:
+//
+//	D has a .a5c folder                → a project: D/.a5c/runs
+//	D holds a run, or is named runs    → a runs directory: D
+//	D has a .git folder                → a project: D/.a5c/runs
+//	otherwise (an empty folder, say)   → both D and D/.a5c/runs
+//
+// An empty folder is as likely a new project as a runs directory made for
+// --runs-dir: both are watched, so the first run shows up wherever it is
+// created. A project's runs are watched before its first run exists.
+func findRoots(d string) []root {
 	abs, err := filepath.Abs(d)
 	if err != nil {
 		abs = d
@@ -130,16 +139,25 @@ func findRoot(d string) root {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	rd := filepath.Join(abs, ".a5c", "runs")
-	if fi, err := os.Stat(rd); err == nil && fi.IsDir() || !hasRuns(abs) && filepath.Base(abs) != "runs" {
-		// A project (perhaps without runs yet: watch where they will be).
-		return root{abs, rd, abs}
+	isDir := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.IsDir()
 	}
-	project := abs
-	if filepath.Base(abs) == "runs" && filepath.Base(filepath.Dir(abs)) == ".a5c" {
-		project = filepath.Dir(filepath.Dir(abs))
+	asProject := root{abs, filepath.Join(abs, ".a5c", "runs"), abs}
+	if isDir(filepath.Join(abs, ".a5c")) {
+		return []root{asProject}
 	}
-	return root{abs, abs, project}
+	if hasRuns(abs) || filepath.Base(abs) == "runs" {
+		project := abs
+		if filepath.Base(abs) == "runs" && filepath.Base(filepath.Dir(abs)) == ".a5c" {
+			project = filepath.Dir(filepath.Dir(abs))
+		}
+		return []root{{abs, abs, project}}
+	}
+	if isDir(filepath.Join(abs, ".git")) {
+		return []root{asProject}
+	}
+	return []root{{abs, abs, abs}, asProject}
 }
 
 func hasRuns(dir string) bool {
@@ -162,10 +180,11 @@ func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
 		changed: make(chan struct{}), indexing: true}
 	seen := map[string]bool{}
 	for _, d := range dirs {
-		r := findRoot(d)
-		if !seen[r.runsDir] {
-			seen[r.runsDir] = true
-			ix.roots = append(ix.roots, r)
+		for _, r := range findRoots(d) {
+			if !seen[r.runsDir] {
+				seen[r.runsDir] = true
+				ix.roots = append(ix.roots, r)
+			}
 		}
 	}
 	ix.loadCache()

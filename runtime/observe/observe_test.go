@@ -774,3 +774,71 @@ func TestAnswerFlash(t *testing.T) {
 		}
 	}
 }
+
+// TestFindRoots: where the runs of a --dir are, by the documented rule;
+// an empty folder (not named runs) could be either, so both places are
+// watched and a run created in either shows up without a restart.
+func TestFindRoots(t *testing.T) {
+	mk := func(sub ...string) string {
+		d := filepath.Join(t.TempDir(), "d")
+		os.MkdirAll(d, 0o755)
+		for _, s := range sub {
+			os.MkdirAll(filepath.Join(d, s), 0o755)
+		}
+		d, _ = filepath.EvalSymlinks(d)
+		return d
+	}
+	withRun := mk()
+	os.MkdirAll(filepath.Join(withRun, "r1"), 0o755)
+	os.WriteFile(filepath.Join(withRun, "r1", runs.MetadataFile), []byte("{}"), 0o644)
+	named := filepath.Join(t.TempDir(), "runs")
+	os.MkdirAll(named, 0o755)
+	named, _ = filepath.EvalSymlinks(named)
+	for _, c := range []struct {
+		name, dir string
+		want      []string
+	}{
+		{"a project with .a5c", mk(".a5c"), []string{".a5c/runs"}},
+		{"a git root", mk(".git"), []string{".a5c/runs"}},
+		{"a folder holding a run", withRun, []string{""}},
+		{"a folder named runs", named, []string{""}},
+		{"an empty folder", mk(), []string{"", ".a5c/runs"}},
+	} {
+		var got []string
+		for _, r := range findRoots(c.dir) {
+			rel, _ := filepath.Rel(c.dir, r.runsDir)
+			if rel == "." {
+				rel = ""
+			}
+			got = append(got, filepath.ToSlash(rel))
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: runs dirs %q, want %q (relative to the folder)", c.name, got, c.want)
+		}
+	}
+
+	// The empty folder, watched: a run created in it (--runs-dir D), and
+	// one created in D/.a5c/runs (the project's default), both show up.
+	d, state := mk(), t.TempDir()
+	ix := NewIndex([]string{d}, state, time.Hour)
+	stop := make(chan struct{})
+	defer close(stop)
+	go ix.Watch(time.Hour, time.Hour, stop)
+	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the index never watched its directories")
+		}
+	}
+	proc := filepath.Join(t.TempDir(), "p.mjs")
+	os.WriteFile(proc, []byte("export async function process() {}\n"), 0o644)
+	direct, _, err := runs.Create(context.Background(), runs.CreateOptions{RunsDir: d, RunID: "direct", ProcessID: "demo", Entry: proc + "#process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBucket(t, ix, direct, Working, 10*time.Second)
+	project := newRun(t, d, "in-project")
+	waitBucket(t, ix, project, Working, 10*time.Second)
+	if v, _ := ix.Run(project); v.Project != d {
+		t.Errorf("the project of %s is %q, want %q", project, v.Project, d)
+	}
+}

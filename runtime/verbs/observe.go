@@ -28,10 +28,14 @@ func newObserveCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "observe",
 		Short: "A live dashboard of runs, sessions and hook decisions",
-		Long: `A live dashboard of the babysitter runs under each --dir (a project, whose runs
-are in D/.a5c/runs, or a runs directory; default the current directory), the
-sessions driving them and the audit log's hook decisions. Prints the URL (with
-its token) once; serves until interrupted.`,
+		Long: `A live dashboard of the babysitter runs under each --dir (default the current
+directory), the sessions driving them and the audit log's hook decisions.
+Prints the URL (with its token) once; serves until interrupted.
+
+Where the runs of --dir D are, first rule that holds: D has a .a5c folder: a
+project, its runs in D/.a5c/runs; D holds a run or is named runs: a runs
+directory; D has a .git folder: a project; otherwise (an empty folder, say)
+both D and D/.a5c/runs are watched.`,
 		Example: `  sitter observe
   sitter observe --dir ~/proj-a --dir ~/proj-b --open
   sitter observe --listen 127.0.0.1:8790 --stale 1h --json`,
