@@ -15,14 +15,18 @@ import (
 // The index cache: the board's summary of every run (no events), kept in
 // the state dir, so that the next `sitter observe` of the same directories
 // shows every run in its first response, before it has read any journal.
-// The first sweep then reads again only the runs whose journal changed
-// since (the same journal-directory signature that finds changes while
-// serving), and drops the runs gone. It is written when the first sweep
-// is done and when the server stops. A cache that does not load is
-// ignored: the runs are read as without one.
+// The first sweep then reads again the runs whose journal directory or
+// run.json changed since (the signature that finds changes while
+// serving), checks the fingerprint of the others (the size and time of
+// each journal file and run.json: a file edited in place while no
+// observe ran) and reads those whose fingerprint changed, and drops the
+// runs gone. It is written when the first sweep is done and when the
+// server stops. A cache that does not load is ignored: the runs are read
+// as without one.
 
-// cacheVersion changes when RunView does (2: Launched).
-const cacheVersion = 2
+// cacheVersion changes when RunView or its signature does (2: Launched;
+// 3: run.json in the signature, the fingerprint).
+const cacheVersion = 3
 
 type cacheFile struct {
 	Version  int          `json:"version"`
@@ -32,8 +36,11 @@ type cacheFile struct {
 
 type cachedView struct {
 	RunView
-	JournalMod  int64 `json:"journalMod"`
-	JournalSize int64 `json:"journalSize"`
+	JournalMod  int64  `json:"journalMod"`
+	JournalSize int64  `json:"journalSize"`
+	MetaMod     int64  `json:"metaMod"`
+	MetaSize    int64  `json:"metaSize"`
+	Fingerprint uint64 `json:"fingerprint"`
 }
 
 // cachePath is the cache of these runs directories in the state dir.
@@ -68,9 +75,13 @@ func (ix *Index) loadCache() {
 		if v.Err != "" || !watched[filepath.Dir(v.Dir)] || v.RunsDir != filepath.Dir(v.Dir) {
 			continue
 		}
-		v.sig = signature{e.JournalMod, e.JournalSize}
+		v.sig = signature{e.JournalMod, e.JournalSize, e.MetaMod, e.MetaSize}
+		v.fp = e.Fingerprint
 		ix.runs[v.Dir] = &v
 	}
+	// The signature misses a file edited in place: the first sweep checks
+	// each cached run's fingerprint.
+	ix.verifyAll = true
 }
 
 // SaveCache writes the index cache; a run that does not load is left out
@@ -83,7 +94,7 @@ func (ix *Index) SaveCache() error {
 	ix.mu.RLock()
 	for _, v := range ix.runs {
 		if v.Err == "" {
-			c.Runs = append(c.Runs, cachedView{*v, v.sig.journalMod, v.sig.journalSize})
+			c.Runs = append(c.Runs, cachedView{*v, v.sig.journalMod, v.sig.journalSize, v.sig.metaMod, v.sig.metaSize, v.fp})
 		}
 	}
 	ix.mu.RUnlock()

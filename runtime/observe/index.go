@@ -2,6 +2,8 @@ package observe
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,6 +48,7 @@ type RunView struct {
 	// Bucket is the triage column, Why one line saying why.
 	Bucket, Why string
 	sig         signature
+	fp          uint64 // fingerprint, as read (see fingerprint)
 }
 
 // PendingEffect is a pending effect as the board shows it.
@@ -61,13 +64,17 @@ type Driver struct {
 // Age is how long ago the run last moved.
 func (r *RunView) Age(now time.Time) time.Duration { return now.Sub(r.Last) }
 
-// signature is what a stat sweep compares: a run is read again only when
-// its journal directory changed (an event file is added by rename, which
-// changes the directory's mtime). One stat per run and tick: run.json is
-// written once, when the run is created.
+// signature is what every sweep compares: a run is read again when its
+// journal directory changed (an event file is added by rename, which
+// changes the directory's mtime) or its run.json did. Two stats per run
+// and sweep. A journal file written in place changes neither: the file
+// system's report of the write has the run's fingerprint checked
+// (Index.suspect), and at the next start every cached run's is.
 type signature struct {
 	journalMod  int64
 	journalSize int64
+	metaMod     int64
+	metaSize    int64
 }
 
 func statSig(dir string) (signature, bool) {
@@ -75,7 +82,33 @@ func statSig(dir string) (signature, bool) {
 	if err != nil {
 		return signature{}, false
 	}
-	return signature{j.ModTime().UnixNano(), j.Size()}, true
+	sig := signature{journalMod: j.ModTime().UnixNano(), journalSize: j.Size()}
+	if m, err := os.Stat(filepath.Join(dir, runs.MetadataFile)); err == nil {
+		sig.metaMod, sig.metaSize = m.ModTime().UnixNano(), m.Size()
+	}
+	return sig, true
+}
+
+// fingerprint sums the name, size and modification time of run.json and
+// of every file in journal/: one directory read and a stat per event
+// file, no file read. It is what a run read from the index cache is
+// checked against at start (an edit in place while no observe ran), and
+// after the watcher lost events.
+func fingerprint(dir string) uint64 {
+	h := fnv.New64a()
+	add := func(name string, fi os.FileInfo) {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", name, fi.Size(), fi.ModTime().UnixNano())
+	}
+	if fi, err := os.Stat(filepath.Join(dir, runs.MetadataFile)); err == nil {
+		add(runs.MetadataFile, fi)
+	}
+	es, _ := os.ReadDir(filepath.Join(dir, runs.JournalDir)) // sorted by name
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil {
+			add(e.Name(), fi)
+		}
+	}
+	return h.Sum64()
 }
 
 // Index is the runs of the watched directories and sitter's sessions,
@@ -104,6 +137,15 @@ type Index struct {
 	indexed, toIndex int
 	published        time.Time // the last version bump
 	watching         bool      // every directory read is watched (watch.go)
+	// What the next sweep does beyond the signatures: dirty runs are read
+	// again (a run page read something else than the index holds);
+	// suspect runs, or every run when verifyAll is set, are read again
+	// when their fingerprint changed (the file system reported a write
+	// to run.json or the journal; the runs came from the cache, or the
+	// watcher lost events).
+	dirty, suspect map[string]bool
+	verifyAll      bool
+	poke           chan struct{} // wakes Watch for a sweep now
 }
 
 // StopCapped is the last time the stop guard let a session's blocked stop
@@ -177,7 +219,7 @@ func hasRuns(dir string) bool {
 // the runs of the index cache, if the state dir has one (cache.go).
 func NewIndex(dirs []string, stateDir string, stale time.Duration) *Index {
 	ix := &Index{stale: stale, stateDir: stateDir, now: time.Now, runs: map[string]*RunView{}, caps: map[Driver]StopCapped{},
-		changed: make(chan struct{}), indexing: true}
+		changed: make(chan struct{}), indexing: true, dirty: map[string]bool{}, suspect: map[string]bool{}, poke: make(chan struct{}, 1)}
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		for _, r := range findRoots(d) {
@@ -284,7 +326,9 @@ func (ix *Index) Sessions() []*session.State {
 }
 
 // Sweep stats every watched run (and the session states and audit log),
-// reads again the runs whose journal changed, classifies every run, and
+// reads again the runs whose signature changed or that are marked dirty,
+// checks the fingerprint of the others when verifyAll is set (after a
+// start from the cache, or lost events), classifies every run, and
 // bumps the version when anything shown changed. It reports whether it
 // did.
 //
@@ -330,13 +374,21 @@ func (ix *Index) Sweep() bool {
 	}
 	ix.mu.Unlock()
 
+	// A job reads a run, or (verify) reads it only when its fingerprint
+	// is not the one of the view held.
 	type job struct {
-		dir string
-		r   root
-		sig signature
+		dir    string
+		r      root
+		sig    signature
+		verify bool
+		oldFP  uint64
 	}
 	var jobs []job
 	present := map[string]bool{}
+	ix.mu.Lock()
+	dirty, suspect, verifyAll := ix.dirty, ix.suspect, ix.verifyAll
+	ix.dirty, ix.suspect, ix.verifyAll = map[string]bool{}, map[string]bool{}, false
+	ix.mu.Unlock()
 	ix.mu.RLock()
 	ix.eachRunDir(func(r root, d string) {
 		sig, ok := statSig(d)
@@ -348,8 +400,11 @@ func (ix *Index) Sweep() bool {
 			}
 		}
 		present[d] = true
-		if old == nil || old.sig != sig {
-			jobs = append(jobs, job{d, r, sig})
+		switch {
+		case old == nil || old.sig != sig || dirty[d]:
+			jobs = append(jobs, job{dir: d, r: r, sig: sig})
+		case verifyAll || suspect[d]:
+			jobs = append(jobs, job{dir: d, r: r, sig: sig, verify: true, oldFP: old.fp})
 		}
 	})
 	first := ix.indexing
@@ -369,8 +424,15 @@ func (ix *Index) Sweep() bool {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				v := readRun(jobs[i].dir)
-				v.RunsDir, v.Project, v.sig = jobs[i].r.runsDir, jobs[i].r.project, jobs[i].sig
+				j := jobs[i]
+				// The fingerprint before the read: a write after it
+				// shows at the next check.
+				fp := fingerprint(j.dir)
+				var v *RunView // nil: the view held stands
+				if !j.verify || fp != j.oldFP {
+					v = readRun(j.dir)
+					v.RunsDir, v.Project, v.sig, v.fp = j.r.runsDir, j.r.project, j.sig, fp
+				}
 				loaded[i] = v
 				if first {
 					ix.publishIndexed(v)
@@ -393,8 +455,10 @@ func (ix *Index) Sweep() bool {
 		}
 	}
 	for _, v := range loaded {
-		ix.runs[v.Dir] = v
-		changed = true
+		if v != nil {
+			ix.runs[v.Dir] = v
+			changed = true
+		}
 	}
 	now := ix.now()
 	for _, v := range ix.runs {
@@ -418,17 +482,78 @@ func (ix *Index) Sweep() bool {
 // publishEvery is how often the first sweep shows its progress.
 const publishEvery = 100 * time.Millisecond
 
-// publishIndexed adds a run read by the first sweep to the index at once,
-// and publishes a version when the last one is publishEvery old.
+// publishIndexed adds a run read by the first sweep to the index at once
+// (nil: a cached run found unchanged), and publishes a version when the
+// last one is publishEvery old.
 func (ix *Index) publishIndexed(v *RunView) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	v.Bucket, v.Why = Classify(v, ix.sessions, ix.caps, ix.now(), ix.stale)
-	ix.runs[v.Dir] = v
+	if v != nil {
+		v.Bucket, v.Why = Classify(v, ix.sessions, ix.caps, ix.now(), ix.stale)
+		ix.runs[v.Dir] = v
+	}
 	ix.indexed++
 	if time.Since(ix.published) >= publishEvery {
 		ix.bumpLocked()
 	}
+}
+
+// noteChange has the next sweep check the fingerprint of the run a path
+// the file system reported belongs to, when the path is one the board
+// reads: a run's run.json, its journal/ or a file in it (an event file
+// written in place changes neither the directory nor the signature). A
+// fingerprint, not a read: an append's events mostly come with a
+// signature change anyway, or after the read that saw it.
+func (ix *Index) noteChange(path string) {
+	var run string
+	switch {
+	case filepath.Base(path) == runs.MetadataFile, filepath.Base(path) == runs.JournalDir:
+		run = filepath.Dir(path)
+	case filepath.Base(filepath.Dir(path)) == runs.JournalDir:
+		run = filepath.Dir(filepath.Dir(path))
+	default:
+		return
+	}
+	for _, r := range ix.roots {
+		if filepath.Dir(run) == r.runsDir {
+			ix.mu.Lock()
+			ix.suspect[run] = true
+			ix.mu.Unlock()
+			return
+		}
+	}
+}
+
+// verifyNext has the next sweep check every run's fingerprint.
+func (ix *Index) verifyNext() {
+	ix.mu.Lock()
+	ix.verifyAll = true
+	ix.mu.Unlock()
+}
+
+// refresh has the run dir read again now: it is marked, and Watch woken
+// for a sweep.
+func (ix *Index) refresh(dir string) {
+	ix.mu.Lock()
+	ix.dirty[dir] = true
+	ix.mu.Unlock()
+	select {
+	case ix.poke <- struct{}{}:
+	default:
+	}
+}
+
+// reread is a run's view read now and classified as a sweep would, for a
+// page that found the run otherwise than the index holds it; the index
+// reads it again too (refresh).
+func (ix *Index) reread(dir string, held RunView) RunView {
+	v := readRun(dir)
+	v.RunsDir, v.Project = held.RunsDir, held.Project
+	ix.mu.RLock()
+	v.Bucket, v.Why = Classify(v, ix.sessions, ix.caps, ix.now(), ix.stale)
+	ix.mu.RUnlock()
+	ix.refresh(dir)
+	return *v
 }
 
 // listSessions reads the session states of a state dir.

@@ -842,3 +842,150 @@ func TestFindRoots(t *testing.T) {
 		t.Errorf("the project of %s is %q, want %q", project, v.Project, d)
 	}
 }
+
+// breakInPlace damages two runs without renaming a file, as an editor or a
+// bad disk does: one byte of a's last journal file and one key of b's
+// run.json are overwritten where they are. Neither changes the journal
+// directory. It waits first, so the writes get another modification time
+// than the files' creation on a file system with coarse timestamps.
+func breakInPlace(t *testing.T, a, b string) {
+	t.Helper()
+	time.Sleep(30 * time.Millisecond)
+	files, _ := filepath.Glob(filepath.Join(a, runs.JournalDir, "*.json"))
+	overwrite := func(path, old, new string) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		data, _ := io.ReadAll(f)
+		i := strings.Index(string(data), old)
+		if i < 0 {
+			t.Fatalf("%s has no %q", path, old)
+		}
+		if _, err := f.WriteAt([]byte(new), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overwrite(files[len(files)-1], `"breakpoint"`, `"breakpoinX"`)
+	overwrite(filepath.Join(b, runs.MetadataFile), `"runId":`, `"runId" `)
+	for _, d := range []string{a, b} {
+		if _, err := runs.Load(d); err == nil {
+			t.Fatalf("%s still loads", d)
+		}
+	}
+}
+
+// TestInPlaceDamageSeenLive: two runs wait at a breakpoint; one's journal
+// file and the other's run.json are damaged in place. The file system
+// reports the writes, and both runs move to failed as error cards, with
+// the stat sweep's periods an hour long.
+func TestInPlaceDamageSeenLive(t *testing.T) {
+	project, state := t.TempDir(), t.TempDir()
+	a, b := newRun(t, project, "a"), newRun(t, project, "b")
+	request(t, a, "b1", "breakpoint")
+	request(t, b, "b1", "breakpoint")
+	ix := NewIndex([]string{project}, state, time.Hour)
+	stop := make(chan struct{})
+	defer close(stop)
+	go ix.Watch(time.Hour, time.Hour, stop)
+	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the index never watched its directories")
+		}
+	}
+	waitBucket(t, ix, a, NeedsYou, 10*time.Second)
+	waitBucket(t, ix, b, NeedsYou, 10*time.Second)
+	breakInPlace(t, a, b)
+	waitBucket(t, ix, a, Failed, 10*time.Second)
+	waitBucket(t, ix, b, Failed, 10*time.Second)
+	for _, d := range []string{a, b} {
+		if v, _ := ix.Run(d); v.Err == "" || !strings.HasPrefix(v.Why, "unreadable: ") {
+			t.Errorf("%s: %q %q, want an error card", d, v.Why, v.Err)
+		}
+	}
+}
+
+// TestRunJSONEditSeenByPolling: without a watcher, a sweep still sees
+// run.json edited in place (its size and time are in the signature).
+func TestRunJSONEditSeenByPolling(t *testing.T) {
+	project := t.TempDir()
+	a, b := newRun(t, project, "a"), newRun(t, project, "b")
+	request(t, a, "b1", "breakpoint")
+	request(t, b, "b1", "breakpoint")
+	ix := NewIndex([]string{project}, t.TempDir(), time.Hour)
+	ix.Sweep()
+	breakInPlace(t, a, b)
+	ix.Sweep()
+	if v, _ := ix.Run(b); v.Bucket != Failed {
+		t.Errorf("run.json edited in place: %s, want failed", v.Bucket)
+	}
+}
+
+// TestInPlaceDamageSeenAfterRestart: runs damaged in place while no
+// observe ran are error cards at the next start, though the index cache
+// holds them healthy under an unchanged journal directory; an untouched
+// run is still taken from the cache, not read again.
+func TestInPlaceDamageSeenAfterRestart(t *testing.T) {
+	project, state := t.TempDir(), t.TempDir()
+	a, b, same := newRun(t, project, "a"), newRun(t, project, "b"), newRun(t, project, "same")
+	request(t, a, "b1", "breakpoint")
+	request(t, b, "b1", "breakpoint")
+	ix := NewIndex([]string{project}, state, time.Hour)
+	ix.Sweep()
+	if err := ix.SaveCache(); err != nil {
+		t.Fatal(err)
+	}
+	p := ix.cachePath()
+	c, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.ReplaceAll(string(c), `"ProcessID":"demo-same"`, `"ProcessID":"from-the-cache"`)), 0o644)
+	breakInPlace(t, a, b)
+
+	ix2 := NewIndex([]string{project}, state, time.Hour)
+	if n := len(ix2.Runs()); n != 3 {
+		t.Fatalf("%d runs from the cache, want 3", n)
+	}
+	ix2.Sweep()
+	for _, d := range []string{a, b} {
+		if v, _ := ix2.Run(d); v.Bucket != Failed || v.Err == "" {
+			t.Errorf("%s after a restart: %s %q, want an error card under failed", d, v.Bucket, v.Why)
+		}
+	}
+	if v, _ := ix2.Run(same); v.ProcessID != "from-the-cache" {
+		t.Errorf("the untouched run was read again: process %q", v.ProcessID)
+	}
+	// The damaged runs are not cached: the start after shows them failed
+	// too, at once.
+	ix2.SaveCache()
+	ix3 := NewIndex([]string{project}, state, time.Hour)
+	for _, d := range []string{a, b} {
+		if v, ok := ix3.Run(d); ok {
+			t.Errorf("%s was cached: %s", d, v.Bucket)
+		}
+	}
+}
+
+// TestRunPageSaysUnreadable: a run damaged since the index read it: its
+// page's header does not call it working or needing you while its body
+// says it cannot be read, and the board follows.
+func TestRunPageSaysUnreadable(t *testing.T) {
+	f := newFixture(t)
+	a, b := newRun(t, f.project, "a"), newRun(t, f.project, "b")
+	request(t, a, "b1", "breakpoint")
+	request(t, b, "b1", "breakpoint")
+	f.s.ix.Sweep()
+	breakInPlace(t, a, b)
+	for _, d := range []string{a, b} {
+		page := body(t, f.get(t, "/run?path="+url.QueryEscape(d)))
+		if !strings.Contains(page, `id="run-error"`) || !strings.Contains(page, `id="bucket">failed<`) || !strings.Contains(page, `id="status">unreadable<`) {
+			t.Errorf("run page of %s:\n%s", d, page)
+		}
+	}
+	f.s.ix.Sweep()
+	for _, d := range []string{a, b} {
+		if v, _ := f.s.ix.Run(d); v.Bucket != Failed {
+			t.Errorf("%s on the board after its page was opened: %s, want failed", d, v.Bucket)
+		}
+	}
+}

@@ -171,6 +171,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		d.Flash = s.getFlash(f)
 	}
 	st, err := runs.Load(dir)
+	if (err != nil) != (v.Err != "") {
+		// The run changed since the index read it (an edit no sweep has
+		// seen yet): the header says what the body shows, and the board
+		// reads the run again.
+		v = s.ix.reread(dir, v)
+		d.View = v
+	}
 	if err != nil {
 		d.Err = err.Error()
 		s.render(w, http.StatusOK, "run.html", "run "+v.RunID, "run", d)

@@ -145,20 +145,28 @@ func (ix *Index) Watch(interval, rescan time.Duration, stop <-chan struct{}) {
 		select {
 		case <-stop:
 			return
-		case <-events:
+		case ev := <-events:
 			// Gather the burst (one journal append is a few events): take
-			// every event already waiting, then sweep once.
+			// every event already waiting, then sweep once. A write to
+			// run.json or a journal file has its run's fingerprint
+			// checked: a file written in place changes no signature.
+			ix.noteChange(ev.Name)
 			time.Sleep(settle)
 		drain:
 			for range 1000 { // a flood still gets its sweeps
 				select {
-				case <-events:
+				case ev := <-events:
+					ix.noteChange(ev.Name)
 				default:
 					break drain
 				}
 			}
 		case <-errs:
-			// An overflow: events were lost; the sweep finds the changes.
+			// An overflow: events were lost; the sweep finds the changes
+			// the signatures show, and checks every run's fingerprint
+			// for the writes in place.
+			ix.verifyNext()
+		case <-ix.poke:
 		case <-t.C:
 		}
 		ix.Sweep()
