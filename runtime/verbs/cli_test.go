@@ -182,8 +182,9 @@ func TestMissingDirIsAnError(t *testing.T) {
 		"checkpoint restore": {"3f2a9c81d0e4"},
 		"plugin install":     {filepath.Join("..", "..", "artifacts", "guard", "claude-code"), "--harness", "claude-code"},
 		"plugin uninstall":   {"guard", "--harness", "claude-code"},
+		"observe":            nil,
 	}
-	exempt := map[string]bool{"checkpoint record": true, "observe": true} // observe: TestObserveDirs
+	exempt := map[string]bool{"checkpoint record": true}
 	root := NewCommand(nil, &bytes.Buffer{}, &bytes.Buffer{}, registry.Registry)
 	for _, p := range commandPaths(root, nil) {
 		c, _, _ := root.Find(p)

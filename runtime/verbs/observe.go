@@ -41,9 +41,10 @@ both D and D/.a5c/runs are watched.`,
   sitter observe --listen 127.0.0.1:8790 --stale 1h --json`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			for _, d := range dirs {
+			for _, d := range dirs { // repeatable: checkDir reads one
 				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-					return usageErr("--dir %s: not a directory", d)
+					fmt.Fprintf(e.stderr, "sitter: observe: --dir %s is not a directory\n", d)
+					return exitCode(1)
 				}
 			}
 			if stale <= 0 {
