@@ -156,7 +156,7 @@ const anyDir = "anyDir"
 
 // checkDir refuses a --dir that names no folder, before the verb runs: a
 // mistyped project folder is an error (exit 1), never a folder created,
-// an empty project reported or "nothing to do". observe checks its own,
+// an empty project reported or "nothing to do". observe checks its own
 // (repeatable) --dir.
 func checkDir(c *cobra.Command, stderr io.Writer) error {
 	f := c.Flags().Lookup("dir")
