@@ -53,7 +53,7 @@ func newAuditCmd(e *env) *cobra.Command {
 					}
 				}
 				if url != "" {
-					return code(runAuditStore(url, source, f, n, asJSON, e.stdout, e.stderr))
+					return code(runAuditStore("audit "+verb, url, source, f, n, asJSON, e.stdout, e.stderr))
 				}
 				if source != "" {
 					return usageErr("--source goes with --store")
@@ -180,9 +180,9 @@ func runAuditShip(url, source string, follow bool, interval time.Duration, asJSO
 	return 0
 }
 
-// runAuditStore prints the team audit's entries that f keeps.
-func runAuditStore(url, source string, f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int {
-	const verb = "audit"
+// runAuditStore prints the team audit's entries that f keeps; verb
+// (audit tail or audit query) names it in what it says.
+func runAuditStore(verb, url, source string, f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	c, err := dialStore(ctx, url)
 	if err != nil {
@@ -194,7 +194,7 @@ func runAuditStore(url, source string, f audit.Filter, n int, asJSON bool, stdou
 		return fail(stderr, verb, err)
 	}
 	if bad > 0 {
-		fmt.Fprintf(stderr, "sitter: audit: skipped %d message(s) of the store that are not an entry\n", bad)
+		fmt.Fprintf(stderr, "sitter: %s: skipped %d message(s) of the store that are not an entry\n", verb, bad)
 	}
 	w := &errWriter{w: stdout}
 	for _, x := range es {

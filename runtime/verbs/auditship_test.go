@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sitter audit ship copies the local log to the store once; audit query
@@ -62,8 +63,17 @@ func TestAuditShipCLI(t *testing.T) {
 	if out, _, code = run("audit", "tail", "--store", url, "-n", "1"); code != 0 || !strings.HasPrefix(out, "box-1 ") || !strings.Contains(out, " s3 ") {
 		t.Errorf("audit tail --store -n 1: exit %d, %q", code, out)
 	}
-	if out, _, _ = run("audit", "query", "--store", url, "--source", "box-2"); out != "" {
-		t.Errorf("--source box-2 printed %q", out)
+	// A source that shipped nothing has no entries, said at once.
+	start := time.Now()
+	if out, errs, code = run("audit", "query", "--store", url, "--source", "box-2"); code != 0 || out != "" || errs != "" {
+		t.Errorf("--source box-2: exit %d, %q, %q; want nothing", code, out, errs)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("--source box-2 took %s", d)
+	}
+	// An error names the verb.
+	if _, errs, code = run("audit", "tail", "--store", "nats://127.0.0.1:1"); code != 1 || !strings.HasPrefix(errs, "sitter: audit tail: ") {
+		t.Errorf("audit tail --store of no server: exit %d, %q", code, errs)
 	}
 	if _, errs, code = run("audit", "ship"); code != 1 || !strings.Contains(errs, "--store") {
 		t.Errorf("audit ship without a store: exit %d, %q", code, errs)

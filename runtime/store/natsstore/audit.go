@@ -328,11 +328,26 @@ func (c *Conn) AuditQuery(ctx context.Context, f audit.Filter, source string, li
 	if err != nil {
 		return nil, 0, fmt.Errorf("audit stream: %w", err)
 	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
+	// The filter's last message bounds the read: the consumer is never
+	// waited on for messages that are not there (a source that shipped
+	// nothing has none, though the stream holds others').
+	var last uint64
+	err = retry(ctx, func(ctx context.Context) error {
+		m, err := st.GetLastMsgForSubject(ctx, filter)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			last = 0
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		last = m.Sequence
+		return nil
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("audit stream: %w", err)
 	}
-	if info.State.Msgs == 0 {
+	if last == 0 {
 		return nil, 0, nil
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy})
@@ -364,7 +379,7 @@ func (c *Conn) AuditQuery(ctx context.Context, f audit.Filter, source string, li
 				out = append(out[:0], out[len(out)-limit:]...)
 			}
 		}
-		if md.NumPending == 0 {
+		if md.NumPending == 0 || md.Sequence.Stream >= last {
 			break
 		}
 	}

@@ -288,3 +288,30 @@ func TestAuditShipSkips(t *testing.T) {
 		t.Error("a source with a dot was accepted")
 	}
 }
+
+// A source that shipped nothing, in a stream that holds another's lines,
+// has no entries: said at once, not after waiting for messages that are
+// not there.
+func TestAuditQueryUnknownSource(t *testing.T) {
+	srv := startServer(t)
+	c := dialT(t, srv.ClientURL())
+	ctx := context.Background()
+	log := audit.Config{Dir: t.TempDir()}
+	appendEntries(t, log, 0, 3)
+	if _, err := c.ShipAudit(ctx, ShipOptions{Log: log, Source: "machine-a"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	es, bad, err := c.AuditQuery(ctx, audit.Filter{}, "nobody", 0)
+	if err != nil || len(es) != 0 || bad != 0 {
+		t.Fatalf("source nobody: %d entries, %d bad, %v; want none", len(es), bad, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("source nobody took %s", d)
+	}
+	// A prefix of a source is not the source.
+	if es, _, err := c.AuditQuery(ctx, audit.Filter{}, "machine", 0); err != nil || len(es) != 0 {
+		t.Fatalf("source machine: %d entries, %v; want none", len(es), err)
+	}
+	checkShipped(t, c, "machine-a", 3)
+}
