@@ -59,7 +59,7 @@ func checkStoreURL(url string) error {
 	case "nats", "tls", "ws", "wss":
 		return nil
 	}
-	return fmt.Errorf("--store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", url)
+	return fmt.Errorf("--store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", natsstore.RedactURL(url))
 }
 
 // dialStore connects to a store's server without a run store (the team

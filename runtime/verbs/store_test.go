@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"sitter.dev/sitter/generated/registry"
 )
 
 // natsServer runs an in-process JetStream server on loopback.
@@ -278,6 +281,35 @@ func TestStoreBabysitGuide(t *testing.T) {
 		if g.Context.SharedStore != withStore || store != withStore || byID != withStore || local == withStore {
 			t.Errorf("SITTER_STORE set: %t; the guide: sharedStore %t, names the store %t, names runs by id %t, lists local runs %t:\n%s",
 				withStore, g.Context.SharedStore, store, byID, local, g.Instructions)
+		}
+	}
+}
+
+// Every verb that takes a store URL hides its password or token when it
+// prints it: in the refusal of another scheme and in the failure to reach
+// the store.
+func TestStoreURLSecretsHidden(t *testing.T) {
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	t.Setenv("SITTER_STORE_CACHE", t.TempDir())
+	t.Setenv("SITTER_STORE", "")
+	for _, u := range []string{"https://me:hunter2@127.0.0.1:1", "nats://me:hunter2@127.0.0.1:1", "nats://s3cr3ttoken@127.0.0.1:1"} {
+		for _, args := range [][]string{
+			{"run", "status", "r1"},
+			{"run", "iterate", "r1"},
+			{"task", "list", "r1"},
+			{"run", "export", "r1"},
+			{"session", "bind", "--run-id", "r1", "--harness", "claude-code", "--session-id", "s1"},
+			{"worker"},
+			{"audit", "tail"},
+			{"audit", "query"},
+			{"audit", "ship"},
+		} {
+			var out, errb bytes.Buffer
+			code := Run(append(args, "--store", u), nil, &out, &errb, registry.Registry)
+			msg := errb.String()
+			if code != 1 || !strings.Contains(msg, "xxxxx@127.0.0.1:1") || strings.Contains(msg, "hunter2") || strings.Contains(msg, "s3cr3ttoken") {
+				t.Errorf("%s --store %s: exit %d, %q; want exit 1 naming the store without its secret", strings.Join(args, " "), u, code, msg)
+			}
 		}
 	}
 }

@@ -19,7 +19,7 @@ func openState(ctx context.Context, url string, log *slog.Logger) (proxy.SharedS
 	switch store.Scheme(url) {
 	case "nats", "tls", "ws", "wss":
 	default:
-		return nil, nil, fmt.Errorf("--state-store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", url)
+		return nil, nil, fmt.Errorf("--state-store %s: a store URL is nats://host:port (or tls://, ws://, wss://)", natsstore.RedactURL(url))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -100,3 +100,17 @@ func TestReplicasShareSignatures(t *testing.T) {
 		}
 	}
 }
+
+// --state-store with a password or a token: the gateway's refusal of
+// another scheme and its failure to reach the store do not print it.
+func TestStateStoreURLSecretsHidden(t *testing.T) {
+	for _, u := range []string{"https://me:hunter2@127.0.0.1:1", "nats://me:hunter2@127.0.0.1:1", "nats://s3cr3ttoken@127.0.0.1:1"} {
+		var out, errb strings.Builder
+		code := run(context.Background(), []string{"--provider", "gemini", "--upstream", "http://127.0.0.1:1", "--token", "tok", "--state-store", u},
+			func(string) string { return "" }, &out, &errb)
+		msg := errb.String()
+		if code != 1 || !strings.Contains(msg, "--state-store") || !strings.Contains(msg, "xxxxx@127.0.0.1:1") || strings.Contains(msg, "hunter2") || strings.Contains(msg, "s3cr3ttoken") {
+			t.Errorf("--state-store %s: exit %d, %q; want exit 1 naming the store without its secret", u, code, msg)
+		}
+	}
+}

@@ -119,9 +119,9 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	nopts = append(nopts, nats.Name("sitter"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	nc, err := nats.Connect(servers, nopts...)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", redactURL(rawURL), err)
+		return nil, fmt.Errorf("store %s: %w", RedactURL(rawURL), err)
 	}
-	c := &Conn{url: redactURL(rawURL), nc: nc, o: o}
+	c := &Conn{url: RedactURL(rawURL), nc: nc, o: o}
 	if c.js, err = jetstream.New(nc); err != nil {
 		nc.Close()
 		return nil, err
@@ -207,15 +207,20 @@ func ParseURL(raw string, o *Options) (string, []nats.Option, error) {
 	for _, s := range strings.Split(servers, ",") {
 		u, err := url.Parse(strings.TrimSpace(s))
 		if err != nil {
-			return "", nil, fmt.Errorf("store URL %s: %w", redactURL(raw), err)
+			// Not err itself: a *url.Error quotes the URL, secret and all.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return "", nil, fmt.Errorf("store URL %s: %w", RedactURL(raw), err)
 		}
 		switch u.Scheme {
 		case "nats", "tls", "ws", "wss":
 		default:
-			return "", nil, fmt.Errorf("store URL %s: scheme %q is not nats://, tls://, ws:// or wss://", redactURL(raw), u.Scheme)
+			return "", nil, fmt.Errorf("store URL %s: scheme %q is not nats://, tls://, ws:// or wss://", RedactURL(raw), u.Scheme)
 		}
 		if u.Host == "" {
-			return "", nil, fmt.Errorf("store URL %s: no host", redactURL(raw))
+			return "", nil, fmt.Errorf("store URL %s: no host", RedactURL(raw))
 		}
 	}
 	q, err := url.ParseQuery(query)
@@ -266,20 +271,32 @@ func ParseURL(raw string, o *Options) (string, []nats.Option, error) {
 	return servers, opts, nil
 }
 
-// redactURL hides a password in a URL that is printed.
-func redactURL(raw string) string {
+// RedactURL is a store URL as it may be printed: the password of each
+// server of the list is xxxxx, and so is a user name without a password,
+// which NATS takes as a token (nats://token@host). It works on the text,
+// so a URL that does not parse, or of another scheme, is hidden too. The
+// query (file names, replicas, lease) is left out.
+func RedactURL(raw string) string {
 	servers, _, _ := strings.Cut(raw, "?")
-	var out []string
-	for _, s := range strings.Split(servers, ",") {
-		if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			}
-			s = u.String()
+	parts := strings.Split(servers, ",")
+	for i, s := range parts {
+		scheme, rest, ok := strings.Cut(s, "://")
+		if !ok {
+			scheme, rest = "", s
+		} else {
+			scheme += "://"
 		}
-		out = append(out, s)
+		at := strings.LastIndexByte(rest, '@')
+		if at < 0 {
+			continue
+		}
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+			parts[i] = scheme + user + ":xxxxx" + rest[at:]
+		} else {
+			parts[i] = scheme + "xxxxx" + rest[at:]
+		}
 	}
-	return strings.Join(out, ",")
+	return strings.Join(parts, ",")
 }
 
 // Close drops the connection.
