@@ -104,7 +104,7 @@ type ShipResult struct {
 
 func (c *Conn) auditStream(ctx context.Context) (jetstream.Stream, error) {
 	var st jetstream.Stream
-	err := retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, func(ctx context.Context) error {
 		var err error
 		st, err = c.js.Stream(ctx, AuditStream)
 		switch {
@@ -210,7 +210,7 @@ type shipper struct {
 
 // readPosition reads the last shipped line from the subject's last message.
 func (sh *shipper) readPosition(ctx context.Context) error {
-	return retry(ctx, func(ctx context.Context) error {
+	return sh.c.retry(ctx, func(ctx context.Context) error {
 		m, err := sh.st.GetLastMsgForSubject(ctx, sh.subject)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			sh.mark, sh.seq = audit.Mark{}, 0
@@ -282,7 +282,7 @@ func (sh *shipper) publish(ctx context.Context, l audit.Line) error {
 	msg.Header.Set(hdrSource, sh.o.Source)
 	id := sh.subject + "." + l.Mark.String()
 	var ack *jetstream.PubAck
-	err := retry(ctx, func(ctx context.Context) error {
+	err := sh.c.retry(ctx, func(ctx context.Context) error {
 		var err error
 		ack, err = sh.c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(sh.seq), jetstream.WithMsgID(id))
 		return err
@@ -317,7 +317,7 @@ func (c *Conn) AuditQuery(ctx context.Context, f audit.Filter, source string, li
 		filter = AuditPrefix + source + ".>"
 	}
 	var st jetstream.Stream
-	err := retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, func(ctx context.Context) error {
 		var err error
 		st, err = c.js.Stream(ctx, AuditStream)
 		return err
@@ -332,7 +332,7 @@ func (c *Conn) AuditQuery(ctx context.Context, f audit.Filter, source string, li
 	// waited on for messages that are not there (a source that shipped
 	// nothing has none, though the stream holds others').
 	var last uint64
-	err = retry(ctx, func(ctx context.Context) error {
+	err = c.retry(ctx, func(ctx context.Context) error {
 		m, err := st.GetLastMsgForSubject(ctx, filter)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			last = 0

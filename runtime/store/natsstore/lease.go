@@ -16,12 +16,17 @@ import (
 // third of its lifetime until released. A holder that dies stops
 // renewing and the bucket's TTL frees the key.
 type lease struct {
+	c    *Conn
 	kv   jetstream.KeyValue
 	key  string
 	stop chan struct{}
-	done sync.WaitGroup
-	mu   sync.Mutex
-	rev  uint64
+	// ctx ends a renewal under way: release calls it off when the retry
+	// budget is spent.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	mu     sync.Mutex
+	rev    uint64
 }
 
 // acquireLease waits for run id's lease, as journal.Acquire waits for a
@@ -36,13 +41,14 @@ func (s *Store) acquireLease(ctx context.Context, id string) (*lease, error) {
 	wait := 10 * time.Millisecond
 	for {
 		var rev uint64
-		err := retry(ctx, func(ctx context.Context) error {
+		err := s.retry(ctx, func(ctx context.Context) error {
 			var err error
 			rev, err = s.leases.Create(ctx, id, val)
 			return err
 		})
 		if err == nil {
-			l := &lease{kv: s.leases, key: id, stop: make(chan struct{}), rev: rev}
+			l := &lease{c: s.Conn, kv: s.leases, key: id, stop: make(chan struct{}), rev: rev}
+			l.ctx, l.cancel = context.WithCancel(context.Background())
 			l.done.Add(1)
 			go l.renew(s.o.LeaseTTL/3, val)
 			return l, nil
@@ -75,26 +81,43 @@ func (l *lease) renew(every time.Duration, val []byte) {
 			return
 		case <-t.C:
 		}
-		l.mu.Lock()
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		rev, err := l.kv.Update(ctx, l.key, val, l.rev)
-		cancel()
-		if err == nil {
-			l.rev = rev
+		if l.c.spent() {
+			continue // the verb is failing: let the lease expire
 		}
+		// One attempt, within the retry budget. A renewal that fails
+		// leaves the lease to expire: a commit after that is still
+		// checked by the expected sequence.
+		l.mu.Lock()
+		l.c.attempt(l.ctx, min(every, attemptTimeout), func(ctx context.Context) error {
+			rev, err := l.kv.Update(ctx, l.key, val, l.rev)
+			if err == nil {
+				l.rev = rev
+			}
+			return err
+		})
 		l.mu.Unlock()
-		// A renewal that fails leaves the lease to expire: a commit after
-		// that is still checked by the expected sequence.
 	}
 }
 
-// release deletes the key if this holder still has it.
+// release deletes the key if this holder still has it: one attempt,
+// within the connection's retry budget. When the store has not answered
+// for RetryFor the verb is failing already: the key is left to expire
+// with the bucket's TTL, not waited on.
 func (l *lease) release() error {
 	close(l.stop)
+	defer l.cancel()
+	// A renewal under way is waited for (the delete needs the revision it
+	// gets), but not past the budget: then it is called off.
+	left, _ := l.c.left()
+	t := time.AfterFunc(max(left, 0), l.cancel)
 	l.done.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	t.Stop()
+	if l.c.spent() {
+		return nil
+	}
+	err := l.c.attempt(context.Background(), attemptTimeout, func(ctx context.Context) error {
+		return l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev))
+	})
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && !wrongLastSeq(err) && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("release lease of run %s: %w", l.key, err)
 	}

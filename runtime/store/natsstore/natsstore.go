@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,6 +62,14 @@ const (
 // DefaultLeaseTTL is how long a writer's lease outlives its last renewal.
 const DefaultLeaseTTL = 30 * time.Second
 
+// DefaultRetryFor is how long the store may go without answering before
+// an operation fails: a cluster electing a new leader answers nothing for
+// a few seconds.
+const DefaultRetryFor = time.Minute
+
+// attemptTimeout bounds one attempt of an operation.
+const attemptTimeout = 5 * time.Second
+
 // Options tune Open; the URL's query can set the same (see ParseURL).
 type Options struct {
 	// CacheDir holds the local copies of runs ($SITTER_STORE_CACHE, else
@@ -75,6 +84,11 @@ type Options struct {
 	NoLease bool
 	// Owner names the holder in the lease (default host:pid).
 	Owner string
+	// RetryFor is how long the store may go without answering before
+	// an operation fails (default DefaultRetryFor): one clock for all
+	// the connection's operations, from the first request that went
+	// unanswered until the next answer.
+	RetryFor time.Duration
 
 	explicitReplicas, explicitLease bool // set by the URL
 }
@@ -82,10 +96,58 @@ type Options struct {
 // Conn is a connection to a NATS server with JetStream: what the run
 // store, audit shipping and the proxy's state share.
 type Conn struct {
-	url string
-	nc  *nats.Conn
-	js  jetstream.JetStream
-	o   Options
+	url    string
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	o      Options
+	outage outage
+}
+
+// outage is since when the store has not answered the connection's
+// requests (zero while it answers). Every operation's retries count from
+// it, so that a verb whose store went away fails RetryFor after, however
+// many operations it goes through: each retrying for RetryFor of its own,
+// they added up to minutes.
+type outage struct {
+	mu       sync.Mutex
+	since    time.Time // when the first request not answered was sent
+	answered time.Time // the last answer
+}
+
+// left is how much of the RetryFor budget is left, and whether the store
+// is in an outage at all (else the whole budget is).
+func (c *Conn) left() (time.Duration, bool) {
+	c.outage.mu.Lock()
+	defer c.outage.mu.Unlock()
+	if c.outage.since.IsZero() {
+		return c.o.RetryFor, false
+	}
+	return c.o.RetryFor - time.Since(c.outage.since), true
+}
+
+// spent says whether the store has gone RetryFor without answering.
+func (c *Conn) spent() bool {
+	left, out := c.left()
+	return out && left <= 0
+}
+
+// unanswered records a request sent at sent that got no answer. (A
+// request sent before the last answer, the lease's renewal running beside
+// a verb's requests, starts no outage: the store answered since.)
+func (c *Conn) unanswered(sent time.Time) {
+	c.outage.mu.Lock()
+	o := &c.outage
+	if sent.After(o.answered) && (o.since.IsZero() || sent.Before(o.since)) {
+		o.since = sent
+	}
+	c.outage.mu.Unlock()
+}
+
+// answered ends an outage.
+func (c *Conn) answered() {
+	c.outage.mu.Lock()
+	c.outage.since, c.outage.answered = time.Time{}, time.Now()
+	c.outage.mu.Unlock()
 }
 
 // Store is a connection to a JetStream run store.
@@ -111,6 +173,9 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.RetryFor <= 0 {
+		o.RetryFor = DefaultRetryFor
 	}
 	if o.Owner == "" {
 		h, _ := os.Hostname()
@@ -143,7 +208,7 @@ func Open(ctx context.Context, rawURL string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{Conn: c}
-	if err := retry(ctx, s.ensure); err != nil {
+	if err := s.retry(ctx, s.ensure); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("store %s: %w", s.url, err)
 	}
@@ -392,7 +457,7 @@ func (s *Store) lockLocal(ctx context.Context, id string) (*checkout, error) {
 // lastSeq is the stream sequence of run id's last message, 0 for none.
 func (s *Store) lastSeq(ctx context.Context, id string) (uint64, error) {
 	var seq uint64
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		m, err := s.stream.GetLastMsgForSubject(ctx, subject(id))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			seq = 0
@@ -496,7 +561,7 @@ func (c *checkout) sync(ctx context.Context, last uint64) error {
 	subj := subject(c.id)
 	for seq := c.m.Seq + 1; c.m.Seq < last; {
 		var msg *jetstream.RawStreamMsg
-		err := retry(ctx, func(ctx context.Context) error {
+		err := c.s.retry(ctx, func(ctx context.Context) error {
 			var err error
 			msg, err = c.s.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
 			return err
@@ -727,7 +792,7 @@ func (c *checkout) publish(ctx context.Context, rel string, data []byte, del boo
 	// answered as a duplicate, not stored twice.
 	id := c.nonce + "-" + strconv.Itoa(c.n)
 	var ack *jetstream.PubAck
-	err := retry(ctx, func(ctx context.Context) error {
+	err := c.s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		ack, err = c.s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(c.m.Seq), jetstream.WithMsgID(id))
 		return err
@@ -754,7 +819,7 @@ func (c *checkout) publish(ctx context.Context, rel string, data []byte, del boo
 // its sequence.
 func (s *Store) lastIs(ctx context.Context, id, msgID string) (uint64, bool) {
 	var m *jetstream.RawStreamMsg
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		m, err = s.stream.GetLastMsgForSubject(ctx, subject(id))
 		return err
@@ -772,23 +837,22 @@ func wrongLastSeq(err error) bool {
 }
 
 // retry runs op until it succeeds, fails for a reason retrying cannot
-// change (an API error), or ctx (bounded to a minute) ends: a cluster
-// electing a new leader answers nothing for a few seconds.
-func retry(ctx context.Context, op func(ctx context.Context) error) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-	}
+// change (an API error), ctx ends, or the store has gone RetryFor without
+// answering this connection: a cluster electing a new leader answers
+// nothing for a few seconds. An operation begun when the budget is spent
+// still gets one attempt (the store may be back: a worker goes on).
+func (c *Conn) retry(ctx context.Context, op func(ctx context.Context) error) error {
 	wait := 50 * time.Millisecond
 	for {
-		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := op(octx)
-		cancel()
+		err := c.attempt(ctx, attemptTimeout, op)
 		if err == nil || !transient(err) {
 			return err
 		}
-		t := time.NewTimer(wait)
+		left, _ := c.left()
+		if left <= 0 {
+			return fmt.Errorf("the store has not answered for %s: %w", c.o.RetryFor, err)
+		}
+		t := time.NewTimer(min(wait, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -797,6 +861,28 @@ func retry(ctx context.Context, op func(ctx context.Context) error) error {
 		}
 		wait = min(wait*2, time.Second)
 	}
+}
+
+// attempt sends op's request once, for at most limit and no longer than
+// the retry budget has left (a full limit when it is spent: the store may
+// be back), and keeps the outage clock. The end of ctx itself says
+// nothing of the store.
+func (c *Conn) attempt(ctx context.Context, limit time.Duration, op func(ctx context.Context) error) error {
+	sent := time.Now()
+	if left, _ := c.left(); left > 0 {
+		limit = min(limit, left)
+	}
+	octx, cancel := context.WithTimeout(ctx, limit)
+	err := op(octx)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+	case err != nil && transient(err):
+		c.unanswered(sent)
+	default:
+		c.answered()
+	}
+	return err
 }
 
 // transient says whether an error may go away by itself.

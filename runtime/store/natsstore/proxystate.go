@@ -36,7 +36,7 @@ func (c *Conn) ProxyState(ctx context.Context, ttl time.Duration, log *slog.Logg
 		Description: "sitter proxy state shared by replicas: thought signatures by tool call id",
 	}
 	var kv jetstream.KeyValue
-	err := retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, func(ctx context.Context) error {
 		var err error
 		kv, err = c.js.KeyValue(ctx, ProxyBucket)
 		switch {

@@ -43,7 +43,7 @@ func Remote(def json.RawMessage) bool {
 
 func (s *Store) workStream(ctx context.Context) (jetstream.Stream, error) {
 	var st jetstream.Stream
-	err := retry(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		st, err = s.js.Stream(ctx, WorkStream)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -75,7 +75,7 @@ func (s *Store) Enqueue(ctx context.Context, runID string, acts []run.Action) (i
 			return n, err
 		}
 		b, _ := json.Marshal(WorkItem{runID, a.EffectID, a.Kind})
-		err := retry(ctx, func(ctx context.Context) error {
+		err := s.retry(ctx, func(ctx context.Context) error {
 			_, err := s.js.Publish(ctx, WorkPrefix+a.Kind, b, jetstream.WithMsgID(runID+"."+a.EffectID))
 			return err
 		})
