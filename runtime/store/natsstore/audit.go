@@ -236,7 +236,7 @@ var errLost = errors.New("lost")
 // winner's last line: each loss means the other shipped at least a line,
 // so the pass ends when the log is shipped, whoever shipped it.
 func (sh *shipper) pass(ctx context.Context) (ShipResult, error) {
-	var r ShipResult
+	r := ShipResult{Source: sh.o.Source, Subject: sh.subject}
 	maxData := int(sh.c.nc.MaxPayload()) - 512 // room for the headers
 	for {
 		sc, err := audit.After(sh.o.Log, sh.mark, func(l audit.Line) error {

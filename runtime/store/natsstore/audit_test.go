@@ -241,8 +241,15 @@ func TestAuditShipFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	var mu sync.Mutex
+	var passes []ShipResult
+	pass := func(r ShipResult) {
+		mu.Lock()
+		passes = append(passes, r)
+		mu.Unlock()
+	}
 	go func() {
-		_, err := c.ShipAudit(ctx, ShipOptions{Log: log, Source: "f", Follow: true, Interval: 10 * time.Millisecond})
+		_, err := c.ShipAudit(ctx, ShipOptions{Log: log, Source: "f", Follow: true, Interval: 10 * time.Millisecond, Pass: pass})
 		done <- err
 	}()
 	wait := func(n int) {
@@ -267,6 +274,18 @@ func TestAuditShipFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkShipped(t, c, "f", 22)
+	// Each pass says where it shipped, as a one-off ship does.
+	want := AuditPrefix + "f." + LogID(log.Dir)
+	n := 0
+	for _, r := range passes {
+		n += r.Shipped
+		if r.Source != "f" || r.Subject != want {
+			t.Errorf("pass %+v: want source f, subject %s", r, want)
+		}
+	}
+	if n != 22 {
+		t.Errorf("the passes shipped %d lines, want 22", n)
+	}
 }
 
 // A line that is not an entry stays in the log and is counted; a symbolic
