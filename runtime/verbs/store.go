@@ -277,7 +277,9 @@ func storeBind(ctx context.Context, harness, sessionID, runID, url string, max i
 		return journalBound(ctx, dir, via, st, took)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("no run %q in the store: %w", runID, err)
+		// The checkout says when the run is not in the store; any other
+		// failure is the run's or the store's, not a missing run.
+		return nil, err
 	}
 	return st, nil
 }

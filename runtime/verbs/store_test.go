@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/journal"
+	runs "sitter.dev/sitter/runtime/run"
 )
 
 // natsServer runs an in-process JetStream server on loopback.
@@ -311,5 +314,44 @@ func TestStoreURLSecretsHidden(t *testing.T) {
 				t.Errorf("%s --store %s: exit %d, %q; want exit 1 naming the store without its secret", strings.Join(args, " "), u, code, msg)
 			}
 		}
+	}
+}
+
+// session bind --store says "no run" only of a run that is not in the
+// store, once; a run that is there but cannot be driven is said as such.
+func TestStoreBindSaysWhy(t *testing.T) {
+	url := natsServer(t)
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	t.Setenv("SITTER_STORE_CACHE", t.TempDir())
+	t.Setenv("SITTER_STORE", url)
+	ws := t.TempDir()
+	entry := filepath.Join(ws, "p.mjs")
+	os.WriteFile(entry, []byte("export async function process() {}\n"), 0o644)
+	dir, _, err := runs.Create(context.Background(), runs.CreateOptions{RunsDir: filepath.Join(ws, "runs"), ProcessID: "p", Entry: entry, RunID: "done-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, filepath.FromSlash(runs.OutputRef)), []byte("null\n"), 0o644)
+	j, err := journal.Load(filepath.Join(dir, runs.JournalDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Append(filepath.Join(dir, runs.JournalDir), j.Head(), journal.RunCompleted, map[string]any{"outputRef": runs.OutputRef}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(args, nil, &out, &errb, registry.Registry)
+		return errb.String(), code
+	}
+	if msg, code := run("run", "import", dir); code != 0 {
+		t.Fatalf("run import: exit %d, %s", code, msg)
+	}
+	bind := []string{"session", "bind", "--harness", "claude-code", "--session-id", "s1", "--run-id"}
+	if msg, code := run(append(bind, "done-1")...); code != 1 || msg != "sitter: session bind: run done-1 is already completed: nothing to drive\n" {
+		t.Errorf("bind of a completed run: exit %d, %q", code, msg)
+	}
+	if msg, code := run(append(bind, "nosuch-1")...); code != 1 || strings.Count(msg, "no run") != 1 || !strings.Contains(msg, "no run nosuch-1 in the store") {
+		t.Errorf("bind of a missing run: exit %d, %q; want one 'no run nosuch-1 in the store'", code, msg)
 	}
 }
