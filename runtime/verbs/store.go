@@ -24,6 +24,12 @@ import (
 // storeFlag is --store on the run and task verbs.
 const storeFlag = "store=the shared run store `URL`, nats://host:port ($SITTER_STORE; default: the local runs dir)"
 
+// storeOnlyFlag is --store on a verb that works only on a store (what
+// names what it does with it): it has no local default.
+func storeOnlyFlag(what string) string {
+	return "store=the shared run store `URL` " + what + ", nats://host:port ($SITTER_STORE; required)"
+}
+
 // storeNote says how a run is named with a shared store.
 const storeNote = `
 
@@ -183,7 +189,7 @@ func storeCreate(ctx context.Context, url string, o runs.CreateOptions) (string,
 func newRunExportCmd(e *env) *cobra.Command {
 	return flagged("export <runId>", "Copy a run of a shared store into a local runs dir (the SDK layout)",
 		"  sitter run export 01JB7ZK3Q8X4M2N5P6R7S8T9V0 --store nats://127.0.0.1:4222 --to .a5c/runs",
-		[]string{storeFlag, "to=the runs directory `DIR` to write DIR/<runId> in (default: --runs-dir)", runsDirFlag, jsonOut},
+		[]string{storeOnlyFlag("to export from"), "to=the runs directory `DIR` to write DIR/<runId> in (default: --runs-dir)", runsDirFlag, jsonOut},
 		func(_ *cobra.Command, f *cmdFlags) int {
 			const verb = "run export"
 			if len(f.pos) != 1 {
@@ -220,7 +226,7 @@ func newRunExportCmd(e *env) *cobra.Command {
 func newRunImportCmd(e *env) *cobra.Command {
 	return flagged("import <runDir>", "Put a local run directory into a shared store, under its run id",
 		"  sitter run import .a5c/runs/01JB7ZK3Q8X4M2N5P6R7S8T9V0 --store nats://127.0.0.1:4222",
-		[]string{storeFlag, runsDirFlag, jsonOut},
+		[]string{storeOnlyFlag("to import into"), runsDirFlag, jsonOut},
 		func(_ *cobra.Command, f *cmdFlags) int {
 			const verb = "run import"
 			if len(f.pos) != 1 {

@@ -355,3 +355,31 @@ func TestStoreBindSaysWhy(t *testing.T) {
 		t.Errorf("bind of a missing run: exit %d, %q; want one 'no run nosuch-1 in the store'", code, msg)
 	}
 }
+
+// The --store of a verb that only works on a store says it is required;
+// the run and task verbs' says the local runs dir is the default.
+func TestStoreFlagText(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "the shared run store URL to work for, nats://host:port ($SITTER_STORE; required)"},
+		{[]string{"run", "export"}, "the shared run store URL to export from, nats://host:port ($SITTER_STORE; required)"},
+		{[]string{"run", "import"}, "the shared run store URL to import into, nats://host:port ($SITTER_STORE; required)"},
+		{[]string{"run", "status"}, "the shared run store URL, nats://host:port ($SITTER_STORE; default: the local runs dir)"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Run(append(c.args, "--help"), nil, &out, &errb, registry.Registry); code != 0 {
+			t.Fatalf("%v --help: exit %d, %s", c.args, code, errb.String())
+		}
+		var line string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "--store URL") {
+				line = l
+			}
+		}
+		if !strings.HasSuffix(line, c.want) {
+			t.Errorf("%v --help: --store reads %q, want %q", c.args, line, c.want)
+		}
+	}
+}

@@ -30,7 +30,7 @@ const workerMaxOutput = 256 << 10
 func newWorkerCmd(e *env) *cobra.Command {
 	c := flagged("worker", "Carry out the remote effects of a shared store's runs",
 		"  sitter worker --store nats://127.0.0.1:4222\n  sitter worker --store nats://127.0.0.1:4222 --kinds shell --max 10",
-		[]string{storeFlag, "kinds=the effect `KINDS` to take, comma-separated (default shell)", "max=stop after `N` effects (default: until interrupted)",
+		[]string{storeOnlyFlag("to work for"), "kinds=the effect `KINDS` to take, comma-separated (default shell)", "max=stop after `N` effects (default: until interrupted)",
 			"ack-wait=how long an effect may go without a sign of life before another worker gets it, a Go duration `D` (default 30s)",
 			"reconcile=how often to look for pending remote effects that are not on the queue and enqueue them, a Go duration `D` (default 1m; 0: only at start)", jsonOut},
 		func(_ *cobra.Command, f *cmdFlags) int { return worker(f, e) })
