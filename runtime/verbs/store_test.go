@@ -317,9 +317,10 @@ func TestStoreURLSecretsHidden(t *testing.T) {
 	}
 }
 
-// session bind --store says "no run" only of a run that is not in the
-// store, once; a run that is there but cannot be driven is said as such.
-func TestStoreBindSaysWhy(t *testing.T) {
+// completedStoredRun puts a completed run, done-1, in a store of its own
+// (made without Node) and points $SITTER_STORE at it; run calls sitter.
+func completedStoredRun(t *testing.T) (run func(args ...string) (string, int)) {
+	t.Helper()
 	url := natsServer(t)
 	t.Setenv("SITTER_STATE_DIR", t.TempDir())
 	t.Setenv("SITTER_STORE_CACHE", t.TempDir())
@@ -339,7 +340,7 @@ func TestStoreBindSaysWhy(t *testing.T) {
 	if _, err := journal.Append(filepath.Join(dir, runs.JournalDir), j.Head(), journal.RunCompleted, map[string]any{"outputRef": runs.OutputRef}); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) (string, int) {
+	run = func(args ...string) (string, int) {
 		var out, errb bytes.Buffer
 		code := Run(args, nil, &out, &errb, registry.Registry)
 		return errb.String(), code
@@ -347,6 +348,13 @@ func TestStoreBindSaysWhy(t *testing.T) {
 	if msg, code := run("run", "import", dir); code != 0 {
 		t.Fatalf("run import: exit %d, %s", code, msg)
 	}
+	return run
+}
+
+// session bind --store says "no run" only of a run that is not in the
+// store, once; a run that is there but cannot be driven is said as such.
+func TestStoreBindSaysWhy(t *testing.T) {
+	run := completedStoredRun(t)
 	bind := []string{"session", "bind", "--harness", "claude-code", "--session-id", "s1", "--run-id"}
 	if msg, code := run(append(bind, "done-1")...); code != 1 || msg != "sitter: session bind: run done-1 is already completed: nothing to drive\n" {
 		t.Errorf("bind of a completed run: exit %d, %q", code, msg)
@@ -381,5 +389,18 @@ func TestStoreFlagText(t *testing.T) {
 		if !strings.HasSuffix(line, c.want) {
 			t.Errorf("%v --help: --store reads %q, want %q", c.args, line, c.want)
 		}
+	}
+}
+
+// An export onto a copy already there is refused, said once.
+func TestStoreExportOntoCopy(t *testing.T) {
+	run := completedStoredRun(t)
+	to := t.TempDir()
+	if msg, code := run("run", "export", "done-1", "--to", to); code != 0 {
+		t.Fatalf("run export: exit %d, %s", code, msg)
+	}
+	want := "sitter: run export: " + filepath.Join(to, "done-1") + " already holds a run\n"
+	if msg, code := run("run", "export", "done-1", "--to", to); code != 1 || msg != want {
+		t.Errorf("run export again: exit %d, %q; want %q", code, msg, want)
 	}
 }

@@ -136,7 +136,7 @@ func (s *Store) Import(ctx context.Context, src string) (string, error) {
 func (s *Store) Export(ctx context.Context, id, runsDir string) (string, error) {
 	dst := filepath.Join(runsDir, id)
 	if _, err := os.Stat(filepath.Join(dst, run.MetadataFile)); err == nil {
-		return "", fmt.Errorf("export: %s already holds a run", dst)
+		return "", fmt.Errorf("%s already holds a run", dst)
 	}
 	err := store.Do(ctx, s, id, false, func(dir string) error {
 		if err := copyTree(dir, dst); err != nil {
