@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 // Resolve finds a session's transcript file: the payload's transcript path
@@ -28,6 +30,16 @@ func Resolve(spec *Spec, payloadPath, sessionID, cwd, home string, getenv func(s
 	}
 	pat := Expand(spec, sessionID, cwd, home, getenv)
 	ms, _ := filepath.Glob(pat)
+	if len(ms) == 0 && strings.Contains(spec.Location, "{cwdSlug}") {
+		if d := dashed(cwd); len(d) > slugMax {
+			// Claude Code 2.1.332 also takes a cut name's directory
+			// with another suffix: one whose name starts with the first
+			// slugMax characters and "-".
+			trace = append(trace, "location "+pat+": no match")
+			pat = expand(spec, sessionID, globEscape(d[:slugMax])+"-*", cwd, home, getenv)
+			ms, _ = filepath.Glob(pat)
+		}
+	}
 	if len(ms) == 0 {
 		return "", append(trace, "location "+pat+": no match"), errors.New("no transcript at " + pat)
 	}
@@ -42,6 +54,11 @@ func Resolve(spec *Spec, payloadPath, sessionID, cwd, home string, getenv func(s
 
 // Expand fills a spec's location pattern.
 func Expand(spec *Spec, sessionID, cwd, home string, getenv func(string) string) string {
+	return expand(spec, sessionID, globEscape(Slug(cwd)), cwd, home, getenv)
+}
+
+// expand fills a spec's location pattern with slug (a glob) as {cwdSlug}.
+func expand(spec *Spec, sessionID, slug, cwd, home string, getenv func(string) string) string {
 	loc := spec.Location
 	rest := strings.TrimPrefix(loc, "~/")
 	base := home
@@ -60,22 +77,54 @@ func Expand(spec *Spec, sessionID, cwd, home string, getenv func(string) string)
 	r := strings.NewReplacer(
 		"{sessionId}", globEscape(sessionID),
 		"{sessionId8}", globEscape(id8),
-		"{cwdSlug}", globEscape(Slug(cwd)),
+		"{cwdSlug}", slug,
 		"{cwdDashed}", globEscape(strings.ReplaceAll(strings.TrimPrefix(cwd, "/"), "/", "-")),
 	)
 	return filepath.Join(base, r.Replace(rest))
 }
 
-// Slug is a cwd with every character outside [A-Za-z0-9] replaced by "-"
-// (Claude Code's project directory name).
-func Slug(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
+// slugMax is the longest project directory name Claude Code makes whole.
+const slugMax = 200
+
+// Slug is Claude Code's project directory name for a cwd (2.1.332:
+// cwd.replace(/[^a-zA-Z0-9]/g, "-"), whose JavaScript string has one
+// character per UTF-16 code unit: "é" becomes one "-", a character outside
+// the BMP two). A name longer than slugMax keeps its first slugMax
+// characters, then "-" and slugHash of the cwd.
+func Slug(cwd string) string {
+	s := dashed(cwd)
+	if len(s) <= slugMax {
+		return s
+	}
+	return s[:slugMax] + "-" + slugHash(cwd)
+}
+
+// dashed is cwd with each UTF-16 code unit outside [A-Za-z0-9] replaced
+// by "-": ASCII, so its bytes are Claude Code's characters.
+func dashed(cwd string) string {
+	var b strings.Builder
+	for _, r := range cwd {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case utf16.RuneLen(r) == 2:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return string(b)
+	return b.String()
+}
+
+// slugHash is the hash Claude Code appends to a cut project directory
+// name: over the cwd's UTF-16 code units, h = h*31 + c in 32-bit
+// integers, its absolute value in base 36.
+func slugHash(cwd string) string {
+	var h int32
+	for _, c := range utf16.Encode([]rune(cwd)) {
+		h = h*31 + int32(c)
+	}
+	return strconv.FormatInt(max(int64(h), -int64(h)), 36)
 }
 
 func globEscape(s string) string {

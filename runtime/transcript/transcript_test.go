@@ -239,6 +239,60 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestSlug checks Claude Code's project directory names (2.1.332: every
+// UTF-16 code unit outside [A-Za-z0-9] becomes "-"; a name over 200
+// characters keeps 200 and gets "-" and a base-36 hash of the cwd). The
+// expected names were computed by the CLI's own functions under node.
+func TestSlug(t *testing.T) {
+	for cwd, want := range map[string]string{
+		"/home/dev/my proj":                           "-home-dev-my-proj",
+		"/tmp/r4/café":                                "-tmp-r4-caf-",
+		"/home/dev/😀x":                                "-home-dev---x", // outside the BMP: two code units
+		"/p/" + strings.Repeat("z", 197):              "-p-" + strings.Repeat("z", 197),
+		"/p/" + strings.Repeat("z", 198):              "-p-" + strings.Repeat("z", 197) + "-n7dswi",
+		"/home/dev/" + strings.Repeat("a", 250):       "-home-dev-" + strings.Repeat("a", 190) + "-u4xdh7",
+		"/srv/ünï/" + strings.Repeat("😀b", 80) + "/x": "-srv--n--" + strings.Repeat("--b", 63) + "--" + "-4tifcu",
+	} {
+		if got := transcript.Slug(cwd); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", cwd, got, want)
+		}
+	}
+}
+
+// TestResolveClaudeProjectDirs finds Claude Code transcripts under
+// non-ASCII and over-long project paths, and, as Claude Code does, a long
+// path's directory with another hash suffix (one an older CLI wrote).
+func TestResolveClaudeProjectDirs(t *testing.T) {
+	sp := spec(t, "claude-code")
+	home := t.TempDir()
+	put := func(dir, id string) string {
+		d := filepath.Join(home, ".claude", "projects", dir)
+		os.MkdirAll(d, 0o755)
+		p := filepath.Join(d, id+".jsonl")
+		os.WriteFile(p, []byte("{}\n"), 0o644)
+		return p
+	}
+	cafe := put("-tmp-r4-caf-", "S")
+	long := "/home/dev/" + strings.Repeat("a", 250)
+	exact := put("-home-dev-"+strings.Repeat("a", 190)+"-u4xdh7", "L")
+	other := put("-home-dev-"+strings.Repeat("a", 190)+"-1x2y3z", "M")
+	for _, c := range []struct{ cwd, id, want string }{
+		{"/tmp/r4/café", "S", cafe},
+		{long, "L", exact},
+		{long, "M", other},
+	} {
+		got, trace, err := transcript.Resolve(sp, "", c.id, c.cwd, home, nil)
+		if err != nil || got != c.want {
+			t.Errorf("%s in %.20s…: %q %v (%q), want %q", c.id, c.cwd, got, err, trace, c.want)
+		}
+	}
+	// The prefix is only a fallback for names that were cut.
+	put("-tmp-r4-caf--x", "T")
+	if got, _, err := transcript.Resolve(sp, "", "T", "/tmp/r4/café", home, nil); err == nil {
+		t.Errorf("found %q under another project's directory", got)
+	}
+}
+
 // TestLargeTranscriptBoundedMemory reads a 200 MB synthetic transcript and
 // checks that the memory the Go runtime obtained stays far below its size.
 func TestLargeTranscriptBoundedMemory(t *testing.T) {
