@@ -225,6 +225,7 @@ var Specs = []transcript.Spec{{
 		Each:  "toolCalls",
 		Files: []string{"file_path"},
 		Input: "args",
+		Key:   "id",
 		Name:  "name",
 		When: []transcript.Match{{
 			Path:  "type",

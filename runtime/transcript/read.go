@@ -97,6 +97,7 @@ func Read(spec *Spec, r io.Reader, from int64, opt Options) (*Summary, error) {
 	default:
 		err = fmt.Errorf("transcript format %q unknown", spec.Format)
 	}
+	a.flush()
 	return s, err
 }
 
@@ -289,10 +290,16 @@ type acc struct {
 	// per usage record: the last key and the usage it contributed
 	lastKey   []string
 	lastUsage []Usage
+	// per keyed tool call record: the last key and its calls, added when
+	// a record with another key comes (or at the end), since a later
+	// record with the same key restates them
+	callKey []string
+	pending [][]ToolCall
 }
 
 func newAcc(spec *Spec, s *Summary) *acc {
-	a := &acc{spec: spec, s: s, seen: map[string]bool{}, lastKey: make([]string, len(spec.Usage)), lastUsage: make([]Usage, len(spec.Usage))}
+	a := &acc{spec: spec, s: s, seen: map[string]bool{}, lastKey: make([]string, len(spec.Usage)), lastUsage: make([]Usage, len(spec.Usage)),
+		callKey: make([]string, len(spec.ToolCalls)), pending: make([][]ToolCall, len(spec.ToolCalls))}
 	for _, rs := range [][]Record{spec.Prompts, spec.Assistant, spec.ToolCalls, spec.Usage} {
 		for _, r := range rs {
 			if len(r.When) == 0 {
@@ -345,20 +352,30 @@ func (a *acc) record(v any) {
 			}
 		}
 	}
-	for _, r := range a.spec.ToolCalls {
+	for i, r := range a.spec.ToolCalls {
 		if !matches(v, r.When) {
 			continue
 		}
+		var calls []ToolCall
 		if r.Each == "" {
-			a.toolCall(r, v)
-			continue
-		}
-		items, _ := lookup(v, r.Each).([]any)
-		for _, it := range items {
-			if matches(it, r.EachWhen) {
-				a.toolCall(r, it)
+			calls = appendCall(calls, r, v)
+		} else {
+			items, _ := lookup(v, r.Each).([]any)
+			for _, it := range items {
+				if matches(it, r.EachWhen) {
+					calls = appendCall(calls, r, it)
+				}
 			}
 		}
+		k, _ := lookup(v, r.Key).(string)
+		if r.Key == "" || k == "" {
+			a.addCalls(calls)
+			continue
+		}
+		if k != a.callKey[i] {
+			a.addCalls(a.pending[i])
+		}
+		a.callKey[i], a.pending[i] = k, calls // a restatement replaces its predecessor
 	}
 	for i, r := range a.spec.Usage {
 		if !matches(v, r.When) {
@@ -380,10 +397,33 @@ func (a *acc) record(v any) {
 	}
 }
 
-func (a *acc) toolCall(r Record, item any) {
+// flush adds the tool calls still pending.
+func (a *acc) flush() {
+	for i := range a.pending {
+		a.addCalls(a.pending[i])
+		a.pending[i] = nil
+	}
+}
+
+// addCalls counts tool calls and the files they modify.
+func (a *acc) addCalls(calls []ToolCall) {
+	for _, tc := range calls {
+		for _, f := range tc.Files {
+			if !a.seen[f] {
+				a.seen[f] = true
+				a.s.ModifiedFiles = append(a.s.ModifiedFiles, f)
+			}
+		}
+		a.s.ToolCallCount++
+		a.s.ToolCalls = keep(a.s.ToolCalls, tc, a.max)
+	}
+}
+
+// appendCall appends the tool call of an item, if it names one.
+func appendCall(calls []ToolCall, r Record, item any) []ToolCall {
 	name, _ := lookup(item, r.Name).(string)
 	if name == "" {
-		return
+		return calls
 	}
 	tc := ToolCall{Name: name}
 	if len(r.WriteTools) == 0 || slices.Contains(r.WriteTools, name) {
@@ -409,14 +449,7 @@ func (a *acc) toolCall(r Record, item any) {
 			}
 		}
 	}
-	for _, f := range tc.Files {
-		if !a.seen[f] {
-			a.seen[f] = true
-			a.s.ModifiedFiles = append(a.s.ModifiedFiles, f)
-		}
-	}
-	a.s.ToolCallCount++
-	a.s.ToolCalls = keep(a.s.ToolCalls, tc, a.max)
+	return append(calls, tc)
 }
 
 // keep appends v and drops the oldest items beyond max.

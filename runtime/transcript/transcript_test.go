@@ -151,6 +151,35 @@ func TestModifiedFiles(t *testing.T) {
 	})
 }
 
+// A Gemini CLI message is restated on later lines with the same id as it
+// streams: its tool calls count once, the latest restatement winning, as
+// its usage does; a new id adds its own.
+func TestRestatedToolCalls(t *testing.T) {
+	p := write(t,
+		`{"id":"u1","type":"user","content":[{"text":"write a.txt"}]}`,
+		`{"id":"g1","type":"gemini","content":"","tokens":{"input":100,"output":10},"toolCalls":[{"id":"c1","name":"write_file","args":{"file_path":"/p/a.txt"},"status":"executing"}]}`,
+		`{"$set":{"lastUpdated":"2026-11-30T05:51:13.835Z"}}`,
+		`{"id":"g1","type":"gemini","content":"","tokens":{"input":100,"output":10},"toolCalls":[{"id":"c1","name":"write_file","args":{"file_path":"/p/a.txt"},"status":"success"},{"id":"c2","name":"replace","args":{"file_path":"/p/b.txt"},"status":"executing"}]}`,
+		`{"id":"g2","type":"gemini","content":"","tokens":{"input":50,"output":5},"toolCalls":[{"id":"c3","name":"write_file","args":{"file_path":"/p/a.txt"}}]}`,
+		`{"id":"g3","type":"gemini","content":"x","tokens":{"input":50,"output":5},"toolCalls":[{"id":"c4","name":"read_file","args":{"file_path":"/p/c.txt"}}]}`,
+		`{"id":"g3","type":"gemini","content":"done","tokens":{"input":50,"output":5}}`,
+		"")
+	s, err := transcript.ReadFile(spec(t, "gemini-cli"), p, 0, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []transcript.ToolCall{{Name: "write_file", Files: []string{"/p/a.txt"}}, {Name: "replace", Files: []string{"/p/b.txt"}}, {Name: "write_file", Files: []string{"/p/a.txt"}}}
+	if s.ToolCallCount != 3 || !reflect.DeepEqual(s.ToolCalls, want) {
+		t.Errorf("tool calls = %d %+v, want %+v", s.ToolCallCount, s.ToolCalls, want)
+	}
+	if want := []string{"/p/a.txt", "/p/b.txt"}; !reflect.DeepEqual(s.ModifiedFiles, want) {
+		t.Errorf("modified = %q, want %q", s.ModifiedFiles, want)
+	}
+	if want := (transcript.Usage{Input: 200, Output: 20}); s.Usage != want {
+		t.Errorf("usage = %+v, want %+v", s.Usage, want)
+	}
+}
+
 func TestLongLinesAndPartialLine(t *testing.T) {
 	long := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 300<<10) + `"}}`
 	p := write(t,
