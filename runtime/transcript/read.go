@@ -339,7 +339,7 @@ func (a *acc) line(b []byte) {
 func (a *acc) record(v any) {
 	for _, r := range a.spec.Prompts {
 		if matches(v, r.When) {
-			if t := Text(lookup(v, r.Text)); t != "" && !hasPrefix(t, r.SkipPrefix) {
+			if t := text(lookup(v, r.Text), r.SkipPrefix); t != "" {
 				a.s.PromptCount++
 				a.s.Prompts = keep(a.s.Prompts, t, a.max)
 			}
@@ -509,20 +509,30 @@ func matches(v any, ms []Match) bool {
 // Text is the text of a value: a string, or the joined texts of an array
 // of strings and text parts ({"type":"text"|"input_text"|"output_text", "text"}
 // or an untyped {"text"}).
-func Text(v any) string {
+func Text(v any) string { return text(v, nil) }
+
+// text is Text without the strings and parts that start with a skip
+// prefix: the harness's own context, which it may put beside the user's
+// text in one message.
+func text(v any, skip []string) string {
 	switch x := v.(type) {
 	case string:
+		if hasPrefix(x, skip) {
+			return ""
+		}
 		return x
 	case []any:
 		var parts []string
 		for _, e := range x {
 			switch p := e.(type) {
 			case string:
-				parts = append(parts, p)
+				if !hasPrefix(p, skip) {
+					parts = append(parts, p)
+				}
 			case map[string]any:
 				t, _ := p["text"].(string)
 				typ, _ := p["type"].(string)
-				if t != "" && (typ == "" || strings.EqualFold(typ, "text") || typ == "input_text" || typ == "output_text") {
+				if t != "" && (typ == "" || strings.EqualFold(typ, "text") || typ == "input_text" || typ == "output_text") && !hasPrefix(t, skip) {
 					parts = append(parts, t)
 				}
 			}

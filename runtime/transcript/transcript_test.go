@@ -180,6 +180,25 @@ func TestRestatedToolCalls(t *testing.T) {
 	}
 }
 
+// Claude Code puts its own context (<system-reminder>, <command-…>) in a
+// user message's content, as a whole string or as text blocks beside the
+// user's: those blocks are left out and the user's text is kept.
+func TestSkipPrefixByBlock(t *testing.T) {
+	p := write(t,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<system-reminder>\nctx\n</system-reminder>"},{"type":"text","text":"fix the bug"}]}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"second prompt"},{"type":"text","text":" <system-reminder>\nctx2\n</system-reminder>"},{"type":"text","text":"and more"}]}}`,
+		`{"type":"user","message":{"role":"user","content":"<command-name>/clear</command-name>"}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<local-command-stdout>ok</local-command-stdout>"}]}}`,
+		"")
+	s, err := transcript.ReadFile(spec(t, "claude-code"), p, 0, transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fix the bug", "second prompt\nand more"}; !reflect.DeepEqual(s.Prompts, want) || s.PromptCount != 2 {
+		t.Errorf("prompts = %d %q, want %q", s.PromptCount, s.Prompts, want)
+	}
+}
+
 func TestLongLinesAndPartialLine(t *testing.T) {
 	long := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 300<<10) + `"}}`
 	p := write(t,
