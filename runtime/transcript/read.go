@@ -54,7 +54,9 @@ type Summary struct {
 	Harness string `json:"harness"`
 	Format  string `json:"format"`
 	// From and To are positions (line offsets for jsonl-cli, message
-	// indices for json-event): To is where a later read continues.
+	// indices for json-event): To is where a later read continues, the
+	// transcript's end. To < From when the transcript is shorter than
+	// From (replaced or truncated since): nothing was read.
 	From          int64      `json:"from"`
 	To            int64      `json:"to"`
 	Prompts       []string   `json:"prompts"` // the latest MaxItems
@@ -210,9 +212,6 @@ func eachLine(r io.Reader, from int64, opt Options, s *Summary, fn func([]byte))
 			buf = nil
 		}
 	}
-	if n < from {
-		n = from
-	}
 	s.To = n
 	return nil
 }
@@ -261,9 +260,6 @@ func eachMessage(r io.Reader, path string, from int64, s *Summary, fn func(any))
 			fn(m)
 		}
 		n++
-	}
-	if n < from {
-		n = from
 	}
 	s.To = n
 	return nil

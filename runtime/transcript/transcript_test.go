@@ -102,6 +102,21 @@ func TestSincePosition(t *testing.T) {
 	}
 }
 
+// A position past the end (the transcript was replaced or truncated since)
+// continues from the transcript's real end, not from the position asked.
+func TestFromPastTheEnd(t *testing.T) {
+	s, err := transcript.ReadFile(spec(t, "gemini-cli"), "testdata/gemini-cli.jsonl", 500, transcript.Options{})
+	if err != nil || s.From != 500 || s.To != 11 || s.PromptCount != 0 {
+		t.Errorf("from 500: %+v %v, want to 11", s, err)
+	}
+	sp := &transcript.Spec{Harness: "x", Format: transcript.JSONEvent, Messages: "m"}
+	p := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(p, []byte(`{"m":[{},{}]}`), 0o644)
+	if s, err := transcript.ReadFile(sp, p, 5, transcript.Options{}); err != nil || s.To != 2 {
+		t.Errorf("json-event from 5: %+v %v, want to 2", s, err)
+	}
+}
+
 func write(t *testing.T, lines ...string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "t.jsonl")

@@ -40,7 +40,11 @@ func newTranscriptCmd(e *env) *cobra.Command {
 message, tool calls, modified files and token usage, and the position to
 continue from ("to"). POS is a line offset (jsonl-cli) or a message index
 (json-event). With --session ID (and --cwd DIR) instead of a path, the file is
-found where the atlas says the harness keeps it.`,
+found where the atlas says the harness keeps it.
+
+A transcript shorter than POS was replaced or truncated since (a harness that
+rewrites or compacts it): nothing is read, stderr says so, and "to" is its
+real end, where the next read continues.`,
 		Example: `  sitter transcript claude-code ~/.claude/projects/-work-proj/5f0c.jsonl
   sitter transcript pi --session 5f0c --cwd ~/proj --from 120 --json`,
 		Args:              nArgs(1, 2, "<harness>"),
@@ -103,6 +107,15 @@ func runTranscript(pos []string, o transcriptOpts, stdout, stderr io.Writer, reg
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter: transcript: %v\n", err)
 		return 1
+	}
+	if s.To < s.From {
+		// Re-reading from 0 would count again what an earlier read
+		// counted when the harness rewrote the file with the same turns.
+		unit := "lines"
+		if s.Format == transcript.JSONEvent {
+			unit = "messages"
+		}
+		fmt.Fprintf(stderr, "sitter: transcript: --from %d is past the end of %s (%d %s): it was replaced or truncated; nothing read, continue from %d\n", s.From, path, s.To, unit, s.To)
 	}
 	if asJSON {
 		return writeJSON(stdout, stderr, struct {
