@@ -53,8 +53,8 @@ real end, where the next read continues.`,
 			switch {
 			case o.from < 0:
 				return usageErr("--from %d: want a non-negative integer", o.from)
-			case o.maxLine < 0:
-				return usageErr("--max-line %d: want a non-negative integer", o.maxLine)
+			case o.maxLine <= 0:
+				return usageErr("--max-line %d: want a positive integer", o.maxLine)
 			case len(args) == 1 && o.session == "":
 				return usageErr("name a transcript <path> or --session ID")
 			case len(args) == 2 && o.session != "":
@@ -64,7 +64,7 @@ real end, where the next read continues.`,
 		},
 	}
 	c.Flags().Int64Var(&o.from, "from", 0, "the position `POS` to start from (a line offset, or a message index)")
-	c.Flags().IntVar(&o.maxLine, "max-line", 0, "longest line read, `BYTES` (longer ones are skipped and counted)")
+	c.Flags().IntVar(&o.maxLine, "max-line", transcript.DefaultMaxLine, "longest line read, `BYTES` (longer ones are skipped and counted)")
 	c.Flags().StringVar(&o.session, "session", "", "find the transcript of session `ID`")
 	c.Flags().StringVar(&o.cwd, "cwd", "", "the session's working directory `DIR`, with --session (default: the current directory)")
 	jsonFlag(c, &o.asJSON, "print the summary as JSON")
@@ -136,12 +136,22 @@ func runTranscript(pos []string, o transcriptOpts, stdout, stderr io.Writer, reg
 		w.printf("last assistant message: %s\n", oneLine(s.LastAssistant, 200))
 	}
 	if s.SkippedLines > 0 {
-		w.printf("skipped %d over-long lines\n", s.SkippedLines)
+		w.printf("skipped %s: longer than --max-line %d\n", lines(s.SkippedLines), maxLine)
+	}
+	if s.BadLines > 0 {
+		w.printf("skipped %s: not JSON\n", lines(s.BadLines))
 	}
 	if w.err != nil {
 		return 1
 	}
 	return 0
+}
+
+func lines(n int) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
 }
 
 func oneLine(s string, n int) string {
