@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	gentranscript "sitter.dev/sitter/generated/transcript"
-	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/transcript"
 )
 
@@ -59,8 +58,14 @@ real end, where the next read continues.`,
 				return usageErr("name a transcript <path> or --session ID")
 			case len(args) == 2 && o.session != "":
 				return usageErr("a <path> and --session exclude each other")
+			case args[0] == "": // Resolve's default harness is no harness named
+				return usageErr("missing <harness>")
 			}
-			return code(runTranscript(args, o, e.stdout, e.stderr, e.reg))
+			d, _, err := e.reg().Resolve(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return code(runTranscript(d.ID, args[1:], o, e.stdout, e.stderr))
 		},
 	}
 	c.Flags().Int64Var(&o.from, "from", 0, "the position `POS` to start from (a line offset, or a message index)")
@@ -71,17 +76,14 @@ real end, where the next read continues.`,
 	return c
 }
 
-// runTranscript summarises a harness's transcript since a position.
-func runTranscript(pos []string, o transcriptOpts, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
+// runTranscript summarises harness id's transcript since a position, at
+// the path given (pos) or found from the session.
+func runTranscript(id string, pos []string, o transcriptOpts, stdout, stderr io.Writer) int {
 	from, maxLine, session, cwd, asJSON := o.from, o.maxLine, o.session, o.cwd, o.asJSON
-	id := pos[0]
-	if d, _, err := reg().Resolve(pos[0]); err == nil {
-		id = d.ID
-	}
 	spec, ok := transcript.Lookup(id)
 	if !ok {
-		fmt.Fprintf(stderr, "sitter: transcript: the atlas has no transcript for %q\n", pos[0])
-		return 2
+		fmt.Fprintf(stderr, "sitter: transcript: the atlas does not describe %s's transcripts (no transcript block in atlas/transcripts.cue)\n", id)
+		return 1
 	}
 	if !spec.TranscriptAnalysis {
 		fmt.Fprintf(stderr, "sitter: transcript: %s transcripts cannot be analysed (atlas capability transcriptAnalysis is false)\n", id)
@@ -89,8 +91,8 @@ func runTranscript(pos []string, o transcriptOpts, stdout, stderr io.Writer, reg
 	}
 	var path string
 	var trace []string
-	if len(pos) == 2 {
-		path = pos[1]
+	if len(pos) == 1 {
+		path = pos[0]
 	} else {
 		if cwd == "" {
 			cwd, _ = os.Getwd()
