@@ -30,6 +30,13 @@ requested harness is not ready.`,
 		Example: "  sitter doctor\n  sitter doctor --harness claude-code --dir ~/my-project --json",
 		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			// An unknown harness is a mistake on the command line: said
+			// before any report is printed.
+			for _, n := range want {
+				if _, _, err := e.reg().Resolve(n); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			return code(runDoctor(want, dir, asJSON, e.stdout, e.stderr, e.reg))
 		},
 	}
