@@ -46,6 +46,14 @@ func RegistryGo(a *model.Atlas) []File {
 		for _, v := range h.Verified {
 			verified = append(verified, jen.Lit(v))
 		}
+		npmInstall := jen.Nil()
+		if len(h.Package.NpmInstall) > 0 {
+			var specs []jen.Code
+			for _, s := range h.Package.NpmInstall {
+				specs = append(specs, jen.Lit(s))
+			}
+			npmInstall = jen.Index().String().Values(specs...)
+		}
 		var config []jen.Code
 		for _, c := range h.Config {
 			config = append(config, jen.Values(keyed(jen.Dict{
@@ -148,6 +156,7 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Package"): jen.Qual(adapterPkg, "Package").Values(keyed(jen.Dict{
 				jen.Id("Name"): jen.Lit(h.Package.Name), jen.Id("Source"): jen.Lit(h.Package.Source),
 				jen.Id("Trust"): jen.Lit(h.Package.Trust), jen.Id("Lifecycle"): jen.Lit(h.Package.Lifecycle),
+				jen.Id("NpmInstall"): npmInstall,
 			})),
 			jen.Id("Verified"):  jen.Index().String().Values(verified...),
 			jen.Id("Config"):    jen.Index().Qual(adapterPkg, "ConfigKey").Values(config...),

@@ -185,7 +185,12 @@ func (h *Harness) EventsOf(phase string) []*Event {
 }
 
 // Package is the harness's distribution.
-type Package struct{ Name, Source, Trust, Lifecycle string }
+type Package struct {
+	Name, Source, Trust, Lifecycle string
+	// NpmInstall: the npm specs that install a verified version, when
+	// Name@<verified> does not (atlas schema, package.npmInstall).
+	NpmInstall []string
+}
 
 // ConfigKey is one key of the adapter config schema.
 type ConfigKey struct {

@@ -3996,10 +3996,11 @@ func descriptorDroid() *adapter.Descriptor {
 		ID:        "droid",
 		Normalize: droid.Normalize,
 		Package: adapter.Package{
-			Lifecycle: "stable",
-			Name:      "@factory/cli",
-			Source:    "npm",
-			Trust:     "vendor",
+			Lifecycle:  "stable",
+			Name:       "@factory/cli",
+			NpmInstall: []string{"@factory/cli@0.225.1", "@factory/cli-linux-x64@0.225.2"},
+			Source:     "npm",
+			Trust:      "vendor",
 		},
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{

@@ -27,6 +27,11 @@ type Package struct {
 	Source    string `json:"source"`
 	Trust     string `json:"trust"`
 	Lifecycle string `json:"lifecycle"`
+	// NpmInstall lists the specs `npm install -g` takes to put a verified
+	// version on PATH when Name@<verified> is not one (a wrapper whose
+	// binary comes from a platform package of another version); empty,
+	// Name at the newest verified version does.
+	NpmInstall []string `json:"npmInstall,omitempty"`
 }
 
 // AgentEnv is how a hook hands environment variables to the commands the

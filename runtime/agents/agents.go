@@ -172,18 +172,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	add := func(code string, warn bool, detail, fix string) {
 		rep.Problems = append(rep.Problems, Problem{Code: code, Warning: warn, Detail: detail, Fix: fix})
 	}
-	// install is the command that puts a verified version of the harness
-	// on PATH, where the atlas knows its package.
-	install := func() string {
-		if d.Package.Source != "npm" || d.Package.Name == "" {
-			return "install " + d.DisplayName + " (see " + d.ID + "'s vendor docs) so its binary is on PATH"
-		}
-		pkg := d.Package.Name
-		if v := newest(d.Verified); v != "" {
-			pkg += "@" + v
-		}
-		return "npm install -g " + shellQuote(pkg)
-	}
+	install := func() string { return installFix(d) }
 	p, ok := transcript.LookupPresence(d.ID)
 	if !ok {
 		add(CodeNoPresence, false, "the atlas has no presence facts for "+d.ID,
@@ -305,6 +294,29 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		}
 	}
 	return rep, nil
+}
+
+// installFix is the command that puts a verified version of harness d on
+// PATH, where the atlas knows its package: the package at the newest
+// verified version, or the specs the atlas gives when that version is not
+// one of the package's own.
+func installFix(d *adapter.Descriptor) string {
+	if d.Package.Source != "npm" || d.Package.Name == "" {
+		return "install " + d.DisplayName + " (see " + d.ID + "'s vendor docs) so its binary is on PATH"
+	}
+	specs := d.Package.NpmInstall
+	if len(specs) == 0 {
+		pkg := d.Package.Name
+		if v := newest(d.Verified); v != "" {
+			pkg += "@" + v
+		}
+		specs = []string{pkg}
+	}
+	words := make([]string, len(specs))
+	for i, s := range specs {
+		words[i] = shellQuote(s)
+	}
+	return "npm install -g " + strings.Join(words, " ")
 }
 
 // newest is the highest of dotted numeric versions ("" for none).

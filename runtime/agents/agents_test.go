@@ -1,6 +1,11 @@
 package agents
 
-import "testing"
+import (
+	"testing"
+
+	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/adapter"
+)
 
 // doctor's install fix names the newest verified version, whatever the
 // order the atlas lists them in, compared as numbers (2.1.332 > 2.1.97).
@@ -32,5 +37,28 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The install fix puts a verified version on PATH as printed: by default
+// name@newest verified; where the verified binary is not a version of the
+// package (Droid: the @factory/cli 0.225.1 wrapper runs the 0.225.2
+// binary of a platform package, and npm has no @factory/cli@0.225.2), the
+// atlas's npmInstall specs.
+func TestInstallFix(t *testing.T) {
+	plain := &adapter.Descriptor{ID: "x", DisplayName: "X", Package: adapter.Package{Name: "@x/cli", Source: "npm"}, Verified: []string{"1.2.3", "1.10.0"}}
+	if got, want := installFix(plain), "npm install -g @x/cli@1.10.0"; got != want {
+		t.Errorf("installFix(plain) = %q, want %q", got, want)
+	}
+	none := &adapter.Descriptor{ID: "y", DisplayName: "Y", Package: adapter.Package{Source: "none"}}
+	if got, want := installFix(none), "install Y (see y's vendor docs) so its binary is on PATH"; got != want {
+		t.Errorf("installFix(none) = %q, want %q", got, want)
+	}
+	d, _, err := registry.Registry().Resolve("droid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := installFix(d), "npm install -g @factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2"; got != want {
+		t.Errorf("installFix(droid) = %q, want %q", got, want)
 	}
 }
