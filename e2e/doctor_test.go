@@ -69,11 +69,13 @@ func linkCLI(t *testing.T, c cli) string {
 	return link
 }
 
-// doctor runs `sitter doctor --harness id --dir project --json` and
-// returns its one report.
+// doctor runs `sitter doctor --harness id --dir project --json` from the
+// root of this checkout, where a user pastes the fixes it prints (doctor
+// prints a plugin install by name only where the name finds a bundle),
+// and returns its one report.
 func doctor(t *testing.T, id, project string, env []string) (agents.Report, runResult) {
 	t.Helper()
-	r := runCLI(t, project, env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
+	r := runCLI(t, repo(t), env, 2*time.Minute, sitter(t), "doctor", "--harness", id, "--dir", project, "--json")
 	var reps []agents.Report // what --json prints
 	if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil || len(reps) != 1 {
 		t.Fatalf("sitter doctor --json: %v, %v\n%s%s", r.err, err, r.stdout, r.stderr)

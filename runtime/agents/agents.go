@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/plugin"
 	"sitter.dev/sitter/runtime/transcript"
 )
 
@@ -285,7 +286,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 			"register `sitter hook "+d.ID+" <event> --handler <command>` in "+where+" for each event your plugin handles (the README's \"Use it as a hook\")")
 	default:
 		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy; the fix installs sitter's guard plugin (your own installs the same way, by name or bundle folder)",
-			"sitter plugin install guard --harness "+d.ID+" --dir "+shellQuote(userDir))
+			reinstall(r, d, "guard", "project", userDir))
 	}
 	rep.Ready = true
 	for _, pr := range rep.Problems {
@@ -294,6 +295,32 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		}
 	}
 	return rep, nil
+}
+
+// reinstall is the command that installs plugin name for harness d in
+// scope (again) when sitter finds its bundle by name from the working
+// directory, where the fix is run. Else the fix says so, where it looked
+// and what works instead: from a checkout or an install, or with the
+// bundle folder named.
+func reinstall(r *adapter.Registry, d *adapter.Descriptor, name, scope, dir string) string {
+	cmd := func(what string) string {
+		return "sitter plugin install " + what + " --harness " + d.ID + scopeFlag(scope, dir)
+	}
+	_, err := plugin.FindBundle(name, d, r)
+	if err == nil {
+		return cmd(name)
+	}
+	return "from here " + err.Error() + ": run `" + cmd(name) + "` in a sitter checkout or with sitter installed with its bundles (make install, a release archive), or name the bundle folder: `" +
+		cmd("FOLDER/"+name+"/"+d.ID) + "`, FOLDER a checkout's artifacts or an install's share/sitter/artifacts"
+}
+
+// scopeFlag is the scope part of a plugin command: the project folder, or
+// the user scope.
+func scopeFlag(scope, dir string) string {
+	if scope == "user" {
+		return " --scope user"
+	}
+	return " --dir " + shellQuote(dir)
 }
 
 // installFix is the command that puts a verified version of harness d on

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,20 +75,22 @@ func isBundle(dir string) bool {
 }
 
 // FindBundle resolves what `sitter plugin install` was given for harness
-// d: a bundle dir, a plugin dir holding <harness>/, or a plugin name under
-// ./artifacts (a checkout) or an installed data dir (DataDirs). The bundle
-// must be for d.
+// d: a bundle dir, a plugin dir holding <harness>/, or a plugin name looked
+// up in NameDirs. The bundle must be for d. When none is found, the error
+// lists every place looked in, as absolute paths, so that the user sees
+// where a bundle would be found.
 func FindBundle(arg string, d *adapter.Descriptor, reg *adapter.Registry) (*Bundle, error) {
 	var tried []string
 	candidates := []string{arg, filepath.Join(arg, d.ID)}
 	if ValidPluginName(arg) {
-		candidates = append(candidates, filepath.Join("artifacts", arg, d.ID))
-		for _, dir := range DataDirs() {
+		for _, dir := range NameDirs() {
 			candidates = append(candidates, filepath.Join(dir, arg, d.ID))
 		}
 	}
 	for _, c := range candidates {
-		tried = append(tried, c)
+		if abs, err := filepath.Abs(c); err == nil && !slices.Contains(tried, abs) {
+			tried = append(tried, abs)
+		}
 		if !isBundle(c) {
 			continue
 		}
@@ -107,30 +110,35 @@ func FindBundle(arg string, d *adapter.Descriptor, reg *adapter.Registry) (*Bund
 	return nil, fmt.Errorf("no %s bundle found for %q (looked for %s in %s)", d.ID, arg, MarkerFile, strings.Join(tried, ", "))
 }
 
-// DataDirs lists the installed bundle dirs, by name lookup order: the
-// layout of make install and of a release archive, share/sitter/artifacts
-// beside the bin/ folder holding the running binary, seen from the binary
-// as invoked and, when that is a symlink, from its target.
-func DataDirs() []string {
-	self, err := os.Executable()
-	if err != nil {
-		return nil
-	}
-	var out []string
-	add := func(exe string) {
-		d := filepath.Join(filepath.Dir(filepath.Dir(exe)), "share", "sitter", "artifacts")
-		for _, o := range out {
-			if o == d {
-				return
-			}
-		}
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+// executable is the running binary (a test points it elsewhere).
+var executable = os.Executable
+
+// NameDirs lists the folders a plugin name is looked up in, in order,
+// whether they exist or not: ./artifacts (a checkout, from the working
+// directory); then, beside the bin/ folder holding the running binary,
+// share/sitter/artifacts (make install, a release archive) and artifacts
+// (a checkout whose bin/ make build filled, on PATH from anywhere). The
+// binary is seen as invoked and, when that is a symlink, as its target.
+// The first is relative, the others absolute.
+func NameDirs() []string {
+	out := []string{"artifacts"}
+	add := func(d string) {
+		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
-	add(self)
-	if real, err := filepath.EvalSymlinks(self); err == nil {
-		add(real)
+	var prefixes []string
+	if self, err := executable(); err == nil {
+		prefixes = append(prefixes, filepath.Dir(filepath.Dir(self)))
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			prefixes = append(prefixes, filepath.Dir(filepath.Dir(real)))
+		}
+	}
+	for _, p := range prefixes {
+		add(filepath.Join(p, "share", "sitter", "artifacts"))
+	}
+	for _, p := range prefixes {
+		add(filepath.Join(p, "artifacts"))
 	}
 	return out
 }

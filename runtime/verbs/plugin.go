@@ -46,8 +46,10 @@ exits 1 and lists what it had changed. For a harness that runs a folder of
 hook scripts (Cline: .clinerules/hooks) it writes one script per event there,
 refusing to replace a file of yours without --force. Installs and uninstalls
 into one project (or one home) at the same time wait for each other.
-<bundle-or-plugin> is a bundle folder or a plugin name (found under
-./artifacts).`
+<bundle-or-plugin> is a bundle folder or a plugin name, found in
+./artifacts/<name>, then beside the bin/ folder holding sitter: in
+share/sitter/artifacts (an install or a release archive), then in artifacts
+(a checkout built with make build).`
 		c.Example = `  sitter plugin install guard --harness gemini-cli --dir ~/my-project
   sitter plugin install artifacts/guard/codex --harness codex --scope user --force --json`
 	}
