@@ -28,14 +28,16 @@ import (
 
 // Failure and warning codes of a readiness check.
 const (
-	CodeNoPresence       = "no-presence-facts"    // the atlas says nothing to check
-	CodeBinaryMissing    = "binary-not-found"     // none of the binaries is on PATH
-	CodeVersionUnknown   = "version-unreadable"   // warning: --version printed no version
-	CodeVersionUnverfied = "version-unverified"   // warning: not a version the atlas verified
-	CodeNotDetected      = "project-not-detected" // warning: the project has none of its files
-	CodeNotInstalled     = "hooks-not-installed"  // no sitter registration in any hook config
-	CodeConfigInvalid    = "config-invalid"       // a JSON hook config does not parse
-	CodeNoHooks          = "no-hooks"             // no native event reaches a sitter hook
+	CodeNoPresence       = "no-presence-facts"     // the atlas says nothing to check
+	CodeBinaryMissing    = "binary-not-found"      // none of the binaries is on PATH
+	CodeVersionUnknown   = "version-unreadable"    // warning: --version printed no version
+	CodeVersionUnverfied = "version-unverified"    // warning: not a version the atlas verified
+	CodeNotDetected      = "project-not-detected"  // warning: the project has none of its files
+	CodeNotInstalled     = "hooks-not-installed"   // no sitter registration in any hook config
+	CodeConfigInvalid    = "config-invalid"        // a JSON hook config does not parse
+	CodeNoHooks          = "no-hooks"              // no native event reaches a sitter hook
+	CodeNotRegistered    = "plugin-not-registered" // a plugin copy the harness's hook config does not register
+	CodeCommandMissing   = "hook-command-missing"  // a registered sitter command runs a path that is not there
 )
 
 // Env is what a check looks at; the zero value uses the process's.
@@ -254,13 +256,38 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 			}
 		}
 	}
-	// Plugin copies sitter plugin install made (project and user scope).
-	for _, root := range []string{filepath.Join(env.Dir, ".sitter", "plugins"), filepath.Join(env.DataHome, "sitter", "plugins")} {
-		ms, _ := filepath.Glob(filepath.Join(root, "*", d.ID))
-		for _, m := range ms {
-			plugins[filepath.Base(filepath.Dir(m))] = true
-			rep.Trace = append(rep.Trace, "plugin copy "+m)
+	// Plugin copies sitter plugin install made and the sitter commands
+	// registered, project and user scope, read where and as the installer
+	// writes them (the atlas's install target and hook shape).
+	copies, regs := plugin.Installed(d, plugin.Options{Dir: env.Dir, Home: env.Home, DataHome: env.DataHome})
+	for _, c := range copies {
+		plugins[c.Plugin] = true
+		rep.Trace = append(rep.Trace, "plugin copy "+c.Dir)
+		if !c.Registered {
+			add(CodeNotRegistered, false, c.Dir+" is installed, but "+c.Target+" does not register it: "+d.DisplayName+" runs none of its hooks",
+				reinstall(r, d, c.Plugin, c.Scope, userDir))
 		}
+	}
+	missing := map[string]bool{}
+	for _, g := range regs {
+		if !slices.Contains(rep.Hooks, g.Target) {
+			rep.Hooks = append(rep.Hooks, g.Target)
+		}
+		if g.Plugin != "" {
+			plugins[g.Plugin] = true
+		}
+		if g.Runs == "" || missing[g.Runs] {
+			continue
+		}
+		if _, err := os.Stat(g.Runs); err == nil {
+			continue
+		}
+		missing[g.Runs] = true
+		fix := "point the command in " + g.Target + " at sitter as it is installed now, or remove it"
+		if g.Plugin != "" {
+			fix = reinstall(r, d, g.Plugin, g.Scope, userDir) + " (or sitter plugin uninstall " + g.Plugin + " --harness " + d.ID + scopeFlag(g.Scope, userDir) + " to drop the registration)"
+		}
+		add(CodeCommandMissing, false, g.Target+" runs "+g.Runs+", which is not there: every "+d.DisplayName+" hook call of it fails", fix)
 	}
 	for k := range plugins {
 		rep.Plugins = append(rep.Plugins, k)
@@ -285,7 +312,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+"; sitter has no plugin bundle for "+d.DisplayName,
 			"register `sitter hook "+d.ID+" <event> --handler <command>` in "+where+" for each event your plugin handles (the README's \"Use it as a hook\")")
 	default:
-		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no .sitter/plugins copy; the fix installs sitter's guard plugin (your own installs the same way, by name or bundle folder)",
+		add(CodeNotInstalled, false, "no sitter registration in "+strings.Join(p.HookConfigs, ", ")+" and no plugin copy; the fix installs sitter's guard plugin (your own installs the same way, by name or bundle folder)",
 			reinstall(r, d, "guard", "project", userDir))
 	}
 	rep.Ready = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,80 @@ func installGuard(t *testing.T, d *adapter.Descriptor, env Env) *plugin.Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// After sitter plugin install, every harness with a bundle is ready and
+// lists the plugin (OpenClaw's copy is its plugin folder, not under
+// .sitter). A hook config emptied by hand leaves the copy registered
+// nowhere: not ready, with a reinstall as the fix. A copy removed by hand
+// leaves registrations that run a launcher that is gone: not ready, the
+// path named. Where the install target lives comes from the atlas.
+func TestDoctorReadsInstalls(t *testing.T) {
+	t.Chdir("../..") // a checkout: the fixes find artifacts/guard
+	for _, d := range registry.Registry().Descriptors {
+		if _, ok := transcript.LookupPresence(d.ID); !ok || d.Packaging.Format == "" || !hookable(d) {
+			continue // nothing for doctor to check, or nothing to install
+		}
+		t.Run(d.ID, func(t *testing.T) {
+			env := fakeEnv(t, d)
+			rep := installGuard(t, d, env)
+			got := doctor(t, d, env)
+			if !got.Ready || !slices.Equal(got.Plugins, []string{"guard"}) {
+				t.Fatalf("after install: ready %v, plugins %q, problems %+v; want ready, guard", got.Ready, got.Plugins, got.Problems)
+			}
+			if d.Packaging.Target.Kind == "folder" {
+				return // the copy is the registration
+			}
+			if len(got.Hooks) == 0 {
+				t.Errorf("after install: no hook config listed (target %s)", rep.Target)
+			}
+
+			// The registrations go: the copy is registered nowhere.
+			emptyTarget(t, d.Packaging.Target.Kind, rep.Target)
+			got = doctor(t, d, env)
+			p := problem(got, CodeNotRegistered)
+			if got.Ready || p == nil || !strings.Contains(p.Detail, rep.Copy) || p.Fix != "sitter plugin install guard --harness "+d.ID+" --dir "+shellQuote(env.Dir) {
+				t.Fatalf("target emptied: ready %v, problems %+v; want %s naming %s, the fix a reinstall", got.Ready, got.Problems, CodeNotRegistered, rep.Copy)
+			}
+
+			// Reinstalled, then the copy goes: the registration runs a
+			// launcher that is not there.
+			installGuard(t, d, env)
+			if got := doctor(t, d, env); !got.Ready {
+				t.Fatalf("reinstalled: %+v", got.Problems)
+			}
+			if err := os.RemoveAll(filepath.Join(env.Dir, ".sitter")); err != nil {
+				t.Fatal(err)
+			}
+			got = doctor(t, d, env)
+			p = problem(got, CodeCommandMissing)
+			if got.Ready || p == nil || !strings.Contains(p.Detail, filepath.Join(".sitter", "plugins", "guard", d.ID)) ||
+				!strings.HasPrefix(p.Fix, "sitter plugin install guard --harness "+d.ID+" --dir ") {
+				t.Fatalf("copy removed: ready %v, problems %+v; want %s naming the launcher, the fix a reinstall", got.Ready, got.Problems, CodeCommandMissing)
+			}
+			if n := len(codes(got)); n != 1 {
+				t.Errorf("copy removed: %d errors, want 1 (one per path): %+v", n, got.Problems)
+			}
+		})
+	}
+}
+
+// emptyTarget removes every registration from an install target by hand:
+// a hooks config left as {}, a hook script or module file deleted.
+func emptyTarget(t *testing.T, kind, target string) {
+	t.Helper()
+	var err error
+	switch kind {
+	case "hooks-config":
+		err = os.WriteFile(target, []byte("{}\n"), 0o644)
+	case "hooks-folder":
+		err = os.RemoveAll(target)
+	default:
+		err = os.Remove(target)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // doctor prints only a fix that works where it runs: the install of

@@ -84,9 +84,31 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 	if !ValidPluginName(pluginName) {
 		return place{}, fmt.Errorf("plugin name %q is not a slug", pluginName)
 	}
+	p, rel, err := scopePlace(o, d)
+	if err != nil {
+		return place{}, err
+	}
+	rel = strings.ReplaceAll(rel, "{plugin}", pluginName)
+	if filepath.IsAbs(rel) || strings.HasPrefix(filepath.Clean(rel), "..") {
+		return place{}, fmt.Errorf("%s: install path %q leaves the %s dir", d.ID, rel, p.scope)
+	}
+	p.target = filepath.Join(p.base, filepath.FromSlash(rel))
+	p.copy = filepath.Join(p.root, "plugins", pluginName, d.ID)
+	if d.Packaging.Target.Kind == "folder" {
+		// The harness loads plugin folders from where they are: the
+		// copy is the registration.
+		p.copy, p.root = p.target, filepath.Dir(p.target)
+	}
+	p.launcher = filepath.Join(p.copy, filepath.FromSlash(Launcher))
+	return p, nil
+}
+
+// scopePlace is the scope, base and root of o's scope for harness d, and
+// the atlas's install path there, its {plugin} slot not filled in.
+func scopePlace(o Options, d *adapter.Descriptor) (place, string, error) {
 	t := d.Packaging.Target
 	if t.Kind == "" {
-		return place{}, fmt.Errorf("%s has no install target in the atlas", d.ID)
+		return place{}, "", fmt.Errorf("%s has no install target in the atlas", d.ID)
 	}
 	p := place{scope: o.Scope}
 	if p.scope == "" {
@@ -101,7 +123,7 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 		}
 		abs, err := canonical(dir)
 		if err != nil {
-			return place{}, err
+			return place{}, "", err
 		}
 		base, rel = abs, t.Project
 		p.root = filepath.Join(abs, ".sitter")
@@ -110,13 +132,13 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {
-				return place{}, fmt.Errorf("user scope: %v", err)
+				return place{}, "", fmt.Errorf("user scope: %v", err)
 			}
 			home = h
 		}
 		home, err := canonical(home)
 		if err != nil {
-			return place{}, err
+			return place{}, "", err
 		}
 		data := o.DataHome
 		if data == "" {
@@ -127,30 +149,18 @@ func locate(o Options, d *adapter.Descriptor, pluginName string) (place, error) 
 			}
 		}
 		if data, err = canonical(data); err != nil {
-			return place{}, err
+			return place{}, "", err
 		}
 		base, rel = home, t.User
 		p.root = filepath.Join(data, "sitter")
 	default:
-		return place{}, fmt.Errorf("--scope %q: want project or user", o.Scope)
+		return place{}, "", fmt.Errorf("--scope %q: want project or user", o.Scope)
 	}
 	if rel == "" {
-		return place{}, fmt.Errorf("%s has no %s install path in the atlas", d.ID, p.scope)
-	}
-	rel = strings.ReplaceAll(rel, "{plugin}", pluginName)
-	if filepath.IsAbs(rel) || strings.HasPrefix(filepath.Clean(rel), "..") {
-		return place{}, fmt.Errorf("%s: install path %q leaves the %s dir", d.ID, rel, p.scope)
+		return place{}, "", fmt.Errorf("%s has no %s install path in the atlas", d.ID, p.scope)
 	}
 	p.base = base
-	p.target = filepath.Join(base, filepath.FromSlash(rel))
-	p.copy = filepath.Join(p.root, "plugins", pluginName, d.ID)
-	if t.Kind == "folder" {
-		// The harness loads plugin folders from where they are: the
-		// copy is the registration.
-		p.copy, p.root = p.target, filepath.Dir(p.target)
-	}
-	p.launcher = filepath.Join(p.copy, filepath.FromSlash(Launcher))
-	return p, nil
+	return p, rel, nil
 }
 
 // canonical is the absolute path with symlinks resolved when it exists,
