@@ -97,11 +97,12 @@ var versionOnly = map[string]cli{
 // TestDoctorFixes walks what a user does when sitter doctor says a harness
 // is not ready: with only the harness's CLI on PATH (linked under the
 // atlas's binary name) and a fresh project, run `sitter doctor --harness H
-// --dir P`, run every fix it prints that is a command (sitter …, mkdir …)
-// exactly as printed, then run doctor again. Each such fix must succeed,
-// and afterwards the harness is ready, or, where no event of the atlas
-// reaches a sitter hook (Amp, Continue CLI), doctor says so and why, and
-// its only fix is not one of those commands. Every CLI the suite installs
+// --dir P`, run every fix it prints that is a command (sitter …, mkdir …,
+// touch …) exactly as printed, then run doctor again. Each such fix must
+// succeed, and afterwards the project is detected and the harness is
+// ready, or, where no event of the atlas reaches a sitter hook (Amp,
+// Continue CLI), doctor says so and why, and its only fix is not one of
+// those commands. Every CLI the suite installs
 // takes part, the ones that cannot run a session too: doctor must read
 // their version.
 func TestDoctorFixes(t *testing.T) {
@@ -124,7 +125,7 @@ func TestDoctorFixes(t *testing.T) {
 			// The fixes, as a user pastes them, from a checkout of sitter
 			// (where `sitter plugin install <name>` finds artifacts/).
 			for _, p := range first.Problems {
-				if !strings.HasPrefix(p.Fix, "sitter ") && !strings.HasPrefix(p.Fix, "mkdir ") {
+				if !strings.HasPrefix(p.Fix, "sitter ") && !strings.HasPrefix(p.Fix, "mkdir ") && !strings.HasPrefix(p.Fix, "touch ") {
 					continue
 				}
 				r := runCLI(t, repo(t), env, 2*time.Minute, "sh", "-c", p.Fix)
@@ -133,6 +134,9 @@ func TestDoctorFixes(t *testing.T) {
 				}
 			}
 			after, _ := doctor(t, id, project, env)
+			if slices.ContainsFunc(first.Problems, func(p agents.Problem) bool { return p.Code == agents.CodeNotDetected }) && !after.Detected.Detected {
+				t.Errorf("after doctor's fixes the project still shows none of %s's files: %+v", id, after.Problems)
+			}
 			var errs []agents.Problem
 			for _, p := range after.Problems {
 				if !p.Warning {

@@ -216,9 +216,14 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	// A harness that keeps nothing in a project (its hooks and settings in
 	// the user's folder) has nothing to detect there.
 	if markers := len(p.ProjectDirs) + len(p.ProjectFiles); !rep.Detected.Detected && markers > 0 {
-		fix := "run " + d.DisplayName + " in " + userDir + " once"
+		// Running a harness need not write any of its project files (Amp
+		// reads AGENTS.md, never writes it): the fix makes the first
+		// project folder, else the first project file, empty.
+		var fix string
 		if len(p.ProjectDirs) > 0 {
 			fix = "mkdir -p " + shellQuote(filepath.Join(userDir, p.ProjectDirs[0]))
+		} else {
+			fix = "touch " + shellQuote(filepath.Join(userDir, p.ProjectFiles[0]))
 		}
 		// A name can be a folder or a file (Cline's .clinerules): once.
 		var names []string

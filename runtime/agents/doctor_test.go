@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,4 +178,28 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// The fix for a project that shows none of a harness's files works as
+// printed: it makes the first project folder, or, for a harness that
+// keeps no folder in a project (Amp: AGENTS.md only, which running Amp
+// reads but does not write), the first project file.
+func TestDoctorNotDetectedFix(t *testing.T) {
+	for _, id := range []string{"amp", "claude-code"} {
+		d, _, err := registry.Registry().Resolve(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := fakeEnv(t, d)
+		p := problem(doctor(t, d, env), CodeNotDetected)
+		if p == nil {
+			t.Fatalf("%s: no %s in a fresh project", id, CodeNotDetected)
+		}
+		if out, err := exec.Command("sh", "-c", p.Fix).CombinedOutput(); err != nil {
+			t.Fatalf("%s: the fix %q failed: %v\n%s", id, p.Fix, err, out)
+		}
+		if got := doctor(t, d, env); !got.Detected.Detected || problem(got, CodeNotDetected) != nil {
+			t.Errorf("%s: after the fix %q the project is not detected: %+v", id, p.Fix, got.Problems)
+		}
+	}
 }
