@@ -654,14 +654,7 @@ func waitBucket(t *testing.T, ix *Index, dir, bucket string, limit time.Duration
 func TestWatchSweepsOnChange(t *testing.T) {
 	project, state := t.TempDir(), t.TempDir()
 	ix := NewIndex([]string{project}, state, time.Hour)
-	stop := make(chan struct{})
-	defer close(stop)
-	go ix.Watch(time.Hour, time.Hour, stop)
-	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the index never watched its directories")
-		}
-	}
+	watchHourly(t, ix)
 	dir := newRun(t, project, "w")
 	waitBucket(t, ix, dir, Working, 10*time.Second)
 	request(t, dir, "b1", "breakpoint")
@@ -821,14 +814,7 @@ func TestFindRoots(t *testing.T) {
 	// one created in D/.a5c/runs (the project's default), both show up.
 	d, state := mk(), t.TempDir()
 	ix := NewIndex([]string{d}, state, time.Hour)
-	stop := make(chan struct{})
-	defer close(stop)
-	go ix.Watch(time.Hour, time.Hour, stop)
-	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the index never watched its directories")
-		}
-	}
+	watchHourly(t, ix)
 	proc := filepath.Join(t.TempDir(), "p.mjs")
 	os.WriteFile(proc, []byte("export async function process() {}\n"), 0o644)
 	direct, _, err := runs.Create(context.Background(), runs.CreateOptions{RunsDir: d, RunID: "direct", ProcessID: "demo", Entry: proc + "#process"})
@@ -887,14 +873,7 @@ func TestInPlaceDamageSeenLive(t *testing.T) {
 	request(t, a, "b1", "breakpoint")
 	request(t, b, "b1", "breakpoint")
 	ix := NewIndex([]string{project}, state, time.Hour)
-	stop := make(chan struct{})
-	defer close(stop)
-	go ix.Watch(time.Hour, time.Hour, stop)
-	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the index never watched its directories")
-		}
-	}
+	watchHourly(t, ix)
 	waitBucket(t, ix, a, NeedsYou, 10*time.Second)
 	waitBucket(t, ix, b, NeedsYou, 10*time.Second)
 	breakInPlace(t, a, b)
@@ -986,6 +965,21 @@ func TestRunPageSaysUnreadable(t *testing.T) {
 	for _, d := range []string{a, b} {
 		if v, _ := f.s.ix.Run(d); v.Bucket != Failed {
 			t.Errorf("%s on the board after its page was opened: %s, want failed", d, v.Bucket)
+		}
+	}
+}
+
+// watchHourly runs ix.Watch with stat sweeps an hour apart, until the
+// test ends, and waits until the index watches its directories: what
+// changes then is seen through the file system's reports alone.
+func watchHourly(t *testing.T, ix *Index) {
+	t.Helper()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go ix.Watch(time.Hour, time.Hour, stop)
+	for deadline := time.Now().Add(10 * time.Second); !ix.Watching(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the index never watched its directories")
 		}
 	}
 }
