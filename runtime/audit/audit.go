@@ -81,9 +81,9 @@ type Config struct {
 // FromEnv reads SITTER_AUDIT_MAX_BYTES (bytes, default 10 MiB) and
 // SITTER_AUDIT_KEEP (rotated files kept, default 3). A value that is not
 // a whole number above 0 ("10MB", "0", "-1") leaves the default in place
-// and is named in the error, so that a hook can say so: a setting that
-// silently did nothing would look like one that worked.
-func FromEnv(dir string) (Config, error) {
+// and is named in one error of the list, so that a hook can say so: a
+// setting that silently did nothing would look like one that worked.
+func FromEnv(dir string) (Config, []error) {
 	c := Config{Dir: dir}
 	var errs []error
 	if v := os.Getenv("SITTER_AUDIT_MAX_BYTES"); v != "" {
@@ -100,7 +100,7 @@ func FromEnv(dir string) (Config, error) {
 			errs = append(errs, fmt.Errorf("SITTER_AUDIT_KEEP=%q: want a number of rotated files above 0 (SITTER_AUDIT=0 turns the log off); the default, 3, holds", v))
 		}
 	}
-	return c, errors.Join(errs...)
+	return c, errs
 }
 
 func (c Config) norm() Config {

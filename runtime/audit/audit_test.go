@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -171,7 +172,8 @@ func TestFromEnv(t *testing.T) {
 	} {
 		t.Setenv("SITTER_AUDIT_MAX_BYTES", c.max)
 		t.Setenv("SITTER_AUDIT_KEEP", c.keep)
-		got, err := FromEnv("d")
+		got, errs := FromEnv("d")
+		err := errors.Join(errs...)
 		if got != c.want {
 			t.Errorf("max %q keep %q: %+v, want %+v", c.max, c.keep, got, c.want)
 		}

@@ -253,11 +253,9 @@ func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int 
 // auditConfig is the audit log's settings; a bad one is said on stderr
 // (the default holds).
 func auditConfig(dir string, stderr io.Writer) audit.Config {
-	cfg, err := audit.FromEnv(dir)
-	if err != nil {
-		for _, l := range strings.Split(err.Error(), "\n") { // errors.Join: one line each
-			fmt.Fprintf(stderr, "sitter: audit: %s\n", l)
-		}
+	cfg, errs := audit.FromEnv(dir)
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "sitter: audit: %v\n", err)
 	}
 	return cfg
 }

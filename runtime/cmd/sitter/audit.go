@@ -59,11 +59,9 @@ func (c *hookCall) audit(res hook.Result, hs []audit.Handler, failure string, ha
 		}
 	}
 	e.Finish(len(res.UpdatedInput) > 0)
-	cfg, err := audit.FromEnv(dir)
-	if err != nil {
-		for _, l := range strings.Split(err.Error(), "\n") { // errors.Join: one line each
-			diags = append(diags, "sitter: audit: "+l)
-		}
+	cfg, errs := audit.FromEnv(dir)
+	for _, err := range errs {
+		diags = append(diags, "sitter: audit: "+err.Error())
 	}
 	if err := audit.Append(cfg, e); err != nil {
 		return append(diags, "sitter: audit: "+err.Error())
