@@ -4,6 +4,7 @@ package gen
 
 import (
 	"fmt"
+	"path"
 	"time"
 
 	"sitter.dev/sitter/gen/check"
@@ -43,13 +44,16 @@ func GenerateWith(root string, o Options) (*model.Atlas, []emit.File, error) {
 	a, err := load.Load(load.Config{Root: root, Atlas: "atlas"})
 	if cerrs, ok := err.(model.Errors); ok && a != nil {
 		// CUE errors come with a partial atlas: add what the checks say
-		// about it, except at positions CUE already complained about.
+		// about it, except at positions CUE already complained about and
+		// in the schema. A check finding placed in the schema is about a
+		// value the harness file left out (the schema stands in for it:
+		// `unknown family ""`), which CUE has reported as missing already.
 		at := map[model.Pos]bool{}
 		for _, e := range cerrs {
 			at[e.Pos] = true
 		}
 		for _, e := range check.Atlas(a) {
-			if !at[e.Pos] {
+			if !at[e.Pos] && path.Base(e.Pos.File) != "schema.cue" {
 				cerrs = append(cerrs, e)
 			}
 		}
