@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue/format"
+
 	"sitter.dev/sitter/gen"
 	"sitter.dev/sitter/gen/write"
 )
@@ -31,6 +33,20 @@ func acmeExample(t *testing.T) []byte {
 		t.Fatal("docs/adding-a-harness.md: no cue block after the example marker")
 	}
 	return append(block, '\n')
+}
+
+// TestAcmeExampleIsCueFmtClean: a contributor copies the example into
+// atlas/harnesses/, and `make test` (cue-lint) wants every atlas file as
+// `cue fmt` writes it, so the example must already be written that way.
+func TestAcmeExampleIsCueFmtClean(t *testing.T) {
+	example := acmeExample(t)
+	formatted, err := format.Source(example)
+	if err != nil {
+		t.Fatalf("docs/adding-a-harness.md example: %v", err)
+	}
+	if !bytes.Equal(formatted, example) {
+		t.Errorf("the example of docs/adding-a-harness.md is not as cue fmt writes it; cue fmt makes it:\n%s", formatted)
+	}
 }
 
 // TestAddHarnessIsCUEOnly copies the repository, adds one harness file to
