@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,10 +131,21 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		if rest, ok := strings.CutPrefix(msg, "incomplete value "); ok {
 			msg = "missing or incomplete value (want " + rest + ")"
 		}
+		path := e.Path()
+		if list, ok := l.missingList(v, path); ok {
+			// events: [#Event, ...#Event] left out: CUE reports each
+			// field of the first entry the schema stands in for.
+			path, msg = list, "field is required but not present (a list of at least one entry)"
+		} else if strings.HasPrefix(msg, "incompatible list lengths (0 and ") {
+			msg = "needs at least one entry, has none"
+		}
 		if msg == "field is required but not present" && strings.HasSuffix(strings.Join(e.Path(), "."), ".effect") {
 			msg += ": say what the output does, effect: {call: …, session: …, evidence: […]} (docs/adding-a-harness.md)"
 		}
-		items = append(items, cueItem{best, strings.Join(e.Path(), "."), msg})
+		it := cueItem{best, strings.Join(path, "."), msg}
+		if !slices.Contains(items, it) {
+			items = append(items, it)
+		}
 	}
 	// A value outside an enumeration comes back as one "conflicting values"
 	// error per alternative plus a summary without position: say it once.
@@ -176,6 +188,33 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		out.Addf(model.Pos{}, "%v", err) // CUE named no position: the atlas as a whole
 	}
 	return out.Sort()
+}
+
+// missingList reports the prefix of path that is a list the user did not
+// write, when path reaches into its first entry: the schema requires at
+// least one entry ([#Event, ...#Event]) and stands in for it.
+func (l *loader) missingList(v cue.Value, path []string) ([]string, bool) {
+	if !v.Exists() {
+		return nil, false
+	}
+	for i := 1; i < len(path)-1; i++ {
+		if path[i] != "0" {
+			continue
+		}
+		sels := make([]cue.Selector, 0, i)
+		for _, s := range path[:i] {
+			if n, err := strconv.Atoi(s); err == nil {
+				sels = append(sels, cue.Index(n))
+			} else {
+				sels = append(sels, cue.Str(strings.Trim(s, `"`)))
+			}
+		}
+		list := v.LookupPath(cue.MakePath(sels...))
+		if list.IncompleteKind() == cue.ListKind && isSchema(l.vpos(list)) {
+			return path[:i], true
+		}
+	}
+	return nil, false
 }
 
 // userPos finds the nearest enclosing value of path that is written in a
