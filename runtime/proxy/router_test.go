@@ -70,6 +70,8 @@ func TestLoadRoutesErrors(t *testing.T) {
 		{"unknown harness", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"harness": "vim", "use": "openai,y"}]}}`, `unknown harness "vim"`},
 		{"bad regexp", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"model": "(", "use": "openai,y"}]}}`, `rules.custom-1.model: want a regular expression`},
 		{"syntax", "{\"providers\": {\"openai\": {}},\n \"rules\": {\"default\": \"openai,y\",}}", `r.json:2:`},
+		{"baseURL without a host", `{"providers": {"openai": {"baseURL": "http://"}}, "rules": {"default": "openai,y"}}`,
+			`r.json:1:38: providers.openai.baseURL: want an http:// or https:// URL with a host, have "http://"`},
 	}
 	for _, c := range cases {
 		_, err := LoadRoutes("r.json", []byte(c.file), testAtlas, testKeys)
@@ -591,6 +593,26 @@ func TestSkipString(t *testing.T) {
 					t.Fatalf("skipString(%q) = %d, want %d", b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestCheckBaseURL: a base URL no request could reach (no http or https
+// scheme, no host) is refused when the gateway is made, not answered with
+// a 502 "unsupported protocol scheme" on every request.
+func TestCheckBaseURL(t *testing.T) {
+	for _, ok := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", "http://localhost"} {
+		if err := CheckBaseURL(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "notaurl", "localhost:8080", "api.openai.com/v1", "ftp://h/v1", "http://", "http:///v1", "http://[::1"} {
+		if err := CheckBaseURL(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+		_, err := New(Config{Provider: Provider{ID: "openai", Protocol: OpenAIChat, BaseURL: bad, Auth: "bearer"}})
+		if err == nil || !strings.Contains(err.Error(), "want an http:// or https:// URL") {
+			t.Errorf("New with base URL %q: %v", bad, err)
 		}
 	}
 }

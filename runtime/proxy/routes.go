@@ -225,8 +225,8 @@ func (rt *Routes) providers(e *routesErr, n *jnode, atlas map[string]ProviderSpe
 				id, idOff = m.val.str, m.val.off
 			case "baseURL":
 				base, baseOff = m.val.str, m.val.off
-				if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-					e.add(m.val.off, "providers.%s.baseURL: want an http:// or https:// URL", k.name)
+				if CheckBaseURL(base) != nil {
+					e.add(m.val.off, "providers.%s.baseURL: want an http:// or https:// URL with a host, have %q", k.name, base)
 				}
 			case "keyEnv":
 				keyEnv, keyOff = m.val.str, m.val.off

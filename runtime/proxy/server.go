@@ -66,6 +66,18 @@ type Config struct {
 	State SharedState
 }
 
+// CheckBaseURL refuses an upstream base URL that no request could reach:
+// one without an http or https scheme and a host ("localhost:8080",
+// "api.openai.com/v1"), which would otherwise start a gateway whose every
+// request fails with "unsupported protocol scheme".
+func CheckBaseURL(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base URL %q: want an http:// or https:// URL with a host (such as https://api.openai.com/v1)", base)
+	}
+	return nil
+}
+
 // Server is the gateway's http.Handler.
 type Server struct {
 	cfg    Config
@@ -81,8 +93,8 @@ func New(cfg Config) (*Server, error) {
 	if adapterFor(cfg.Provider.Protocol) == nil {
 		return nil, fmt.Errorf("provider %s: unknown protocol %q", cfg.Provider.ID, cfg.Provider.Protocol)
 	}
-	if _, err := url.Parse(cfg.Provider.BaseURL); err != nil || cfg.Provider.BaseURL == "" {
-		return nil, fmt.Errorf("provider %s: bad base URL %q", cfg.Provider.ID, cfg.Provider.BaseURL)
+	if err := CheckBaseURL(cfg.Provider.BaseURL); err != nil {
+		return nil, fmt.Errorf("provider %s: %v", cfg.Provider.ID, err)
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = 32 << 20

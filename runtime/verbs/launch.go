@@ -19,6 +19,7 @@ import (
 	"sitter.dev/sitter/runtime/internal/sibling"
 	"sitter.dev/sitter/runtime/launch"
 	"sitter.dev/sitter/runtime/plugin"
+	"sitter.dev/sitter/runtime/proxy"
 	"sitter.dev/sitter/runtime/transcript"
 )
 
@@ -184,6 +185,8 @@ func (a *launchArgs) check() error {
 		return fmt.Errorf("--timeout %s: want a positive duration (30s, 2m)", a.timeout)
 	case a.routes != "" && (a.provider != "" || a.upstream != ""):
 		return fmt.Errorf("--routes names the providers: drop --provider and --upstream")
+	case a.upstream != "" && proxy.CheckBaseURL(a.upstream) != nil:
+		return fmt.Errorf("--upstream: %v", proxy.CheckBaseURL(a.upstream))
 	case a.prompt != "" && a.promptFile != "":
 		return fmt.Errorf("--prompt and --prompt-file exclude each other")
 	case a.babysit != "" && a.runID != "":

@@ -52,6 +52,7 @@ func TestParseLaunchArgs(t *testing.T) {
 		{}, {"a", "b"}, {"codex", "--mode", "autopilot"}, {"codex", "--max-iterations", "0"}, {"codex", "--prompt"},
 		{"codex", "--idle-timeout", "30"}, {"codex", "--idle-timeout", "-1s"},
 		{"codex", "--prompt", "x", "--prompt-file", "y"}, {"codex", "--json=maybe"}, {"codex", "--nope"},
+		{"codex", "--upstream", "localhost:8080"}, {"codex", "--upstream", "api.openai.com/v1"},
 	} {
 		if _, err := parseLaunchArgs(bad); err == nil {
 			t.Errorf("parseLaunchArgs(%q): want an error", bad)

@@ -231,6 +231,9 @@ func serve(ctx context.Context, h http.Handler, listen, token string, chosen boo
 func proxyConfig(p providers.Provider, upstream string, getenv func(string) string) (proxy.Config, error) {
 	base := p.BaseURL
 	if upstream != "" {
+		if err := proxy.CheckBaseURL(upstream); err != nil {
+			return proxy.Config{}, fmt.Errorf("--upstream: %v", err)
+		}
 		base = upstream
 	} else {
 		for _, pr := range p.Params {

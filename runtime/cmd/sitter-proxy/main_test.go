@@ -87,6 +87,16 @@ func TestProxyConfig(t *testing.T) {
 	if _, err := proxyConfig(an, "", func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Errorf("missing key: %v", err)
 	}
+	// An --upstream no request could reach is refused at start, naming the flag.
+	op, _ := providers.Lookup("openai")
+	for _, bad := range []string{"localhost:8080", "notaurl", "ftp://127.0.0.1/v1"} {
+		if _, err := proxyConfig(op, bad, func(string) string { return "k" }); err == nil || !strings.HasPrefix(err.Error(), "--upstream: ") {
+			t.Errorf("--upstream %s: %v", bad, err)
+		}
+	}
+	if _, err := proxyConfig(op, "http://127.0.0.1:11434/v1", func(string) string { return "" }); err != nil {
+		t.Errorf("--upstream http://127.0.0.1:11434/v1: %v", err)
+	}
 }
 
 func TestProxyRequired(t *testing.T) {
