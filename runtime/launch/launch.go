@@ -320,6 +320,14 @@ func (l *launcher) prepare() error {
 			return fmt.Errorf("%s: %q not found on PATH (install the npm package; its binary is %s), or pass --bin", o.Spec.Harness, o.Spec.Binary, o.Spec.NpmBin)
 		}
 		l.o.Bin = p
+	} else if strings.Contains(o.Bin, "/") && !filepath.IsAbs(o.Bin) {
+		// --bin ./claude names a file from where sitter was started; the
+		// harness starts in the workspace, where exec would look for it.
+		abs, err := filepath.Abs(o.Bin)
+		if err != nil {
+			return err
+		}
+		l.o.Bin = abs
 	}
 	ws := workspaceOf(o)
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {

@@ -410,3 +410,21 @@ func TestRunProxyRejectsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRelativeBin: --bin ./harness names a file from where sitter was
+// started, not from the workspace the harness runs in.
+func TestRunRelativeBin(t *testing.T) {
+	dir := t.TempDir()
+	script(t, dir, "gemini", `echo started`)
+	t.Chdir(dir)
+	spec, _ := launch.Find(genlaunch.Specs, "gemini-cli")
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(context.Background(), launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "gemini", Protocol: "gemini", BaseURL: "https://g.example", KeyEnv: "GEMINI_API_KEY", DefaultModel: "g"},
+		Prompt: "hi", Workspace: t.TempDir(), Bin: "./gemini", StateDir: t.TempDir(),
+		Env: []string{"HOME=/nonexistent", "GEMINI_API_KEY=gk"}, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil || code != 0 || out.String() != "started\n" {
+		t.Fatalf("Run: %d %v\nstdout %q\nstderr %s", code, err, out.String(), errOut.String())
+	}
+}
