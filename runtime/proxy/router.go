@@ -207,11 +207,16 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 	probe := &Server{cfg: rt.cfg.Base}
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// fail refuses a request before any rule is chosen (no token, a
+		// body over the limit): no attempt logs it, so its line is
+		// written here, as the gateway without routes writes one.
 		fail := func(status int, msg string) {
 			st, b := encodeError(proto, &APIError{Status: status, Message: msg})
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(st)
 			w.Write(b)
+			rt.cfg.Base.Log.Info("request", "route", r.URL.Path, "status", status,
+				"latency_ms", float64(time.Since(start).Microseconds())/1000, "error", msg)
 		}
 		if !probe.authorized(proto, r) {
 			fail(401, "sitter proxy: missing or wrong token (use the token sitter proxy printed, in this API's key header)")

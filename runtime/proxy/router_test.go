@@ -1,14 +1,17 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -381,6 +384,53 @@ func TestRouterAuth(t *testing.T) {
 	if st != 401 || len(g.a.Requests())+len(g.b.Requests())+len(g.c.Requests()) != 0 {
 		t.Errorf("status %d", st)
 	}
+}
+
+// TestRouterLogsRefused: a request refused before a rule is chosen (a
+// wrong token, a body over the limit) has its log line, as without
+// routes; it reaches no upstream and is not a routed request's record.
+func TestRouterLogsRefused(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	g := newRoutesRig(t, threeRoutes, func(rc *RouterConfig) {
+		rc.Base.MaxBody = 64
+		rc.Base.Log = slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, nil))
+	})
+	if st, _ := post(t, g.proxy.URL+"/v1/messages", `{}`, map[string]string{"X-Api-Key": "wrong"}); st != 401 {
+		t.Errorf("wrong token: %d", st)
+	}
+	if st, _ := post(t, g.proxy.URL+"/v1/chat/completions", `{"model":"x","messages":[{"role":"user","content":"`+strings.Repeat("a", 100)+`"}]}`, map[string]string{"Authorization": "Bearer " + token}); st != 413 {
+		t.Errorf("large body: %d", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l struct {
+			Msg, Route, Error string
+			Status            int
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "request" {
+			got = append(got, fmt.Sprintf("%s %d %v", l.Route, l.Status, l.Error != ""))
+		}
+	}
+	if want := []string{"/v1/messages 401 true", "/v1/chat/completions 413 true"}; !slices.Equal(got, want) {
+		t.Errorf("request lines %q, want %q\n%s", got, want, logs.String())
+	}
+	if n := len(g.a.Requests()) + len(g.b.Requests()) + len(g.c.Requests()); n != 0 {
+		t.Errorf("%d upstream calls", n)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // TestRouterNoHarness: without a known harness, no background signal applies.
