@@ -36,12 +36,14 @@ type routeSum struct {
 }
 
 type routeStats struct {
-	File       string     `json:"file"`
-	Requests   int        `json:"requests"`
-	Skipped    int        `json:"skipped,omitempty"` // lines that are not records
-	ByRule     []routeSum `json:"byRule"`
-	ByProvider []routeSum `json:"byProvider"`
-	ByModel    []routeSum `json:"byModel"`
+	File     string `json:"file"`
+	Requests int    `json:"requests"`
+	Skipped  int    `json:"skipped,omitempty"` // lines that are not records
+	// FirstSkipped is the line number of the first of them.
+	FirstSkipped int        `json:"firstSkippedLine,omitempty"`
+	ByRule       []routeSum `json:"byRule"`
+	ByProvider   []routeSum `json:"byProvider"`
+	ByModel      []routeSum `json:"byModel"`
 }
 
 func newProxyStatsCmd(e *env) *cobra.Command {
@@ -80,6 +82,11 @@ error, of its provider; per rule a request counts once.`,
 			if err != nil {
 				fmt.Fprintf(e.stderr, "sitter: proxy stats: %v\n", err)
 				return code(1)
+			}
+			if st.Skipped > 0 {
+				// Not summed, so not silently: a line cut by a crash, or
+				// a file that is not a routes record.
+				fmt.Fprintf(e.stderr, "sitter: proxy stats: %s:%d: %d line(s) skipped, not a routes record (the first at this line)\n", file, st.FirstSkipped, st.Skipped)
 			}
 			if asJSON {
 				enc := json.NewEncoder(e.stdout)
@@ -130,9 +137,14 @@ func sumRoutes(file string) (*routeStats, error) {
 	failed := func(m map[string]*routeSum, k string) { row(m, k).Errors++ }
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	line := 0
 	for sc.Scan() {
+		line++
 		var r proxy.RouteRecord
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Rule == "" {
+			if st.Skipped == 0 {
+				st.FirstSkipped = line
+			}
 			st.Skipped++
 			continue
 		}
@@ -147,7 +159,7 @@ func sumRoutes(file string) (*routeStats, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s:%d: %v", file, line+1, err)
 	}
 	list := func(m map[string]*routeSum) []routeSum {
 		out := []routeSum{}

@@ -27,9 +27,14 @@ not a record
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Requests != 3 || st.Skipped != 1 {
-		t.Errorf("requests %d skipped %d", st.Requests, st.Skipped)
+	if st.Requests != 3 || st.Skipped != 1 || st.FirstSkipped != 4 {
+		t.Errorf("requests %d skipped %d (first at line %d)", st.Requests, st.Skipped, st.FirstSkipped)
 	}
+	// A line that is not summed is said on stderr, with its file:line.
+	if want := "sitter: proxy stats: " + p + ":4: 1 line(s) skipped"; !strings.HasPrefix(errb.String(), want) {
+		t.Errorf("stderr %q, want it to start %q", errb.String(), want)
+	}
+	errb.Reset()
 	bg := st.ByRule[0]
 	if bg.Name != "background" || bg.Requests != 2 || bg.Fallbacks != 1 || bg.InputTokens != 30 || bg.OutputTokens != 3 || bg.LatencyMS != 3 || bg.Errors != 0 {
 		t.Errorf("background: %+v", bg)
@@ -42,8 +47,9 @@ not a record
 		t.Errorf("model: %+v", m)
 	}
 	out.Reset()
-	if code := Run([]string{"proxy", "stats", "--file", p}, nil, &out, &errb, registry.Registry); code != 0 || !strings.Contains(out.String(), "3 routed requests") || !strings.Contains(out.String(), "b,m2") {
-		t.Errorf("text: %d %s", code, out.String())
+	if code := Run([]string{"proxy", "stats", "--file", p}, nil, &out, &errb, registry.Registry); code != 0 || !strings.Contains(out.String(), "3 routed requests") || !strings.Contains(out.String(), "b,m2") ||
+		!strings.Contains(errb.String(), p+":4: 1 line(s) skipped") {
+		t.Errorf("text: %d %s\nstderr %s", code, out.String(), errb.String())
 	}
 }
 
