@@ -139,6 +139,9 @@ func RoutesSchema(a *model.Atlas) File {
 		"additionalProperties": false,
 		"required":             []string{"providers", "rules"},
 		"properties": map[string]any{
+			// The member the docs tell the reader to add for an editor's
+			// help; the loader skips it.
+			"$schema": map[string]any{"type": "string", "description": "this schema, for an editor's help"},
 			"providers": map[string]any{
 				"type":          "object",
 				"minProperties": 1,
@@ -175,7 +178,7 @@ func RoutesSchema(a *model.Atlas) File {
 				"additionalProperties": false,
 				"properties": map[string]any{
 					"attempts": map[string]any{"type": "integer", "minimum": 1, "description": "upstream calls per request at most, fallbacks included (default 3)"},
-					"timeout":  map[string]any{"type": "string", "pattern": "^[0-9]+(ms|s|m)$", "description": "time to the upstream's response headers before the next fallback (default 120s)"},
+					"timeout":  map[string]any{"type": "string", "pattern": "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", "description": "time to the upstream's response headers before the next fallback, a Go duration such as 90s or 1m30s (default 120s)"},
 				},
 			},
 		},
