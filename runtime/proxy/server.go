@@ -445,7 +445,12 @@ func (s *Server) upstreamFailure(ctx context.Context, w http.ResponseWriter, pro
 	var e *APIError
 	if err != nil {
 		// Given up because the gateway stops, or the upstream's failure.
-		if e = shutdownError(ctx); e == nil {
+		if e = shutdownError(ctx); e == nil && ctx.Err() != nil {
+			// The client left (its request's context ended): no upstream
+			// failed, and the log and the routes record must not say one
+			// did. 499 is the usual "client closed request".
+			e = &APIError{Status: 499, Message: "the client closed the request before the upstream answered"}
+		} else if e == nil {
 			e = &APIError{Status: 502, Message: "upstream: " + err.Error()}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
