@@ -201,15 +201,7 @@ func (l *loader) missingList(v cue.Value, path []string) ([]string, bool) {
 		if path[i] != "0" {
 			continue
 		}
-		sels := make([]cue.Selector, 0, i)
-		for _, s := range path[:i] {
-			if n, err := strconv.Atoi(s); err == nil {
-				sels = append(sels, cue.Index(n))
-			} else {
-				sels = append(sels, cue.Str(strings.Trim(s, `"`)))
-			}
-		}
-		list := v.LookupPath(cue.MakePath(sels...))
+		list := v.LookupPath(cuePath(path[:i]))
 		if list.IncompleteKind() == cue.ListKind && isSchema(l.vpos(list)) {
 			return path[:i], true
 		}
@@ -217,19 +209,25 @@ func (l *loader) missingList(v cue.Value, path []string) ([]string, bool) {
 	return nil, false
 }
 
+// cuePath is the CUE path of an error's path elements (list indexes as
+// numbers, labels unquoted).
+func cuePath(path []string) cue.Path {
+	sels := make([]cue.Selector, 0, len(path))
+	for _, s := range path {
+		if n, err := strconv.Atoi(s); err == nil {
+			sels = append(sels, cue.Index(n))
+		} else {
+			sels = append(sels, cue.Str(strings.Trim(s, `"`)))
+		}
+	}
+	return cue.MakePath(sels...)
+}
+
 // userPos finds the nearest enclosing value of path that is written in a
 // harness file.
 func (l *loader) userPos(v cue.Value, path []string) (model.Pos, bool) {
 	for n := len(path); n > 0; n-- {
-		sels := make([]cue.Selector, 0, n)
-		for _, s := range path[:n] {
-			if i, err := strconv.Atoi(s); err == nil {
-				sels = append(sels, cue.Index(i))
-			} else {
-				sels = append(sels, cue.Str(strings.Trim(s, `"`)))
-			}
-		}
-		p := l.vpos(v.LookupPath(cue.MakePath(sels...)))
+		p := l.vpos(v.LookupPath(cuePath(path[:n])))
 		if !isSchema(p) {
 			return p, true
 		}
