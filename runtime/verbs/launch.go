@@ -172,6 +172,10 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 
 // check refuses flags that exclude each other or are out of range.
 func (a *launchArgs) check() error {
+	var upstreamErr error
+	if a.upstream != "" {
+		upstreamErr = proxy.CheckBaseURL(a.upstream)
+	}
 	switch {
 	case a.mode != launch.AgentDriven && a.mode != launch.HookDriven && a.mode != launch.BridgeHooks && a.mode != launch.BridgeInteractive:
 		return fmt.Errorf("--mode %q: want agent-driven, hook-driven, bridge-hooks or bridge-interactive", a.mode)
@@ -185,8 +189,8 @@ func (a *launchArgs) check() error {
 		return fmt.Errorf("--timeout %s: want a positive duration (30s, 2m)", a.timeout)
 	case a.routes != "" && (a.provider != "" || a.upstream != ""):
 		return fmt.Errorf("--routes names the providers: drop --provider and --upstream")
-	case a.upstream != "" && proxy.CheckBaseURL(a.upstream) != nil:
-		return fmt.Errorf("--upstream: %v", proxy.CheckBaseURL(a.upstream))
+	case upstreamErr != nil:
+		return fmt.Errorf("--upstream: %v", upstreamErr)
 	case a.prompt != "" && a.promptFile != "":
 		return fmt.Errorf("--prompt and --prompt-file exclude each other")
 	case a.babysit != "" && a.runID != "":
