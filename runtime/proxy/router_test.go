@@ -73,6 +73,12 @@ func TestLoadRoutesErrors(t *testing.T) {
 		{"unknown harness", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"harness": "vim", "use": "openai,y"}]}}`, `unknown harness "vim"`},
 		{"bad regexp", `{"providers": {"openai": {}}, "rules": {"default": "openai,y", "custom": [{"model": "(", "use": "openai,y"}]}}`, `rules.custom-1.model: want a regular expression`},
 		{"syntax", "{\"providers\": {\"openai\": {}},\n \"rules\": {\"default\": \"openai,y\",}}", `r.json:2:`},
+		// An empty or non-string keyEnv is an error, not the atlas's
+		// variable in silence.
+		{"empty keyEnv", `{"providers": {"openai": {"keyEnv": ""}}, "rules": {"default": "openai,y"}}`,
+			`r.json:1:37: providers.openai.keyEnv: want the name of an environment variable, have ""`},
+		{"keyEnv not a string", "{\"providers\": {\"openai\": {\n  \"keyEnv\": null}}, \"rules\": {\"default\": \"openai,y\"}}",
+			`r.json:2:13: providers.openai.keyEnv: want the name of an environment variable, have null`},
 		{"baseURL without a host", `{"providers": {"openai": {"baseURL": "http://"}}, "rules": {"default": "openai,y"}}`,
 			`r.json:1:38: providers.openai.baseURL: want an http:// or https:// URL with a host, have "http://"`},
 	}

@@ -218,6 +218,7 @@ func (rt *Routes) providers(e *routesErr, n *jnode, atlas map[string]ProviderSpe
 		id, idOff := k.name, k.off
 		var base, keyEnv string
 		baseOff, keyOff := k.off, k.off
+		badKey := false
 		var models []string
 		for _, m := range k.val.keys {
 			switch m.name {
@@ -229,6 +230,17 @@ func (rt *Routes) providers(e *routesErr, n *jnode, atlas map[string]ProviderSpe
 					e.add(m.val.off, "providers.%s.baseURL: want an http:// or https:// URL with a host, have %q", k.name, base)
 				}
 			case "keyEnv":
+				// Given, it names the variable: empty or not a string is
+				// a mistake, not a request for the atlas's variable.
+				if m.val.kind != '"' || m.val.str == "" {
+					have := m.val.kindName()
+					if m.val.kind == '"' {
+						have = `""`
+					}
+					e.add(m.val.off, "providers.%s.keyEnv: want the name of an environment variable, have %s", k.name, have)
+					badKey = true // no second error for its key
+					continue
+				}
 				keyEnv, keyOff = m.val.str, m.val.off
 			case "models":
 				if m.val.kind != '[' {
@@ -273,7 +285,7 @@ func (rt *Routes) providers(e *routesErr, n *jnode, atlas map[string]ProviderSpe
 		if keyEnv == "" {
 			keyEnv = spec.KeyEnv
 		}
-		if p.Key = getenv(keyEnv); p.Key == "" {
+		if p.Key = getenv(keyEnv); p.Key == "" && !badKey {
 			e.add(keyOff, "providers.%s: the key variable %s is not set", k.name, keyEnv)
 		}
 		if len(models) > 0 {
