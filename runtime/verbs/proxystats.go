@@ -25,12 +25,13 @@ import (
 // that keeps failing shows.
 type routeSum struct {
 	Name         string  `json:"name"`
-	Requests     int     `json:"requests"`  // per provider and model: attempts
-	Errors       int     `json:"errors"`    // answered with a status ≥ 400 (after fallbacks) or ended by an error (a stream cut)
-	Fallbacks    int     `json:"fallbacks"` // needed more than one upstream
+	Requests     int     `json:"requests"`     // per provider and model: attempts
+	Errors       int     `json:"errors"`       // answered with a status ≥ 400 (after fallbacks) or ended by an error (a stream cut); a 499 is not one
+	ClientClosed int     `json:"clientClosed"` // status 499: the client left before the answer ended (no upstream failed)
+	Fallbacks    int     `json:"fallbacks"`    // needed more than one upstream
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
-	LatencyMS    float64 `json:"meanLatencyMs"` // of the requests (attempts) that answered
+	LatencyMS    float64 `json:"meanLatencyMs"` // of the requests (attempts) that answered, those the client left excluded
 
 	answered int // the attempts LatencyMS sums
 }
@@ -57,10 +58,12 @@ request: rule, provider, model, status, latency, tokens; by default
 $SITTER_STATE_DIR/proxy/routes.jsonl) and sums it per rule, per provider and per
 provider,model: requests, errors (a status of 400 or more after the fallbacks,
 or an error that ended the request, such as a stream the upstream cut after
-its 200), requests that needed a fallback, input and output tokens, mean
-latency. Per provider and per provider,model every upstream call counts: an
-attempt that failed and fell back to the next target is a request, and an
-error, of its provider; per rule a request counts once.`,
+its 200), client closed (status 499: the client left before the answer
+ended; no upstream error, and not in the mean latency), requests that needed
+a fallback, input and output tokens, mean latency. Per provider and per
+provider,model every upstream call counts: an attempt that failed and fell
+back to the next target is a request, and an error, of its provider; per
+rule a request counts once.`,
 		Example: `  sitter proxy stats
   sitter proxy stats --json --file ./routes.jsonl`,
 		Args: noArgs,
@@ -102,6 +105,10 @@ error, of its provider; per rule a request counts once.`,
 	return c
 }
 
+// clientClosed is the status the proxy records for a request its client
+// left before the answer ended (runtime/proxy: "client closed request").
+const clientClosed = 499
+
 func sumRoutes(file string) (*routeStats, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -121,14 +128,20 @@ func sumRoutes(file string) (*routeStats, error) {
 	}
 	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord) {
 		s := row(m, k)
-		if r.Status >= 400 || r.Error != "" {
-			s.Errors++
-		}
 		if r.Attempts > 1 {
 			s.Fallbacks++
 		}
 		s.InputTokens += r.InputTokens
 		s.OutputTokens += r.OutputTokens
+		if r.Status == clientClosed {
+			// The client's doing: no upstream failed, and how long it
+			// waited is not how long the upstream took.
+			s.ClientClosed++
+			return
+		}
+		if r.Status >= 400 || r.Error != "" {
+			s.Errors++
+		}
 		s.LatencyMS += r.LatencyMS
 		s.answered++
 	}
@@ -192,9 +205,9 @@ func printRouteStats(w io.Writer, st *routeStats) {
 	}{{"rule", st.ByRule}, {"provider", st.ByProvider}, {"provider,model", st.ByModel}} {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "%s\trequests\terrors\tfallbacks\tinput tokens\toutput tokens\tmean ms\n", sec.title)
+		fmt.Fprintf(tw, "%s\trequests\terrors\tclient closed\tfallbacks\tinput tokens\toutput tokens\tmean ms\n", sec.title)
 		for _, r := range sec.rows {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.Name, r.Requests, r.Errors, r.Fallbacks, r.InputTokens, r.OutputTokens, r.LatencyMS)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.Name, r.Requests, r.Errors, r.ClientClosed, r.Fallbacks, r.InputTokens, r.OutputTokens, r.LatencyMS)
 		}
 		tw.Flush()
 	}

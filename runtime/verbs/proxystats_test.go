@@ -128,3 +128,43 @@ func TestProxyStatsNothingRecorded(t *testing.T) {
 		t.Errorf("--file missing: exit %d, stdout %q, stderr %q; want exit 1 naming the file", code, out.String(), errb.String())
 	}
 }
+
+// TestProxyStatsClientClosed: a 499 (the client left before the answer
+// ended) is no upstream error: it is counted apart, as clientClosed, in
+// the JSON and the text, and its latency is not the provider's.
+func TestProxyStatsClientClosed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "routes.jsonl")
+	os.WriteFile(p, []byte(`{"rule":"default","provider":"a","model":"m","status":499,"latency_ms":900,"attempts":1,"client":"anthropic","error":"the client closed the request before the upstream answered"}
+{"rule":"default","provider":"a","model":"m","status":499,"latency_ms":700,"output_tokens":3,"attempts":1,"client":"anthropic","stream":true,"error":"client disconnected"}
+{"rule":"default","provider":"a","model":"m","status":502,"latency_ms":10,"attempts":1,"client":"anthropic","error":"upstream: refused"}
+{"rule":"default","provider":"a","model":"m","status":200,"latency_ms":20,"attempts":1,"client":"anthropic"}
+`), 0o600)
+	st, err := sumRoutes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range [][]routeSum{st.ByRule, st.ByProvider, st.ByModel} {
+		if len(rows) != 1 {
+			t.Fatalf("%+v, want one row", rows)
+		}
+		r := rows[0]
+		if r.Requests != 4 || r.Errors != 1 || r.ClientClosed != 2 || r.OutputTokens != 3 || r.LatencyMS != 15 {
+			t.Errorf("%s: %+v; want 4 requests, 1 error, 2 clientClosed, 3 output tokens, mean 15 ms", r.Name, r)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Run([]string{"proxy", "stats", "--json", "--file", p}, nil, &out, &errb, registry.Registry); code != 0 || !strings.Contains(out.String(), `"clientClosed": 2`) {
+		t.Errorf("--json: exit %d: %s %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := Run([]string{"proxy", "stats", "--file", p}, nil, &out, &errb, registry.Registry); code != 0 {
+		t.Fatalf("text: exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	if !strings.Contains(lines[2], "client closed") {
+		t.Errorf("text header %q, want a client closed column", lines[2])
+	}
+	if f := strings.Fields(lines[3]); len(f) < 4 || f[0] != "default" || f[1] != "4" || f[2] != "1" || f[3] != "2" {
+		t.Errorf("text row %q, want default 4 requests, 1 error, 2 client closed", lines[3])
+	}
+}
