@@ -17,6 +17,7 @@ import (
 
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/internal/sibling"
+	"sitter.dev/sitter/runtime/proxy"
 )
 
 // proxyStopGrace is how long the gateway has to shut down after the first
@@ -54,6 +55,13 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("provider") && !c.Flags().Changed("routes") {
 				return errors.New("--provider or --routes is required")
+			}
+			// As the gateway checks them, before it is even looked for.
+			if l, _ := c.Flags().GetString("listen"); proxy.CheckListen(l) != nil {
+				return fmt.Errorf("--listen %s: %v", l, proxy.CheckListen(l))
+			}
+			if tf, _ := c.Flags().GetString("token-file"); tf != "" && proxy.CheckTokenFile(tf) != nil {
+				return fmt.Errorf("--token-file %s: %v", tf, proxy.CheckTokenFile(tf))
 			}
 			var args []string
 			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })

@@ -46,3 +46,26 @@ func TestProxyAlone(t *testing.T) {
 		t.Errorf("--help: exit %d, stdout %q", code, out.String())
 	}
 }
+
+// TestProxyServeFlagsUsage: a --listen no listener could take and a
+// --token-file in a directory that does not exist are usage errors of
+// sitter proxy itself (exit 2, naming the flag), found before the
+// gateway is even looked for.
+func TestProxyServeFlagsUsage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no sitter-proxy: a check it left to the gateway says "make build"
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "token")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "127.0.0.1:99999"}, "sitter: proxy: --listen 127.0.0.1:99999: "},
+		{[]string{"--listen", "nonsense"}, "sitter: proxy: --listen nonsense: "},
+		{[]string{"--token-file", missing}, "sitter: proxy: --token-file " + missing + ": its directory"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"proxy", "--provider", "openai"}, c.args...)
+		if code := Run(args, nil, &out, &errb, registry.Registry); code != 2 || out.Len() > 0 || !strings.HasPrefix(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), c.want)
+		}
+	}
+}

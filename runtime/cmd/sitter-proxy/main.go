@@ -100,6 +100,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		usage(stderr)
 		return 2
 	}
+	// Where it listens and writes the token: usage errors when no
+	// listener or file could be made, said before anything starts.
+	if err := proxy.CheckListen(*listen); err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: --listen %s: %v\n", *listen, err)
+		return 2
+	}
+	if *tokenFile != "" {
+		if err := proxy.CheckTokenFile(*tokenFile); err != nil {
+			fmt.Fprintf(stderr, "sitter proxy: --token-file %s: %v\n", *tokenFile, err)
+			return 2
+		}
+	}
 	var state proxy.SharedState
 	if *stateStore != "" {
 		st, closeState, err := openState(ctx, *stateStore, logger(stderr, *jsonLogs))

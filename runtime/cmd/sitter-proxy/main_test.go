@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/internal/fakellm"
@@ -161,6 +163,37 @@ func TestUsageGrammar(t *testing.T) {
 		first, _, _ := strings.Cut(errb.String(), "\n")
 		if code != 2 || out.Len() > 0 || first != c.first || !strings.Contains(errb.String(), "Usage:") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, %q and the usage on stderr", c.args, code, out.String(), errb.String(), c.first)
+		}
+	}
+}
+
+// TestServeFlagsUsage: a --listen no listener could take and a
+// --token-file in a directory that does not exist are usage errors, said
+// before anything starts: exit 2, naming the flag, nothing on stdout.
+func TestServeFlagsUsage(t *testing.T) {
+	env := func(k string) string { return map[string]string{"OPENAI_API_KEY": "k"}[k] }
+	routes := filepath.Join(t.TempDir(), "routes.json")
+	os.WriteFile(routes, []byte(`{"providers": {"openai": {}}, "rules": {"default": "openai,gpt-x"}}`), 0o600)
+	missingDir := filepath.Join(t.TempDir(), "no-such-dir", "token")
+	for _, serve := range [][]string{{"--provider", "openai"}, {"--routes", routes, "--record", filepath.Join(t.TempDir(), "r.jsonl")}} {
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--listen", "127.0.0.1:99999"}, "sitter proxy: --listen 127.0.0.1:99999: "},
+			{[]string{"--listen", "nonsense"}, "sitter proxy: --listen nonsense: "},
+			{[]string{"--listen", "127.0.0.1:-1"}, "sitter proxy: --listen 127.0.0.1:-1: "},
+			{[]string{"--token-file", missingDir}, "sitter proxy: --token-file " + missingDir + ": "},
+		} {
+			args := append(slices.Clip(serve), c.args...)
+			var out, errb strings.Builder
+			// A gateway that starts anyway is stopped after a while.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			code := run(ctx, args, env, &out, &errb)
+			cancel()
+			if code != 2 || out.Len() > 0 || !strings.HasPrefix(errb.String(), c.want) {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out.String(), errb.String(), c.want)
+			}
 		}
 	}
 }
