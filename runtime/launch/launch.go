@@ -154,10 +154,10 @@ var watchEvery = 500 * time.Millisecond
 // Cancelling ctx ends the harness as SIGTERM to sitter does (its process
 // group gets SIGTERM, then SIGKILL), and the overlay and proxy are
 // cleaned up as on every exit path; a ctx already done launches nothing.
+//
+// With JSON, an error ends the event stream as an error event (ErrorEvent)
+// with the error and the exit code, after the cleanup's events.
 func Run(ctx context.Context, o Options) (code int, err error) {
-	if err := ctx.Err(); err != nil {
-		return 1, err
-	}
 	maxExplicit := o.MaxIterations > 0
 	if o.Mode == "" {
 		o.Mode = AgentDriven
@@ -186,6 +186,16 @@ func Run(ctx context.Context, o Options) (code int, err error) {
 		l.events = json.NewEncoder(o.Stdout)
 		l.events.SetEscapeHTML(false)
 		l.harness = o.Stderr
+	}
+	// Registered first, so it runs last: after the cleanup, whose error
+	// it says too.
+	defer func() {
+		if err != nil {
+			l.emit("error", "error", err.Error(), "code", code)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return 1, err
 	}
 	switch o.Mode {
 	case AgentDriven, HookDriven, BridgeHooks:
@@ -294,11 +304,25 @@ func (l *launcher) emit(event string, kv ...any) {
 	if l.events == nil {
 		return
 	}
-	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "type": event, "harness": l.o.Spec.Harness}
+	l.events.Encode(eventOf(event, l.o.Spec.Harness, kv...))
+}
+
+// eventOf is a launch event: its type, the harness, the time and kv.
+func eventOf(event, harness string, kv ...any) map[string]any {
+	m := map[string]any{"time": time.Now().UTC().Format(time.RFC3339Nano), "type": event, "harness": harness}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i].(string)] = kv[i+1]
 	}
-	l.events.Encode(m)
+	return m
+}
+
+// ErrorEvent writes the error event that ends a --json launch that could
+// not start or failed (exit code code): for the failures found before Run,
+// in the shape Run writes its own.
+func ErrorEvent(w io.Writer, harness string, code int, err error) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(eventOf("error", harness, "error", err.Error(), "code", code))
 }
 
 func getenv(env []string, k string) string {

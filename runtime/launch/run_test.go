@@ -428,3 +428,59 @@ func TestRunRelativeBin(t *testing.T) {
 		t.Fatalf("Run: %d %v\nstdout %q\nstderr %s", code, err, out.String(), errOut.String())
 	}
 }
+
+// TestRunJSONSaysWhyItFailed: with --json, a launch that cannot start
+// ends its event stream with an error event saying why and with the exit
+// code (stderr is not the only place the reason goes): the harness binary
+// missing, the proxy missing, the proxy failing to listen or rejecting a
+// setting (a routes file, an --upstream), no prompt.
+func TestRunJSONSaysWhyItFailed(t *testing.T) {
+	bin := t.TempDir()
+	harness := script(t, bin, "codex", "exit 0\n")
+	failingProxy := func(name, msg string, code int) string {
+		return script(t, bin, name, "echo '"+msg+"' >&2\nexit "+strconv.Itoa(code)+"\n")
+	}
+	spec, _ := launch.Find(genlaunch.Specs, "codex")
+	prov := launch.Provider{ID: "anthropic", Protocol: "anthropic", KeyEnv: "ANTHROPIC_API_KEY", DefaultModel: "claude-x"}
+	cases := []struct {
+		name string
+		o    func(*launch.Options)
+		code int
+		want string // in the event's error
+	}{
+		{"harness missing", func(o *launch.Options) { o.Bin = ""; o.Env = []string{"PATH=" + t.TempDir(), "ANTHROPIC_API_KEY=x"} }, 1, `"codex" not found on PATH`},
+		{"proxy missing", func(o *launch.Options) { o.ProxyBin = "" }, 1, "sitter-proxy was not found"},
+		{"proxy cannot listen", func(o *launch.Options) {
+			o.ProxyBin = failingProxy("listen-fails", "sitter proxy: listen: listen tcp 127.0.0.1:0: bind: address already in use", 1)
+		}, 1, "address already in use"},
+		{"routes file rejected", func(o *launch.Options) {
+			o.Routes = "/r.json"
+			o.ProxyBin = failingProxy("routes-bad", "sitter proxy: /r.json:1:2: no rules", 2)
+		}, 2, "/r.json:1:2: no rules"},
+		{"upstream refused", func(o *launch.Options) {
+			o.ProxyBin = failingProxy("upstream-bad", "sitter proxy: --upstream: base URL \"x\": want an http:// or https:// URL", 2)
+		}, 2, "--upstream: base URL"},
+		{"no prompt", func(o *launch.Options) { o.Prompt = "" }, 2, "needs --prompt"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		o := launch.Options{Spec: spec, Provider: prov, Proxy: true, Prompt: "hello", Workspace: t.TempDir(), Bin: harness,
+			ProxyBin: script(t, bin, "sitter-proxy", fakeProxy), Upstream: "http://127.0.0.1:2", StateDir: t.TempDir(),
+			Env: []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=x"}, Stdout: &out, Stderr: &errOut, JSON: true}
+		c.o(&o)
+		code, err := launch.Run(context.Background(), o)
+		if code != c.code || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Run = %d, %v; want %d and an error with %q", c.name, code, err, c.code, c.want)
+			continue
+		}
+		evs := parse(t, out.String())
+		if len(evs) == 0 {
+			t.Errorf("%s: no event on stdout", c.name)
+			continue
+		}
+		last := evs[len(evs)-1]
+		if last["type"] != "error" || last["error"] != err.Error() || last["code"] != float64(code) || last["harness"] != "codex" || last["time"] == nil {
+			t.Errorf("%s: last event %v; want type error with the error %q, code %d, harness and time", c.name, last, err.Error(), code)
+		}
+	}
+}

@@ -137,11 +137,11 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 			a.harness, a.mode, a.modeSet = args[0], mode, c.Flags().Changed("mode")
 			for _, n := range []string{"max-iterations", "max-turns", "idle-timeout", "timeout"} {
 				if f := c.Flags().Lookup(n); f.Changed && (f.Value.String() == "0" || f.Value.String() == "0s") {
-					return fmt.Errorf("--%s %s: want a positive number", n, f.Value)
+					return a.usageFailed(e, fmt.Errorf("--%s %s: want a positive number", n, f.Value))
 				}
 			}
 			if err := a.check(); err != nil {
-				return err
+				return a.usageFailed(e, err)
 			}
 			return code(run(c.Context(), a))
 		},
@@ -269,19 +269,23 @@ func runLaunch(ctx context.Context, a launchArgs, e *env) int {
 	r := e.reg()
 	t, err := launchTarget(&a, r)
 	if err != nil {
-		return launchFailed(e, err)
+		h := a.harness
+		if t.d != nil {
+			h = t.d.ID // the atlas's id of a name it resolved (claude: claude-code)
+		}
+		return launchFailed(e, a, h, err)
 	}
 	prompt, err := launchPrompt(a)
 	if err != nil {
-		return launchFailed(e, err)
+		return launchFailed(e, a, t.spec.Harness, err)
 	}
 	bs, err := launchBundles(a.plugins, t.d, r)
 	if err != nil {
-		return launchFailed(e, err)
+		return launchFailed(e, a, t.spec.Harness, err)
 	}
 	babysit, err := launchBabysit(&a, t.d, r, bs)
 	if err != nil {
-		return launchFailed(e, err)
+		return launchFailed(e, a, t.spec.Harness, err)
 	}
 	code, err := launch.Run(ctx, launchOptions(a, t, prompt, bs, babysit, e))
 	if err != nil {
@@ -301,14 +305,33 @@ func (l *launchErr) Error() string { return l.err.Error() }
 
 func launchUsage(format string, a ...any) error { return &launchErr{2, fmt.Errorf(format, a...)} }
 
-// launchFailed prints why the launch could not start and returns its code.
-func launchFailed(e *env, err error) int {
+// launchFailed prints why the launch could not start and returns its
+// code; with --json (or in bridge-interactive mode, whose stdout is
+// always the event stream) the stream says it too, as the error event
+// launch.Run ends with.
+func launchFailed(e *env, a launchArgs, harness string, err error) int {
 	fmt.Fprintf(e.stderr, "sitter launch: %v\n", err)
+	code := 1
 	if l, ok := err.(*launchErr); ok {
-		return l.code
+		code = l.code
 	}
-	return 1
+	if a.events() {
+		launch.ErrorEvent(e.stdout, harness, code, err)
+	}
+	return code
 }
+
+// usageFailed is a usage error of the command line (exit 2, said with the
+// usage on stderr), also as the error event with --json.
+func (a *launchArgs) usageFailed(e *env, err error) error {
+	if a.events() {
+		launch.ErrorEvent(e.stdout, a.harness, 2, err)
+	}
+	return err
+}
+
+// events says the launch's stdout is its NDJSON event stream.
+func (a *launchArgs) events() bool { return a.json || a.mode == launch.BridgeInteractive }
 
 // launchTo is what a launch runs: the harness, its launch settings, the
 // provider, whether the proxy goes between them, and the routes file

@@ -3,6 +3,8 @@ package verbs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,7 +20,7 @@ import (
 // parseLaunchArgs reads a launch command line as the launch command does.
 func parseLaunchArgs(args []string) (launchArgs, error) {
 	var got launchArgs
-	c := launchCmd(&env{reg: registry.Registry}, func(_ context.Context, a launchArgs) int { got = a; return 0 })
+	c := launchCmd(&env{reg: registry.Registry, stdout: io.Discard, stderr: io.Discard}, func(_ context.Context, a launchArgs) int { got = a; return 0 })
 	c.SetArgs(args)
 	c.SetOut(io.Discard)
 	c.SetErr(io.Discard)
@@ -156,5 +158,53 @@ func TestLaunchBabysitErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut.String(), want) {
 			t.Errorf("%s: code %d, stderr %q, want 2 and %q", args, code, errOut.String(), want)
 		}
+	}
+}
+
+// TestLaunchJSONSaysWhyItFailed: with --json (and in bridge-interactive
+// mode, whose stdout is always the event stream) a launch that cannot
+// start says why on stdout too, as one error event with the exit code,
+// whether its command line or what it names is wrong; without, stdout
+// stays empty.
+func TestLaunchJSONSaysWhyItFailed(t *testing.T) {
+	for _, c := range []struct {
+		args, harness, want string
+	}{
+		{"launch nope --prompt x --json", "nope", "unknown harness"},
+		{"launch claude --provider mars --prompt x --json", "claude-code", "unknown provider"},
+		{"launch codex --routes /no/such/routes.json --prompt x --json", "codex", "--routes: "},
+		{"launch codex --prompt-file /no/such/prompt --json", "codex", "/no/such/prompt"},
+		{"launch codex --max-iterations 0 --prompt x --json", "codex", "--max-iterations 0: want a positive number"},
+		{"launch codex --upstream localhost:8080 --prompt x --json", "codex", "--upstream: "},
+		{"launch claude --mode bridge-interactive --provider mars --prompt x", "claude-code", "unknown provider"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Run(strings.Fields(c.args), nil, &out, &errOut, registry.Registry)
+		var ev map[string]any
+		if err := json.Unmarshal(out.Bytes(), &ev); err != nil || code != 2 {
+			t.Errorf("%s: exit %d, stdout %q (%v); want exit 2 and one JSON event", c.args, code, out.String(), err)
+			continue
+		}
+		msg, _ := ev["error"].(string)
+		if ev["type"] != "error" || !strings.Contains(msg, c.want) || ev["code"] != float64(2) || ev["harness"] != c.harness || ev["time"] == nil ||
+			!strings.Contains(errOut.String(), msg) {
+			t.Errorf("%s: event %v; want type error, an error with %q (as on stderr %q), code 2, harness %s", c.args, ev, c.want, errOut.String(), c.harness)
+		}
+	}
+	// A failure launch.Run finds (the harness cannot be started) ends the
+	// stream of its events the same way, once.
+	var out, errOut bytes.Buffer
+	args := strings.Fields("launch codex --provider openai-responses --upstream http://127.0.0.1:1 --bin /no/such/codex --prompt x --json --workspace " + t.TempDir())
+	code := Run(args, nil, &out, &errOut, registry.Registry)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var last map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if code != 1 || strings.Count(out.String(), `"type":"error"`) != 1 || last["type"] != "error" || last["code"] != float64(1) ||
+		!strings.Contains(fmt.Sprint(last["error"]), "/no/such/codex") {
+		t.Errorf("harness not startable: exit %d, stdout %q; want 1 and one error event, last", code, out.String())
+	}
+	out.Reset()
+	if code := Run(strings.Fields("launch claude --provider mars --prompt x"), nil, &out, &errOut, registry.Registry); code != 2 || out.Len() > 0 {
+		t.Errorf("without --json: exit %d, stdout %q; want 2 and nothing on stdout", code, out.String())
 	}
 }
