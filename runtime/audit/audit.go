@@ -35,7 +35,10 @@ const FileName = "audit.jsonl"
 
 // Handler is one handler's part in a decision.
 type Handler struct {
-	Command   string  `json:"command"`
+	Command string `json:"command"`
+	// Plugin names the plugin bundle of a handler whose error the entry
+	// carries; not written for one that answered.
+	Plugin    string  `json:"plugin,omitempty"`
 	Decision  string  `json:"decision,omitempty"`
 	Error     string  `json:"error,omitempty"`
 	Skipped   bool    `json:"skipped,omitempty"`

@@ -87,7 +87,7 @@ func TestEncodeMatchesJSON(t *testing.T) {
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Session: "s", Tool: "Bash", ToolKind: "shell",
 			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r", Error: "sitter: bad",
-			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}},
+			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}, {Command: "w", Plugin: "acme-guard", Decision: "noop", Error: "exit: exit status 3"}},
 			Evidence: []string{"doc: u", "test: v"}, LatencyMs: 3.5},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{},
 			Halted: true, HaltReason: "out of budget"},

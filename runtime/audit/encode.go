@@ -27,6 +27,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		}
 		b = append(b, '{')
 		b = field(b, "command", h.Command, true)
+		b = field(b, "plugin", h.Plugin, false)
 		b = field(b, "decision", h.Decision, false)
 		b = field(b, "error", h.Error, false)
 		if h.Skipped {

@@ -85,6 +85,9 @@ type Handler struct {
 	// the native payload included. Its updatedInput, written from masked
 	// input, would carry the masks: a redacting handler should not rewrite.
 	Redact bool
+	// Plugin names the plugin bundle the handler comes from, for the
+	// lines about it; empty for a --handler handler.
+	Plugin string
 }
 
 // ErrorKind classifies a handler error.
@@ -365,12 +368,12 @@ func merge(phase string, cannot *noRefusal, outs []Outcome) (Result, []string) {
 			if writer < 0 {
 				writer = i
 			} else {
-				herr = &HandlerError{ErrConflict, fmt.Sprintf("updatedInput conflicts with handler %s, which already rewrote the input", quoteCmd(outs[writer].Handler.Command))}
+				herr = &HandlerError{ErrConflict, fmt.Sprintf("updatedInput conflicts with handler %s, which already rewrote the input", handlerName(outs[writer].Handler))}
 				r.UpdatedInput = nil
 			}
 		}
 		if herr != nil {
-			msg := fmt.Sprintf("sitter: handler %s failed: %s", quoteCmd(o.Handler.Command), oneLine(herr.Error()))
+			msg := fmt.Sprintf("sitter: handler %s failed: %s", handlerName(o.Handler), oneLine(herr.Error()))
 			if o.Handler.OnError != FailClosed || cannot != nil {
 				if o.Handler.OnError != FailClosed {
 					diags = append(diags, msg+" (ignored: fail-open)")
@@ -525,6 +528,23 @@ func stderrLine(b []byte) string {
 func quoteCmd(cmd string) string {
 	masked, _ := redact.String(cmd) // before shortening: a cut secret would slip through
 	return fmt.Sprintf("%q", shorten(masked, 80))
+}
+
+// handlerName names a handler in a diagnostic: its command (quoteCmd)
+// and, for a plugin's handler, the plugin, plain when it is a plain word
+// (as plugin names are), else quoted.
+func handlerName(h Handler) string {
+	if h.Plugin == "" {
+		return quoteCmd(h.Command)
+	}
+	name := shorten(h.Plugin, 64)
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			name = fmt.Sprintf("%q", name)
+			break
+		}
+	}
+	return quoteCmd(h.Command) + " (plugin " + name + ")"
 }
 
 // firstLine is the first non-empty line of b, shortened.

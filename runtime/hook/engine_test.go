@@ -564,3 +564,41 @@ func TestMergeForEventThatCannotRefuse(t *testing.T) {
 		t.Errorf("refusable event: %+v %q, want %+v %q", got, diags, wantRes, wantDiags)
 	}
 }
+
+// A failed handler of a plugin bundle is named with its plugin, so that
+// a user with several plugins installed can tell which one broke; a name
+// that is no plain word is quoted.
+func TestMergeNamesPlugin(t *testing.T) {
+	failed := func(cmd, plugin string, p Policy) Outcome {
+		return Outcome{Handler: Handler{Command: cmd, Plugin: plugin, OnError: p}, Err: &HandlerError{ErrExit, "exit status 3"}}
+	}
+	_, diags := Merge("preToolUse", []Outcome{
+		failed("exit 3", "acme-guard", FailOpen),
+		failed("exit 3", "", FailOpen),
+		failed("exit 3", "bad name\n", FailOpen),
+	})
+	want := []string{
+		`sitter: handler "exit 3" (plugin acme-guard) failed: exit status 3 (ignored: fail-open)`,
+		`sitter: handler "exit 3" failed: exit status 3 (ignored: fail-open)`,
+		`sitter: handler "exit 3" (plugin "bad name\n") failed: exit status 3 (ignored: fail-open)`,
+	}
+	if diff := cmp.Diff(want, diags); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+
+	// The fail-closed reason names it too.
+	got, _ := Merge("preToolUse", []Outcome{failed("exit 3", "acme-guard", FailClosed)})
+	if !strings.Contains(got.Reason, `handler "exit 3" (plugin acme-guard) failed`) {
+		t.Errorf("fail-closed reason = %q, want the plugin named", got.Reason)
+	}
+
+	// So does a conflict, on both sides.
+	in := json.RawMessage(`{"command":"ls"}`)
+	w := func(cmd, plugin string) Outcome {
+		return Outcome{Handler: Handler{Command: cmd, Plugin: plugin}, Result: Result{UpdatedInput: in}}
+	}
+	_, diags = Merge("preToolUse", []Outcome{w("a", "one"), w("b", "two")})
+	if len(diags) != 1 || !strings.HasPrefix(diags[0], `sitter: handler "b" (plugin two) failed: updatedInput conflicts with handler "a" (plugin one),`) {
+		t.Errorf("conflict diagnostics = %q", diags)
+	}
+}

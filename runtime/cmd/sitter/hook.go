@@ -27,6 +27,10 @@ const maxPayload = 64 << 20
 // pluginHandlersFile is the handler table of a plugin bundle.
 const pluginHandlersFile = "sitter-handlers.json"
 
+// pluginMarkerFile marks a bundle and names its plugin (runtime/plugin's
+// MarkerFile, which the hook binary does not link).
+const pluginMarkerFile = ".sitter-bundle.json"
+
 // hookArgs are the parsed arguments of `sitter hook`.
 type hookArgs struct {
 	harness, event string
@@ -222,7 +226,7 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func(
 		// A catchable signal kills the handlers' process groups before
 		// sitter goes; against SIGKILL, see hook.setGroup.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		res, diags, audited = runHandlers(ctx, ev, rules, handlers)
+		res, diags, audited = runHandlers(ctx, ev, rules, handlers, a.plugin)
 		stop()
 	}
 	if hook.IsStopPhase(ev.Phase) {
@@ -303,9 +307,11 @@ func refusableEvent(d *adapter.Descriptor, payload []byte) *adapter.EventSpec {
 // runHandlers runs the call's handlers once (hook.RunHandlers encodes the
 // event once for all of them) and merges their outcomes for the event's
 // render rules (a fail-closed error refuses only where the event can); the
-// audit gets each handler's decision, error and latency.
-func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hook.Handler) (hook.Result, []string, []audit.Handler) {
+// audit gets each handler's decision, error and latency, and the plugin
+// of a failed one. plugin is the --plugin folder, if any.
+func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hook.Handler, plugin string) (hook.Result, []string, []audit.Handler) {
 	outs := hook.RunHandlers(ctx, ev, hs)
+	namePlugin(outs, plugin)
 	res, diags := hook.MergeFor(ev, rules, outs)
 	ah := make([]audit.Handler, len(outs))
 	for i, o := range outs {
@@ -318,9 +324,52 @@ func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hoo
 		}
 		if o.Err != nil {
 			ah[i].Error = string(o.Err.Kind) + ": " + o.Err.Detail
+			ah[i].Plugin = o.Handler.Plugin
 		}
 	}
 	return res, diags, ah
+}
+
+// namePlugin gives the plugin's handlers the plugin's name from the
+// bundle's marker (.sitter-bundle.json), in place of the folder's name
+// collectHandlers gave them, when a line may name them: a handler failed,
+// or two rewrote the input (a conflict). Only then is the marker read: a
+// call whose handlers answer pays nothing for it.
+func namePlugin(outs []hook.Outcome, dir string) {
+	named, writers := false, 0
+	for _, o := range outs {
+		if len(o.Result.UpdatedInput) > 0 {
+			writers++
+		}
+		named = named || o.Err != nil || writers > 1
+	}
+	if !named || dir == "" {
+		return
+	}
+	name := markerPlugin(dir)
+	if name == "" {
+		return // no marker: the folder's name stands
+	}
+	for i := range outs {
+		if outs[i].Handler.Plugin != "" {
+			outs[i].Handler.Plugin = name
+		}
+	}
+}
+
+// markerPlugin is the plugin name in DIR/.sitter-bundle.json, or "".
+func markerPlugin(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, pluginMarkerFile))
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Plugin string `json:"plugin"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return strings.TrimSpace(m.Plugin)
 }
 
 // fillEvent completes what a normalizer left out with what the descriptor
@@ -431,7 +480,9 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
 					}
 				}
-				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact, Watch: h.Watch})
+				// The folder's name for now; a failure reads the
+				// plugin's own from the marker (namePlugin).
+				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact, Watch: h.Watch, Plugin: filepath.Base(dir)})
 			}
 		}
 	}
