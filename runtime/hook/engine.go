@@ -557,8 +557,12 @@ func firstLine(b []byte) string {
 	return ""
 }
 
-// oneLine folds s onto one line.
+// oneLine folds s onto one line. A line as it is stays so: a quoted
+// output in it keeps its spaces.
 func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t\v\f\u0085\u2028\u2029") {
+		return strings.TrimSpace(s)
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
 

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/redact"
 )
 
 // Decision is a handler's verdict.
@@ -49,8 +52,16 @@ type Result struct {
 
 // ParseResult reads a handler's stdout. Empty output is a noop; anything
 // else must be a result object (JSON null, which Unmarshal would take as
-// an empty one, is not).
+// an empty one, is not). An error quotes the start of the output.
 func ParseResult(out []byte) (Result, error) {
+	r, err := parseResult(out)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w; output: %s", err, quoteOutput(out))
+	}
+	return r, nil
+}
+
+func parseResult(out []byte) (Result, error) {
 	var r Result
 	t := trimSpace(out)
 	if len(t) == 0 {
@@ -77,6 +88,28 @@ func ParseResult(out []byte) (Result, error) {
 	// bytes); the raw updatedInput is made so too.
 	r.UpdatedInput = ValidUTF8(r.UpdatedInput)
 	return r, nil
+}
+
+// quotedOutput is how much of a handler's output an output error shows.
+const quotedOutput = 200
+
+// quoteOutput shows the start of a handler's output in an error, so its
+// author sees what sitter read: secrets masked (the line reaches the
+// harness, its logs, and as a fail-closed reason the model), cut to
+// quotedOutput bytes with the whole size said, and quoted (%q escapes
+// control characters and invalid UTF-8).
+func quoteOutput(out []byte) string {
+	// Mask before cutting: a secret split by the cut would slip through.
+	head := out[:min(len(out), 64<<10)]
+	s, _ := redact.String(string(head))
+	if len(s) <= quotedOutput && len(head) == len(out) {
+		return fmt.Sprintf("%q", s)
+	}
+	n := min(len(s), quotedOutput)
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:n], len(out))
 }
 
 func trimSpace(b []byte) []byte {
