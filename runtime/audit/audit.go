@@ -36,11 +36,14 @@ const FileName = "audit.jsonl"
 // Handler is one handler's part in a decision.
 type Handler struct {
 	Command string `json:"command"`
-	// Plugin names the plugin bundle of a handler whose error the entry
-	// carries; not written for one that answered.
-	Plugin    string  `json:"plugin,omitempty"`
-	Decision  string  `json:"decision,omitempty"`
-	Error     string  `json:"error,omitempty"`
+	// Plugin names the plugin bundle of a handler whose error or warning
+	// the entry carries; not written for one that answered cleanly.
+	Plugin   string `json:"plugin,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// Warning is what was wrong with an answer that was accepted all the
+	// same (unknown result keys).
+	Warning   string  `json:"warning,omitempty"`
 	Skipped   bool    `json:"skipped,omitempty"`
 	LatencyMs float64 `json:"latencyMs"`
 }
@@ -141,6 +144,8 @@ func (e *Entry) Finish(rewrote bool) {
 		e.Handlers[i].Command, r = Redact(e.Handlers[i].Command)
 		red = red || r
 		e.Handlers[i].Error, r = Redact(e.Handlers[i].Error)
+		red = red || r
+		e.Handlers[i].Warning, r = Redact(e.Handlers[i].Warning)
 		red = red || r
 	}
 	switch {

@@ -87,7 +87,7 @@ func TestEncodeMatchesJSON(t *testing.T) {
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{}},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Session: "s", Tool: "Bash", ToolKind: "shell",
 			Command: "echo \"<a&b>\"\n\t\\ é \u2028 \x01 \xff", Decision: "deny", Verdict: "deny", Reason: "r", Error: "sitter: bad",
-			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}, {Command: "w", Plugin: "acme-guard", Decision: "noop", Error: "exit: exit status 3"}},
+			Handlers: []Handler{{Command: "x", Decision: "deny", LatencyMs: 1.25}, {Command: "y", Skipped: true}, {Command: "z", Error: "timeout: 1s", LatencyMs: 1000}, {Command: "w", Plugin: "acme-guard", Decision: "noop", Error: "exit: exit status 3"}, {Command: "v", Plugin: "p", Decision: "noop", Warning: "unknown result key \"decison\""}},
 			Evidence: []string{"doc: u", "test: v"}, LatencyMs: 3.5},
 		{Time: "t", Harness: "h", NativeEvent: "E", Phase: "p", Decision: "noop", Verdict: "allow", Handlers: []Handler{},
 			Halted: true, HaltReason: "out of budget"},
@@ -186,5 +186,15 @@ func TestFromEnv(t *testing.T) {
 				t.Errorf("max %q keep %q: error %v does not name %s", c.max, c.keep, err, e)
 			}
 		}
+	}
+}
+
+// A handler's warning quotes what the handler printed: its secrets are
+// masked like its error's.
+func TestFinishMasksWarning(t *testing.T) {
+	e := Entry{Decision: "noop", Handlers: []Handler{{Command: "x", Warning: `unknown result key "sk-ant-abcdefghijklmnopqrstuvwxyz0123"`}}}
+	e.Finish(false)
+	if w := e.Handlers[0].Warning; strings.Contains(w, "sk-ant-") || e.Verdict != Redacted {
+		t.Errorf("Finish: warning %q, verdict %q; want the key masked, redacted", w, e.Verdict)
 	}
 }

@@ -30,6 +30,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		b = field(b, "plugin", h.Plugin, false)
 		b = field(b, "decision", h.Decision, false)
 		b = field(b, "error", h.Error, false)
+		b = field(b, "warning", h.Warning, false)
 		if h.Skipped {
 			b = append(b, `,"skipped":true`...)
 		}

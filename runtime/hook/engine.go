@@ -120,6 +120,9 @@ type Outcome struct {
 	Skipped bool
 	// Latency is how long the handler ran (zero when skipped).
 	Latency time.Duration
+	// Unknown are the top-level keys of an accepted result that no
+	// result field reads (UnknownKeys): a typo's, or a newer contract's.
+	Unknown []string
 }
 
 // Run runs the handlers for one event and merges their results. The
@@ -315,6 +318,7 @@ func runOne(ctx context.Context, h Handler, phase string, in eventJSON, env []st
 		return o
 	}
 	o.Result = r
+	o.Unknown = UnknownKeys(stdout.Bytes())
 	return o
 }
 
@@ -361,6 +365,9 @@ func merge(phase string, cannot *noRefusal, outs []Outcome) (Result, []string) {
 	for i, o := range outs {
 		if o.Skipped {
 			continue
+		}
+		if len(o.Unknown) > 0 && o.Err == nil {
+			diags = append(diags, unknownKeysLine(o))
 		}
 		r := o.Result
 		herr := o.Err
@@ -422,6 +429,39 @@ func merge(phase string, cannot *noRefusal, outs []Outcome) (Result, []string) {
 		res.Reason = DefaultReason
 	}
 	return res, diags
+}
+
+// unknownKeysLine warns of the keys of an accepted result that no result
+// field reads: the result stands as decoded (a newer contract's key must
+// not break the hook), but a typo such as "decison" shows.
+func unknownKeysLine(o Outcome) string {
+	return "sitter: handler " + handlerName(o.Handler) + " answered " + o.Warning() +
+		" (ignored; known: " + strings.Join(resultKeys[:], ", ") + ")"
+}
+
+// Warning says what is wrong with an accepted result: its unknown keys
+// (at most five named, secrets masked); "" when nothing is.
+func (o Outcome) Warning() string {
+	if len(o.Unknown) == 0 {
+		return ""
+	}
+	const most = 5
+	var b strings.Builder
+	b.WriteString("unknown result key")
+	if len(o.Unknown) > 1 {
+		b.WriteString("s")
+	}
+	for i, k := range o.Unknown[:min(len(o.Unknown), most)] {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k, _ = redact.String(k) // before shortening, as in quoteCmd
+		fmt.Fprintf(&b, " %q", shorten(k, 64))
+	}
+	if n := len(o.Unknown) - most; n > 0 {
+		fmt.Fprintf(&b, " and %d more", n)
+	}
+	return b.String()
 }
 
 // capped keeps at most maxOutput bytes of a handler's stream and discards

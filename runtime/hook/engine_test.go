@@ -602,3 +602,36 @@ func TestMergeNamesPlugin(t *testing.T) {
 		t.Errorf("conflict diagnostics = %q", diags)
 	}
 }
+
+// A result with keys the contract does not know is accepted as it is
+// (forward compatibility), with one warning naming the keys and the
+// handler's plugin.
+func TestMergeWarnsUnknownKeys(t *testing.T) {
+	o := Outcome{Handler: Handler{Command: "typo", Plugin: "acme-guard"}, Result: Result{Decision: Noop}, Unknown: []string{"decison", "x\ny"}}
+	got, diags := Merge("preToolUse", []Outcome{o})
+	if got.Decision != Noop {
+		t.Errorf("decision = %q, want the result as decoded (noop)", got.Decision)
+	}
+	want := []string{`sitter: handler "typo" (plugin acme-guard) answered unknown result keys "decison", "x\ny" (ignored; known: decision, reason, userMessage, additionalContext, updatedInput, halt, watchPaths)`}
+	if diff := cmp.Diff(want, diags); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+}
+
+// runOne reports the unknown keys of an answer it accepts.
+func TestRunHandlersUnknownKeys(t *testing.T) {
+	outs := RunHandlers(context.Background(), Event{Phase: "preToolUse"}, []Handler{{Command: `echo '{"decison":"block","reason":"r"}'`}})
+	o := outs[0]
+	if o.Err != nil || o.Result.Decision != Noop || o.Result.Reason != "r" || !cmp.Equal(o.Unknown, []string{"decison"}) {
+		t.Errorf("outcome = %+v, want the noop with reason r and unknown [decison]", o)
+	}
+}
+
+// The warning's keys come from the handler's output: masked like the
+// rest of sitter's lines.
+func TestWarningMasksKeys(t *testing.T) {
+	o := Outcome{Handler: Handler{Command: "x"}, Unknown: []string{"sk-ant-abcdefghijklmnopqrstuvwxyz0123"}}
+	if w := o.Warning(); strings.Contains(w, "sk-ant-") || !strings.Contains(w, "REDACTED") {
+		t.Errorf("Warning() = %q, want the key masked", w)
+	}
+}

@@ -307,8 +307,8 @@ func refusableEvent(d *adapter.Descriptor, payload []byte) *adapter.EventSpec {
 // runHandlers runs the call's handlers once (hook.RunHandlers encodes the
 // event once for all of them) and merges their outcomes for the event's
 // render rules (a fail-closed error refuses only where the event can); the
-// audit gets each handler's decision, error and latency, and the plugin
-// of a failed one. plugin is the --plugin folder, if any.
+// audit gets each handler's decision, error or warning (unknown result
+// keys) and latency, and the plugin of a failed or warned one. plugin is the --plugin folder, if any.
 func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hook.Handler, plugin string) (hook.Result, []string, []audit.Handler) {
 	outs := hook.RunHandlers(ctx, ev, hs)
 	namePlugin(outs, plugin)
@@ -325,6 +325,9 @@ func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hoo
 		if o.Err != nil {
 			ah[i].Error = string(o.Err.Kind) + ": " + o.Err.Detail
 			ah[i].Plugin = o.Handler.Plugin
+		} else if len(o.Unknown) > 0 {
+			ah[i].Warning = o.Warning()
+			ah[i].Plugin = o.Handler.Plugin
 		}
 	}
 	return res, diags, ah
@@ -333,7 +336,7 @@ func runHandlers(ctx context.Context, ev hook.Event, rules *hook.Rules, hs []hoo
 // namePlugin gives the plugin's handlers the plugin's name from the
 // bundle's marker (.sitter-bundle.json), in place of the folder's name
 // collectHandlers gave them, when a line may name them: a handler failed,
-// or two rewrote the input (a conflict). Only then is the marker read: a
+// answered unknown result keys, or two rewrote the input (a conflict). Only then is the marker read: a
 // call whose handlers answer pays nothing for it.
 func namePlugin(outs []hook.Outcome, dir string) {
 	named, writers := false, 0
@@ -341,7 +344,7 @@ func namePlugin(outs []hook.Outcome, dir string) {
 		if len(o.Result.UpdatedInput) > 0 {
 			writers++
 		}
-		named = named || o.Err != nil || writers > 1
+		named = named || o.Err != nil || len(o.Unknown) > 0 || writers > 1
 	}
 	if !named || dir == "" {
 		return
