@@ -1,13 +1,14 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
+	"sitter.dev/sitter/runtime/internal/jsonr"
 	"sitter.dev/sitter/runtime/redact"
 )
 
@@ -60,163 +61,18 @@ var resultKeys = [...]string{"decision", "reason", "userMessage", "additionalCon
 // UnknownKeys lists the top-level keys of a handler's output that no
 // result field reads (each once, as decoded); nil for a result without
 // any, or for output that is no JSON object. As encoding/json does, a key
-// matches a field case-insensitively. It walks the output's bytes without
-// allocating: every accepted result pays one pass over its bytes, and
-// only an unknown key costs more.
+// matches a field case-insensitively.
 func UnknownKeys(out []byte) []string {
 	var unknown []string
-	i := skipWS(out, 0)
-	if i >= len(out) || out[i] != '{' {
-		return nil
-	}
-	i++
-	for {
-		i = skipWS(out, i)
-		if i >= len(out) || out[i] != '"' {
-			return unknown // the end of the object, or no JSON
+	s := jsonr.NewScanner(out)
+	s.Document(func(key string) error {
+		known := slices.ContainsFunc(resultKeys[:], func(k string) bool { return strings.EqualFold(k, key) })
+		if !known && !slices.Contains(unknown, key) {
+			unknown = append(unknown, key)
 		}
-		end, plain := endOfString(out, i)
-		if end < 0 {
-			return unknown
-		}
-		if key := out[i+1 : end-1]; !plain || !knownKey(key) {
-			unknown = addUnknown(unknown, out[i:end])
-		}
-		i = skipWS(out, end)
-		if i >= len(out) || out[i] != ':' {
-			return unknown
-		}
-		if i = skipValue(out, i+1); i < 0 {
-			return unknown
-		}
-		i = skipWS(out, i)
-		if i >= len(out) || out[i] != ',' {
-			return unknown
-		}
-		i++
-	}
-}
-
-// knownKey says whether key, plain ASCII or not, names a result field,
-// case-insensitively as encoding/json matches it; only a non-ASCII key
-// takes the slow path through Unicode folding.
-func knownKey(key []byte) bool {
-	for _, k := range resultKeys {
-		if len(k) != len(key) {
-			continue
-		}
-		same := true
-		for j := range len(k) {
-			c := key[j]
-			if c >= utf8.RuneSelf {
-				return slowKnownKey(key)
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			d := k[j]
-			if 'A' <= d && d <= 'Z' {
-				d += 'a' - 'A'
-			}
-			if c != d {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true
-		}
-	}
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			return slowKnownKey(key)
-		}
-	}
-	return false
-}
-
-func slowKnownKey(key []byte) bool {
-	for _, k := range resultKeys {
-		if bytes.EqualFold(key, []byte(k)) {
-			return true
-		}
-	}
-	return false
-}
-
-// addUnknown adds the key whose JSON string is quoted (escapes and all),
-// decoded, unless it is known once decoded or listed already.
-func addUnknown(list []string, quoted []byte) []string {
-	var key string
-	if json.Unmarshal(quoted, &key) != nil {
-		key = string(quoted[1 : len(quoted)-1])
-	}
-	if knownKey([]byte(key)) || slices.Contains(list, key) {
-		return list
-	}
-	return append(list, key)
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// endOfString is the index past the string that starts at b[i] (a
-// quote), or -1; plain says it has no escape.
-func endOfString(b []byte, i int) (end int, plain bool) {
-	plain = true
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			plain = false
-			j++
-		case '"':
-			return j + 1, plain
-		}
-	}
-	return -1, false
-}
-
-// skipValue is the index past the value at or after b[i], or -1.
-func skipValue(b []byte, i int) int {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		end, _ := endOfString(b, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				end, _ := endOfString(b, i)
-				if end < 0 {
-					return -1
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	// A number or a literal.
-	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t' {
-		i++
-	}
-	return i
+		return s.Skip()
+	})
+	return unknown
 }
 
 // ParseResult reads a handler's stdout. Empty output is a noop; anything

@@ -57,11 +57,14 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 				return errors.New("--provider or --routes is required")
 			}
 			// As the gateway checks them, before it is even looked for.
-			if l, _ := c.Flags().GetString("listen"); proxy.CheckListen(l) != nil {
-				return fmt.Errorf("--listen %s: %v", l, proxy.CheckListen(l))
+			l, _ := c.Flags().GetString("listen")
+			if err := proxy.CheckListen(l); err != nil {
+				return fmt.Errorf("--listen %s: %v", l, err)
 			}
-			if tf, _ := c.Flags().GetString("token-file"); tf != "" && proxy.CheckTokenFile(tf) != nil {
-				return fmt.Errorf("--token-file %s: %v", tf, proxy.CheckTokenFile(tf))
+			if tf, _ := c.Flags().GetString("token-file"); tf != "" {
+				if err := proxy.CheckTokenFile(tf); err != nil {
+					return fmt.Errorf("--token-file %s: %v", tf, err)
+				}
 			}
 			var args []string
 			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })
