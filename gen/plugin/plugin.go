@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -410,7 +411,7 @@ func positions(file string, n *yaml.Node, ptr string, at map[string]model.Pos) {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			p := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k.Value, "~", "~0"), "/", "~1")
+			p := ptr + "/" + pointerToken(k.Value)
 			positions(file, v, p, at)
 			at[p] = model.Pos{File: file, Line: k.Line, Col: k.Column}
 		}
@@ -454,24 +455,38 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 		out.Addf(model.Pos{File: file, Line: 1, Col: 1}, "%v", err)
 		return out
 	}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
+	used := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError, up []string)
+	walk = func(e *jsonschema.ValidationError, up []string) {
+		// A key's own error points at the key, not at its object:
+		// members' pointers hold their key's position (see positions).
+		switch k := e.ErrorKind.(type) {
+		case *kind.AdditionalProperties:
+			for _, name := range k.Properties {
+				loc := append(slices.Clip(e.InstanceLocation), name)
+				out.Addf(posOf(file, at, loc), "%s: unknown key %s (not allowed here)", fieldName(loc), quote(name))
+			}
+			return
+		case *kind.PropertyNames:
+			loc := keyLoc(at, up, len(e.InstanceLocation), k.Property, used)
+			var why []string
+			for _, c := range leaves(e) {
+				why = append(why, c.ErrorKind.LocalizedString(printer))
+			}
+			out.Addf(posOf(file, at, loc), "%s: key %s is not allowed here: %s", fieldName(loc), quote(k.Property), strings.Join(why, "; "))
+			return
+		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
-				walk(c)
+				walk(c, e.InstanceLocation)
 			}
 			return
 		}
-		ptr := ""
 		field := "(top level)"
 		if len(e.InstanceLocation) > 0 {
-			ptr = "/" + strings.Join(e.InstanceLocation, "/")
 			field = fieldName(e.InstanceLocation)
 		}
-		pos, ok := at[ptr]
-		if !ok {
-			pos = model.Pos{File: file, Line: 1, Col: 1}
-		}
+		pos := posOf(file, at, e.InstanceLocation)
 		msg := e.ErrorKind.LocalizedString(printer)
 		if strings.HasSuffix(field, ".phase") && strings.HasPrefix(msg, "value must be one of") {
 			// The phase list is long; say where it lives instead.
@@ -479,9 +494,73 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 		}
 		out.Addf(pos, "%s", field+": "+msg)
 	}
-	walk(ve)
+	walk(ve, nil)
 	return out
 }
+
+// posOf is where the instance at loc is: a member's key, an item, or the
+// document's start when it is not known.
+func posOf(file string, at map[string]model.Pos, loc []string) model.Pos {
+	ptr := ""
+	for _, s := range loc {
+		ptr += "/" + pointerToken(s)
+	}
+	if pos, ok := at[ptr]; ok {
+		return pos
+	}
+	return model.Pos{File: file, Line: 1, Col: 1}
+}
+
+// keyLoc is the location of the key name that a propertyNames error
+// names. jsonschema/v6 gives such an error an InstanceLocation whose
+// backing array later validations overwrite: only its length (depth) can
+// be trusted. So take the members named name at that depth under up (the
+// nearest enclosing error's location, which is a copy), and the first not
+// yet claimed by an earlier error.
+func keyLoc(at map[string]model.Pos, up []string, depth int, name string, used map[string]bool) []string {
+	prefix := ""
+	for _, s := range up {
+		prefix += "/" + pointerToken(s)
+	}
+	var best string
+	for ptr, pos := range at {
+		toks := strings.Split(ptr, "/")[1:]
+		if ptr == "" || len(toks) != depth+1 || toks[depth] != pointerToken(name) || used[ptr] || !strings.HasPrefix(ptr, prefix+"/") {
+			continue
+		}
+		if b, ok := at[best]; best == "" || !ok || pos.Line < b.Line || pos.Line == b.Line && pos.Col < b.Col {
+			best = ptr
+		}
+	}
+	if best == "" {
+		return append(slices.Clip(up), name)
+	}
+	used[best] = true
+	var loc []string
+	for _, t := range strings.Split(best, "/")[1:] {
+		loc = append(loc, strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~"))
+	}
+	return loc
+}
+
+// pointerToken escapes a key as one JSON pointer token (RFC 6901).
+func pointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// leaves are an error's innermost causes (itself when it has none).
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+func quote(s string) string { return "'" + s + "'" }
 
 // fieldName renders an instance location as handlers[0].phase.
 func fieldName(loc []string) string {
