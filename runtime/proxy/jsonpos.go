@@ -3,9 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // jnode is a JSON value with the byte offset where it starts, so that a
@@ -62,23 +63,14 @@ func parseJSONPos(data []byte) (*jnode, error) {
 }
 
 // syntaxError checks the whole document with encoding/json's scanner
-// (json.Unmarshal), whose SyntaxError.Offset is the number of bytes read
-// up to and including the offending one: that byte is at Offset-1. At an
-// unexpected end, Offset is the length read, and the error points just
-// after the last byte that is not space. (A Decoder's offsets cannot be
-// used: its scanner counts only the bytes of the values it decoded, not
-// the delimiters and spaces Token read itself.)
+// (jsonpos.Syntax). (A Decoder's offsets cannot be used: its scanner
+// counts only the bytes of the values it decoded, not the delimiters and
+// spaces Token read itself.)
 func syntaxError(data []byte) error {
-	var raw json.RawMessage
-	var se *json.SyntaxError
-	if err := json.Unmarshal(data, &raw); !errors.As(err, &se) {
-		return nil
+	if e := jsonpos.Syntax("", data); e != nil {
+		return &posError{off: e.Off, msg: e.Msg}
 	}
-	off := int(se.Offset) - 1
-	if off < 0 || off >= len(data) || se.Error() == "unexpected end of JSON input" {
-		off = len(bytes.TrimRight(data, " \t\r\n"))
-	}
-	return &posError{off: off, msg: "JSON: " + se.Error()}
+	return nil
 }
 
 type posError struct {
@@ -116,7 +108,7 @@ func (p *jparser) token() (json.Token, int, error) {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, off, &posError{off: off, msg: "JSON: " + err.Error()}
+		return nil, off, &posError{off: off, msg: "invalid JSON: " + err.Error()}
 	}
 	return t, off, nil
 }
@@ -181,16 +173,4 @@ func (p *jparser) from(t json.Token, off int) (*jnode, error) {
 		n.kind = 'n'
 	}
 	return n, nil
-}
-
-// lineCol turns a byte offset into a 1-based line and column (in bytes,
-// as Go's and CUE's file:line:col count them).
-func lineCol(data []byte, off int) (int, int) {
-	off = min(max(off, 0), len(data))
-	line := 1 + bytes.Count(data[:off], []byte{'\n'})
-	col := off + 1
-	if i := bytes.LastIndexByte(data[:off], '\n'); i >= 0 {
-		col = off - i
-	}
-	return line, col
 }

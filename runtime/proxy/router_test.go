@@ -95,12 +95,12 @@ func TestLoadRoutesErrors(t *testing.T) {
 // character; a file that is not JSON at all says a routes file is JSON.
 func TestRoutesSyntaxPosition(t *testing.T) {
 	cases := []struct{ name, file, want string }{
-		{"bad value", `{"providers": @}`, `r.json:1:15: JSON: invalid character '@' looking for beginning of value`},
-		{"bare word, line 3", "{\n  \"providers\": {\"anthropic\": {}},\n  \"rules\": {\"default\": anthropic,x}\n}", `r.json:3:24: JSON: invalid character 'a' looking for beginning of value`},
-		{"cut literal", `{"providers": tru}`, `r.json:1:18: JSON: invalid character '}' in literal true (expecting 'e')`},
-		{"columns in bytes", `{"é": @}`, `r.json:1:8: JSON: invalid character '@'`},
-		{"data after the document", `{} x`, `r.json:1:4: JSON: invalid character 'x' after top-level value`},
-		{"unexpected end", "{\"providers\": {\n", `r.json:1:16: JSON: unexpected end of JSON input`},
+		{"bad value", `{"providers": @}`, `r.json:1:15: invalid JSON: invalid character '@' looking for beginning of value`},
+		{"bare word, line 3", "{\n  \"providers\": {\"anthropic\": {}},\n  \"rules\": {\"default\": anthropic,x}\n}", `r.json:3:24: invalid JSON: invalid character 'a' looking for beginning of value`},
+		{"cut literal", `{"providers": tru}`, `r.json:1:18: invalid JSON: invalid character '}' in literal true (expecting 'e')`},
+		{"columns in bytes", `{"é": @}`, `r.json:1:8: invalid JSON: invalid character '@'`},
+		{"data after the document", `{} x`, `r.json:1:4: invalid JSON: invalid character 'x' after top-level value`},
+		{"unexpected end", "{\"providers\": {\n", `r.json:1:16: invalid JSON: unexpected end of JSON input`},
 		{"not JSON", `p`, `r.json:1:1: the routes file must be JSON`},
 		{"not JSON, indented", `   p`, `r.json:1:4: the routes file must be JSON`},
 		{"YAML", "providers:\n  anthropic: {}\nrules:\n  default: anthropic,claude-sonnet-4-5\n", `r.json:1:1: the routes file must be JSON`},

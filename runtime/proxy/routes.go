@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // Rule names of a routes file (docs/routing.md), in the order a request
@@ -91,7 +93,7 @@ type routesErr struct {
 }
 
 func (e *routesErr) add(off int, format string, args ...any) {
-	l, c := lineCol(e.data, off)
+	l, c := jsonpos.LineCol(e.data, off)
 	m := fmt.Sprintf("%s:%d:%d: %s", e.file, l, c, fmt.Sprintf(format, args...))
 	if !slices.Contains(e.msgs, m) {
 		e.msgs = append(e.msgs, m)
