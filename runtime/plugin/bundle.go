@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // File names every bundle carries (see gen/emit/bundle.go).
@@ -58,7 +59,7 @@ func OpenBundle(dir string) (*Bundle, error) {
 	}
 	var m Marker
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s/%s: %v", dir, MarkerFile, err)
+		return nil, jsonpos.Wrap(dir+"/"+MarkerFile, data, err)
 	}
 	if !ValidPluginName(m.Plugin) {
 		return nil, fmt.Errorf("%s/%s: plugin name %q is not a slug", dir, MarkerFile, m.Plugin)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // BackupSuffix names the one-time copy of a config file sitter changed:
@@ -219,7 +220,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		}
 		hooks, version, err = bundleHooks(filepath.Join(b.Dir, filepath.FromSlash(f.hooksFile)))
 		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %v", b.Dir, f.hooksFile, err)
+			return nil, atPath(b.Dir+"/"+f.hooksFile, err)
 		}
 		if hooks != nil && len(hooks.members) == 0 {
 			hooks = nil
@@ -674,7 +675,7 @@ func readConfig(path string) (data []byte, root *object, mode fs.FileMode, err e
 	}
 	v, err := decodeOrdered(data)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("%s: %v; fix it by hand, sitter does not rewrite a file it cannot read", path, err)
+		return nil, nil, 0, fmt.Errorf("%v; fix it by hand, sitter does not rewrite a file it cannot read", atPath(path, err))
 	}
 	o, ok := v.(*object)
 	if !ok {
@@ -1199,4 +1200,16 @@ func removeFile(path string) error {
 		return err
 	}
 	return os.Remove(real)
+}
+
+// atPath names path in an error about its contents: path:line:col: when
+// the error knows where (a *jsonpos.Error), else path: .
+func atPath(path string, err error) error {
+	var pe *jsonpos.Error
+	if errors.As(err, &pe) {
+		e := *pe
+		e.Path = path
+		return &e
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -756,3 +756,37 @@ func TestInstallVersionFromTheBundle(t *testing.T) {
 		t.Errorf("uninstall left the file install created: %s", readFile(t, r.Target))
 	}
 }
+
+// A JSON file install cannot parse is named with the line and column to
+// mend: the harness's settings, the bundle's hooks file, its marker.
+func TestInstallNamesWhereJSONIsBroken(t *testing.T) {
+	dir := trickyDir(t)
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	writeFile(t, settings, "{\n  \"hooks\": {\n    \"PreToolUse\": [,]\n  }\n}\n")
+	_, err := Install(guardBundle(t, "claude"), desc(t, "claude"), Options{Dir: dir})
+	if want := settings + ":3:20: invalid JSON: invalid character ','"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("broken settings: %v, want %s...", err, want)
+	}
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	copyDir(t, filepath.Join(artifacts, "guard", "claude-code"), wt)
+	edit(t, filepath.Join(wt, "hooks", "hooks.json"), `"PreToolUse": [`, `"PreToolUse": [}`)
+	b, err := OpenBundle(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Install(b, desc(t, "claude"), Options{Dir: trickyDir(t)})
+	if want := wt + "/hooks/hooks.json:3:20: invalid JSON: invalid character '}'"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("broken hooks file: %v, want %s...", err, want)
+	}
+
+	marker := filepath.Join(wt, MarkerFile)
+	edit(t, marker, `"harness": "claude-code",`, `"harness": "claude-code"`)
+	if _, err := OpenBundle(wt); err == nil || !strings.HasPrefix(err.Error(), marker+":5:3: invalid JSON: invalid character '\"' after object key:value pair") {
+		t.Errorf("broken marker: %v", err)
+	}
+	edit(t, marker, `"harness": "claude-code"`, `"harness": 7,`)
+	if _, err := OpenBundle(wt); err == nil || !strings.HasPrefix(err.Error(), marker+":4:14: cannot unmarshal number") {
+		t.Errorf("marker with a number for a name: %v", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // The user's config files are decoded into an order-keeping tree, so that
@@ -73,7 +75,11 @@ func (o *object) keys() []string {
 }
 
 // decodeOrdered parses one JSON value, keeping key order and number text.
+// A syntax error is a *jsonpos.Error without a path: the caller sets it.
 func decodeOrdered(data []byte) (any, error) {
+	if e := jsonpos.Syntax("", data); e != nil {
+		return nil, e
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec)

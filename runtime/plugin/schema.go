@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // A minimal JSON Schema (draft 2020-12) validator for the few keywords the
@@ -186,7 +188,12 @@ func (s *Schema) ValidateJSON(data []byte) ([]string, error) {
 	return s.Validate(v), nil
 }
 
+// decodeStd parses one JSON value; a syntax error is a *jsonpos.Error
+// without a path: the caller sets it.
 func decodeStd(data []byte) (any, error) {
+	if e := jsonpos.Syntax("", data); e != nil {
+		return nil, e
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

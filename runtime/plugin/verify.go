@@ -13,17 +13,24 @@ import (
 	"strings"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
 // Problem is one thing wrong with a bundle.
 type Problem struct {
 	Bundle string `json:"bundle"`
-	File   string `json:"file"` // slash path inside the bundle
+	File   string `json:"file"`           // slash path inside the bundle
+	Line   int    `json:"line,omitempty"` // where in File, when known
+	Col    int    `json:"col,omitempty"`
 	Msg    string `json:"problem"`
 }
 
 func (p Problem) String() string {
-	return filepath.ToSlash(p.Bundle) + "/" + p.File + ": " + p.Msg
+	at := filepath.ToSlash(p.Bundle) + "/" + p.File
+	if p.Line > 0 {
+		at += fmt.Sprintf(":%d:%d", p.Line, p.Col)
+	}
+	return at + ": " + p.Msg
 }
 
 // verifier collects the problems of one bundle.
@@ -89,6 +96,10 @@ func (v *verifier) files() {
 				return nil
 			}
 			doc, err := decodeStd(data)
+			if pe := (*jsonpos.Error)(nil); errors.As(err, &pe) {
+				v.probs = append(v.probs, Problem{Bundle: v.dir, File: rel, Line: pe.Line, Col: pe.Col, Msg: pe.Msg})
+				return nil
+			}
 			if err != nil {
 				v.add(rel, "%v", err)
 				return nil

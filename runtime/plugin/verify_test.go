@@ -125,7 +125,7 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 		}, []string{`index.ts: missing`, `package.json: main: "index.ts" does not exist`}},
 		{"unparsable JSON", "guard/claude-code", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, ".claude-plugin", "plugin.json"), "{", "{{")
-		}, []string{`.claude-plugin/plugin.json: invalid JSON`}},
+		}, []string{`.claude-plugin/plugin.json:1:2: invalid JSON: invalid character '{' looking for beginning of object key string`}},
 		{"marker for another format", "guard/claude-code", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, MarkerFile), `"format": "claude-plugin"`, `"format": "cursor-plugin"`)
 		}, []string{`.sitter-bundle.json: format "cursor-plugin", but the atlas packages claude-code as "claude-plugin"`}},
