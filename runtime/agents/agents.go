@@ -9,7 +9,6 @@ package agents
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 	"sitter.dev/sitter/runtime/plugin"
 	"sitter.dev/sitter/runtime/transcript"
 )
@@ -248,8 +248,10 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 				continue
 			}
 			rep.Configs = append(rep.Configs, f)
-			if strings.HasSuffix(f, ".json") && len(bytes.TrimSpace(b)) > 0 && !json.Valid(b) {
-				add(CodeConfigInvalid, false, f+" is not valid JSON: the harness ignores the file until it parses (the fix shows the line to mend)", "python3 -m json.tool "+shellQuote(f))
+			if strings.HasSuffix(f, ".json") && len(bytes.TrimSpace(b)) > 0 {
+				if e := jsonpos.Syntax(f, b); e != nil {
+					add(CodeConfigInvalid, false, e.Error()+": the harness ignores the file until it parses", "python3 -m json.tool "+shellQuote(f))
+				}
 			}
 			if bytes.Contains(b, []byte("sitter-hook")) || bytes.Contains(b, []byte("sitter hook")) || bytes.Contains(b, []byte(".sitter/plugins/")) {
 				rep.Hooks = append(rep.Hooks, f)
@@ -275,7 +277,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	}
 	missing := map[string]bool{}
 	for _, g := range regs {
-		if !slices.Contains(rep.Hooks, g.Target) {
+		if !slices.ContainsFunc(rep.Hooks, func(h string) bool { return samePath(h, g.Target) }) {
 			rep.Hooks = append(rep.Hooks, g.Target)
 		}
 		if g.Plugin != "" {
@@ -408,6 +410,23 @@ func versionLess(a, b string) bool {
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
+// samePath says whether a and b name one file: the hook configs are
+// found relative to --dir as typed, the installer's targets absolute with
+// symlinks resolved.
+func samePath(a, b string) bool {
+	return canonical(a) == canonical(b)
+}
+
+func canonical(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return filepath.Clean(p)
+}
+
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
 		return s

@@ -203,3 +203,37 @@ func TestDoctorNotDetectedFix(t *testing.T) {
 		}
 	}
 }
+
+// doctor --dir . lists a hook config once, though the glob names it
+// relative to the project and the installer absolute; a hook config that
+// is not JSON is named with the line and column to mend.
+func TestDoctorConfigPaths(t *testing.T) {
+	t.Chdir("../..") // a checkout: artifacts/guard
+	d, _, err := registry.Registry().Resolve("claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := fakeEnv(t, d)
+	b, err := plugin.FindBundle(filepath.Join("artifacts", "guard"), d, registry.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plugin.Install(b, d, plugin.Options{Dir: env.Dir, Home: env.Home, DataHome: env.DataHome}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(env.Dir)
+	env.Dir = "."
+	rep := doctor(t, d, env)
+	if len(rep.Hooks) != 1 {
+		t.Errorf("hooks listed %d times: %q", len(rep.Hooks), rep.Hooks)
+	}
+
+	settings := filepath.Join(".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte("{\n  \"hooks\": {\n    \"PreToolUse\": [\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := problem(doctor(t, d, env), CodeConfigInvalid)
+	if want := settings + ":4:3: invalid JSON: invalid character '}'"; p == nil || !strings.HasPrefix(p.Detail, want) {
+		t.Errorf("invalid config: %+v, want a detail starting %s", p, want)
+	}
+}
