@@ -30,6 +30,23 @@ type bundle struct {
 	dir   string         // artifacts/<plugin>/<harness>
 	scope map[string]any // slot values (layout.go)
 	files []File
+	// The skills and commands the bundle carries (copied, or written by a
+	// layout file per item), by name: the README lists only these.
+	shipped map[string]bool // "skill:<name>", "command:<name>"
+}
+
+// ship records that the bundle carries the skill or command of an item
+// scope (items), for the README.
+func (b *bundle) ship(each string, sc map[string]any) {
+	if b.shipped == nil {
+		b.shipped = map[string]bool{}
+	}
+	switch each {
+	case "skills":
+		b.shipped[fmt.Sprint("skill:", sc["skill.name"])] = true
+	case "commands":
+		b.shipped[fmt.Sprint("command:", sc["command.name"])] = true
+	}
 }
 
 func (b *bundle) add(path string, data []byte, mode uint32) {
@@ -358,19 +375,22 @@ func (b *bundle) readme(registered []string) string {
 		}
 		s.WriteString("\n")
 	}
-	if len(b.p.Skills) > 0 {
-		s.WriteString("## Skills\n\n")
-		for _, sk := range b.p.Skills {
-			fmt.Fprintf(&s, "- `%s`: %s\n", sk.Name, sk.Description)
+	var skills, commands []string
+	for _, sk := range b.p.Skills {
+		if b.shipped["skill:"+sk.Name] {
+			skills = append(skills, fmt.Sprintf("- `%s`: %s\n", sk.Name, sk.Description))
 		}
-		s.WriteString("\n")
 	}
-	if len(b.p.Commands) > 0 {
-		s.WriteString("## Commands\n\n")
-		for _, c := range b.p.Commands {
-			fmt.Fprintf(&s, "- `/%s`: %s\n", c.Name, c.Description)
+	for _, c := range b.p.Commands {
+		if b.shipped["command:"+c.Name] {
+			commands = append(commands, fmt.Sprintf("- `/%s`: %s\n", c.Name, c.Description))
 		}
-		s.WriteString("\n")
+	}
+	if len(skills) > 0 {
+		s.WriteString("## Skills\n\n" + strings.Join(skills, "") + "\n")
+	}
+	if len(commands) > 0 {
+		s.WriteString("## Commands\n\n" + strings.Join(commands, "") + "\n")
 	}
 	return s.String()
 }
@@ -441,6 +461,7 @@ func (b *bundle) copySkills(dir string) {
 		for _, f := range s.Files {
 			b.add(dir+"/"+strings.TrimPrefix(f.Path, "skills/"), f.Data, uint32(f.Mode))
 		}
+		b.ship("skills", map[string]any{"skill.name": s.Name})
 	}
 }
 
@@ -451,6 +472,7 @@ func (b *bundle) copyCommands(dir string) {
 	}
 	for _, c := range b.p.Commands {
 		b.add(dir+"/"+c.Name+".md", c.Source, 0o644)
+		b.ship("commands", map[string]any{"command.name": c.Name})
 	}
 }
 

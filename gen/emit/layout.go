@@ -157,6 +157,7 @@ func (b *bundle) layoutFile(dir string, f *model.LayoutFile) {
 		return
 	}
 	for _, sc := range b.items(f.Each.Name) {
+		b.ship(f.Each.Name, sc)
 		path := dir + "/" + fill(f.Path.Name, sc)
 		var data []byte
 		switch {
