@@ -471,7 +471,12 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 			loc := keyLoc(at, up, len(e.InstanceLocation), k.Property, used)
 			var why []string
 			for _, c := range leaves(e) {
-				why = append(why, c.ErrorKind.LocalizedString(printer))
+				msg := c.ErrorKind.LocalizedString(printer)
+				if len(loc) == 2 && loc[0] == "overrides" && strings.HasPrefix(msg, "value must be one of") {
+					// The harness list is long and grows; say where it lives.
+					msg = "not a harness of the atlas (see atlas/harnesses/ or generated/schema/plugin.json)"
+				}
+				why = append(why, msg)
 			}
 			out.Addf(posOf(file, at, loc), "%s: key %s is not allowed here: %s", fieldName(loc), quote(k.Property), strings.Join(why, "; "))
 			return
