@@ -211,9 +211,7 @@ func (b *bundle) registrations() []registration {
 		for _, h := range hs {
 			d := defaultTimeout
 			if h.Timeout != "" {
-				if t, err := time.ParseDuration(h.Timeout); err == nil {
-					d = t
-				}
+				d = h.Limit // gen/plugin checked it (hook.ParseTimeout)
 			}
 			// The harness's own timeout must outlast sitter's, which
 			// kills the handler and still answers.

@@ -24,7 +24,7 @@ func PluginSchema(a *model.Atlas) File {
 			"command": map[string]any{"type": "string", "minLength": 1, "description": "Run with /bin/sh -c; the canonical event on stdin; $SITTER_PLUGIN_DIR is the bundle root and $SITTER_BIN the sitter binary."},
 			"kinds": map[string]any{"type": "array", "uniqueItems": true, "description": "Tool kinds the handler matches (tool phases); empty = every tool.",
 				"items": map[string]any{"enum": []string{"shell", "read", "write", "edit", "search", "fetch", "task", "mcp", "other"}}},
-			"timeout": map[string]any{"type": "string", "pattern": "^[0-9]+(ms|s|m)$", "description": "How long the handler may run (default 30s)."},
+			"timeout": map[string]any{"type": "string", "pattern": "^0*[1-9][0-9]*(ms|s|m)$", "description": "How long the handler may run: a number above zero and ms, s or m, at most 24h (1440m); default 30s."},
 			"onError": map[string]any{"enum": []string{"open", "closed"}, "description": "A failing handler is ignored (open, default) or denies (closed)."},
 			"watch": map[string]any{"type": "array", "uniqueItems": true, "minItems": 1, "description": "Phase fileChanged only: the files, relative to the project, the handler is about. It runs for changes to those only, and where a harness watches files only when told to (Claude Code), the bundle tells it to watch them.",
 				"items": map[string]any{"type": "string", "minLength": 1}},

@@ -1,6 +1,9 @@
 package model
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // Plugin is one unified plugin source.
 type Plugin struct {
@@ -39,6 +42,9 @@ type Handler struct {
 	// handler is about: it runs for those only, and a harness that
 	// watches files only when told to is told to watch them.
 	Watch []string `json:"watch,omitempty" yaml:"watch"`
+	// Limit is Timeout read by the hook's rule (hook.ParseTimeout, in
+	// gen/plugin); 0 when Timeout is empty.
+	Limit time.Duration `json:"-" yaml:"-"`
 	// Pos is where the handler's phase is written in plugin.yaml; Field
 	// names it there ("handlers[2]", "overrides.codex.handlers[0]").
 	Pos   Pos    `json:"-" yaml:"-"`

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/message"
 
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/runtime/hook"
 )
 
 // The plugin types live in gen/model (plugin.go), so that the emitters
@@ -167,6 +168,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		m.Handlers[i].Field = fmt.Sprintf("handlers[%d]", i)
 		m.Handlers[i].Pos = at[fmt.Sprintf("/handlers/%d/phase", i)]
 		errs = append(errs, checkWatch(m.Handlers[i], fmt.Sprintf("/handlers/%d", i), at)...)
+		errs = append(errs, checkTimeout(&m.Handlers[i], fmt.Sprintf("/handlers/%d", i), at)...)
 	}
 	p := &Plugin{
 		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
@@ -190,6 +192,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 			o.Handlers[i].Field = fmt.Sprintf("overrides.%s.handlers[%d]", id, i)
 			o.Handlers[i].Pos = at[fmt.Sprintf("/overrides/%s/handlers/%d/phase", id, i)]
 			errs = append(errs, checkWatch(o.Handlers[i], fmt.Sprintf("/overrides/%s/handlers/%d", id, i), at)...)
+			errs = append(errs, checkTimeout(&o.Handlers[i], fmt.Sprintf("/overrides/%s/handlers/%d", id, i), at)...)
 		}
 		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
@@ -248,6 +251,23 @@ func checkWatch(h Handler, ptr string, at map[string]model.Pos) model.Errors {
 		}
 	}
 	return errs
+}
+
+// checkTimeout holds a handler's timeout to the rule the hook reads it by
+// (hook.ParseTimeout): one it would refuse at run time would make every
+// handler of that phase in the bundle fail open. It sets h.Limit.
+func checkTimeout(h *Handler, ptr string, at map[string]model.Pos) model.Errors {
+	var errs model.Errors
+	if h.Timeout == "" {
+		return nil
+	}
+	d, err := hook.ParseTimeout(h.Timeout)
+	if err != nil {
+		errs.Addf(at[ptr+"/timeout"], "%s.timeout: %v", h.Field, err)
+		return errs
+	}
+	h.Limit = d
+	return nil
 }
 
 // badPath rejects absolute paths and paths that leave the plugin folder.
@@ -496,6 +516,14 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 		if strings.HasSuffix(field, ".phase") && strings.HasPrefix(msg, "value must be one of") {
 			// The phase list is long; say where it lives instead.
 			msg = "not a canonical phase (see atlas/phases.cue or generated/schema/plugin.json)"
+		}
+		if t, ok := e.ErrorKind.(*kind.Pattern); ok && strings.HasSuffix(field, ".timeout") {
+			// Say why, in the hook's words where it would refuse it too.
+			if _, err := hook.ParseTimeout(t.Got); err != nil {
+				msg = err.Error()
+			} else {
+				msg = fmt.Sprintf("%q: want a number above zero and ms, s or m (like 10s or 1500ms)", t.Got)
+			}
 		}
 		out.Addf(pos, "%s", field+": "+msg)
 	}

@@ -42,6 +42,42 @@ func ParsePolicy(s string) (Policy, error) {
 // DefaultTimeout bounds a handler that sets no Timeout.
 const DefaultTimeout = 30 * time.Second
 
+// MaxTimeout is the longest timeout a handler may set: a hook holds up
+// its agent's turn while it runs.
+const MaxTimeout = 24 * time.Hour
+
+// ParseTimeout reads a handler's timeout ("10s", "1500ms", "2m"): a Go
+// duration above zero and at most MaxTimeout. It is the one rule for
+// plugin.yaml (the generator), sitter plugin verify and sitter hook.
+func ParseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil && tooLong(s):
+		return 0, fmt.Errorf("%q is longer than 24h, the most a handler may run", s)
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (want a number and a unit, like 10s or 1500ms)", s)
+	case d <= 0:
+		return 0, fmt.Errorf("%q is not above zero (a handler needs time to run; leave timeout out for the %s default)", s, DefaultTimeout)
+	case d > MaxTimeout:
+		return 0, fmt.Errorf("%q is longer than 24h, the most a handler may run", s)
+	}
+	return d, nil
+}
+
+// tooLong reports whether s is digits and a unit that ParseDuration
+// refuses only for overflowing a time.Duration ("99999999999999999999m").
+func tooLong(s string) bool {
+	unit := strings.TrimLeft(s, "0123456789")
+	if unit == s {
+		return false
+	}
+	switch unit {
+	case "ns", "us", "µs", "ms", "s", "m", "h":
+		return true
+	}
+	return false
+}
+
 // DefaultReason is the reason of a deny or block whose handlers gave none:
 // several harnesses reject an empty reason.
 const DefaultReason = "blocked by a sitter handler"

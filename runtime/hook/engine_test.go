@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -633,5 +634,31 @@ func TestWarningMasksKeys(t *testing.T) {
 	o := Outcome{Handler: Handler{Command: "x"}, Unknown: []string{"sk-ant-abcdefghijklmnopqrstuvwxyz0123"}}
 	if w := o.Warning(); strings.Contains(w, "sk-ant-") || !strings.Contains(w, "REDACTED") {
 		t.Errorf("Warning() = %q, want the key masked", w)
+	}
+}
+
+// One rule for a handler's timeout, shared by plugin.yaml (gen/plugin),
+// sitter plugin verify and the hook: a Go duration, above zero, at most
+// MaxTimeout.
+func TestParseTimeout(t *testing.T) {
+	for in, want := range map[string]time.Duration{"10s": 10 * time.Second, "1500ms": 1500 * time.Millisecond, "2m": 2 * time.Minute, "24h": 24 * time.Hour, "007s": 7 * time.Second} {
+		if got, err := ParseTimeout(in); err != nil || got != want {
+			t.Errorf("ParseTimeout(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"":                      "not a duration",
+		"soon":                  "not a duration",
+		"10":                    "not a duration",
+		"0s":                    "not above zero",
+		"0ms":                   "not above zero",
+		"-1s":                   "not above zero",
+		"99999999999999999999m": "longer than 24h",
+		"1441m":                 "longer than 24h",
+	} {
+		got, err := ParseTimeout(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(in)) {
+			t.Errorf("ParseTimeout(%q) = %v, %v; want an error naming it: %s", in, got, err, want)
+		}
 	}
 }

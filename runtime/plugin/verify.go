@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/internal/jsonpos"
 )
 
@@ -54,9 +55,10 @@ func (v *verifier) abs(rel string) string {
 // Verify checks one bundle: its marker, its format's files and their
 // schemas, every path its manifest names, its hook registrations (native
 // events of the harness, calling the bundle's launcher), its scripts
-// (shebang, run bits) and its handler table (phases the harness has, and
-// the bundle files its commands name through $SITTER_PLUGIN_DIR: there,
-// and executable where the command runs them).
+// (shebang, run bits) and its handler table (phases the harness has,
+// timeouts the hook accepts, and the bundle files its commands name
+// through $SITTER_PLUGIN_DIR: there, and executable where the command
+// runs them).
 func Verify(dir string, reg *adapter.Registry) []Problem {
 	v := &verifier{dir: filepath.Clean(dir), jsonDocs: map[string]any{}}
 	v.files()
@@ -460,6 +462,12 @@ func (v *verifier) checkHandlers() {
 		ph, _ := ho["phase"].(string)
 		if ph != "" && !phases[ph] {
 			v.add(HandlerTable, "/handlers/%d/phase: %s has no %q phase", i, v.d.ID, ph)
+		}
+		if t, ok := ho["timeout"].(string); ok {
+			// The hook refuses the whole table at a bad one (hook.ParseTimeout).
+			if _, err := hook.ParseTimeout(t); err != nil {
+				v.add(HandlerTable, "/handlers/%d/timeout: %v", i, err)
+			}
 		}
 		cmd, _ := ho["command"].(string)
 		v.checkHandlerFiles(i, cmd)

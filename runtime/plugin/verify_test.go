@@ -142,6 +142,12 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 			`sitter-handlers.json: /handlers/0/command: missing file deny.json`,
 			`sitter-handlers.json: /handlers/0/command: "$SITTER_PLUGIN_DIR/../x.py" leaves the bundle`,
 		}},
+		{"handler timeout of zero", "guard/codex", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, HandlerTable), `"timeout": "10s"`, `"timeout": "0s"`)
+		}, []string{`sitter-handlers.json: /handlers/0/timeout: "0s" is not above zero`}},
+		{"handler timeout too large for a duration", "guard/codex", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, HandlerTable), `"timeout": "10s"`, `"timeout": "99999999999999999999m"`)
+		}, []string{`sitter-handlers.json: /handlers/0/timeout: "99999999999999999999m" is longer than 24h`}},
 		{"script without run bits", "guard/claude-code", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "scripts", "x.sh"), "#!/bin/sh\n")
 		}, []string{`scripts/x.sh: not executable`}},

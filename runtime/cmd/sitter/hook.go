@@ -92,9 +92,9 @@ func parseHookArgs(args []string) (hookArgs, error) {
 		case "plugin":
 			a.plugin = val
 		case "timeout":
-			d, err := time.ParseDuration(val)
-			if err != nil || d <= 0 {
-				errs = append(errs, fmt.Errorf("--timeout %q is not a positive duration (like 10s)", val))
+			d, err := hook.ParseTimeout(val)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--timeout: %v", err))
 				continue
 			}
 			a.timeout = d
@@ -479,8 +479,8 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 				}
 				timeout := a.timeout
 				if h.Timeout != "" {
-					if timeout, err = time.ParseDuration(h.Timeout); err != nil || timeout <= 0 {
-						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: timeout %q is not a positive duration", path, i, h.Timeout)
+					if timeout, err = hook.ParseTimeout(h.Timeout); err != nil {
+						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: timeout: %v (sitter plugin verify checks a bundle)", path, i, err)
 					}
 				}
 				// The folder's name for now; a failure reads the

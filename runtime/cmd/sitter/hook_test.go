@@ -64,6 +64,11 @@ func TestParseHookArgs(t *testing.T) {
 			wantErr: "unknown error policy",
 		},
 		{
+			args:    []string{"claude", "PreToolUse", "--timeout", "1441m"},
+			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
+			wantErr: `--timeout: "1441m" is longer than 24h`,
+		},
+		{
 			args:    []string{"claude", "PreToolUse", "--stop-cap", "-1"},
 			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
 			wantErr: "--stop-cap",
@@ -374,6 +379,39 @@ func TestHookPluginWithoutTable(t *testing.T) {
 			var e struct{ Error string }
 			if err := json.Unmarshal(b, &e); err != nil || !strings.Contains(e.Error, tt.wantErr) {
 				t.Errorf("audit entry %s: want the error %q", b, tt.wantErr)
+			}
+		})
+	}
+}
+
+// A handler table whose timeout breaks the shared rule (hook.ParseTimeout)
+// is a broken table: one sitter: line naming the handler and the rule,
+// and the hook answers the no-op. The generator and sitter plugin verify
+// refuse such a table first; this is the hand-edited bundle.
+func TestHookPluginBadTimeout(t *testing.T) {
+	for timeout, want := range map[string]string{
+		"0s":    `handler 1: timeout: "0s" is not above zero`,
+		"1441m": `handler 1: timeout: "1441m" is longer than 24h`,
+		"soon":  `handler 1: timeout: "soon" is not a duration`,
+	} {
+		t.Run(timeout, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("SITTER_STATE_DIR", t.TempDir())
+			t.Setenv("SITTER_AUDIT", "")
+			table := `{"handlers":[{"phase":"preToolUse","command":"true","timeout":"10s"},{"phase":"preToolUse","command":"true","timeout":"` + timeout + `"}]}`
+			if err := os.WriteFile(filepath.Join(dir, "sitter-handlers.json"), []byte(table), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			in := `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"hook", "claude-code", "PreToolUse", "--plugin", dir}, strings.NewReader(in), &stdout, &stderr, registry.Registry); code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want the no-op", stdout.String())
+			}
+			if s := stderr.String(); !strings.HasPrefix(s, "sitter: ") || !strings.Contains(s, want) {
+				t.Errorf("stderr %q, want a sitter: line saying %s", s, want)
 			}
 		})
 	}
