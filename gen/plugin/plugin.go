@@ -23,6 +23,7 @@ import (
 
 	"sitter.dev/sitter/gen/model"
 	"sitter.dev/sitter/runtime/hook"
+	rplugin "sitter.dev/sitter/runtime/plugin"
 )
 
 // The plugin types live in gen/model (plugin.go), so that the emitters
@@ -220,6 +221,14 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	sort.Slice(p.Files, func(i, j int) bool { return p.Files[i].Path < p.Files[j].Path })
 	p.Skills, errs = loadSkills(root, dir, p, errs)
 	p.Commands, errs = loadCommands(root, dir, errs)
+	for i, h := range m.Handlers {
+		errs = append(errs, checkRefs(root, p, h, fmt.Sprintf("/handlers/%d/command", i), at)...)
+	}
+	for id, o := range m.Overrides {
+		for i, h := range o.Handlers {
+			errs = append(errs, checkRefs(root, p, h, fmt.Sprintf("/overrides/%s/handlers/%d/command", id, i), at)...)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -268,6 +277,55 @@ func checkTimeout(h *Handler, ptr string, at map[string]model.Pos) model.Errors 
 	}
 	h.Limit = d
 	return nil
+}
+
+// checkRefs holds the bundle files a handler's command names through
+// $SITTER_PLUGIN_DIR (rplugin.HandlerRefs, as sitter plugin verify reads
+// them) to what every bundle of p ships: its files (or a folder of them),
+// its skills and commands as written in its source, and what the
+// generator writes (launcher, handler table, marker, README). A layout
+// that puts skills elsewhere is left to verify.
+func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]model.Pos) model.Errors {
+	var errs model.Errors
+	pos, field := at[ptr], h.Field+".command"
+	shipped := map[string]os.FileMode{rplugin.Launcher: 0o755, rplugin.HandlerTable: 0o644, rplugin.MarkerFile: 0o644, "README.md": 0o644}
+	add := func(rel string, mode os.FileMode) {
+		shipped[rel] = mode
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			shipped[d] = os.ModeDir
+		}
+	}
+	for _, f := range p.Files {
+		add(f.Path, f.Mode)
+	}
+	for _, sk := range p.Skills {
+		for _, f := range sk.Files {
+			add(f.Path, f.Mode)
+		}
+	}
+	for _, c := range p.Commands {
+		add("commands/"+c.Name+".md", 0o644)
+	}
+	for _, r := range rplugin.HandlerRefs(h.Command) {
+		mode, ok := shipped[r.Path]
+		switch {
+		case r.Path == "":
+			errs.Addf(pos, "%s: %q leaves the bundle", field, r.Ref)
+		case !ok:
+			if _, err := os.Stat(filepath.Join(root, p.Dir, filepath.FromSlash(r.Path))); err == nil {
+				errs.Addf(pos, "%s: %s is in %s but not in files:, so no bundle ships it: add it to files", field, r.Path, p.Dir)
+			} else {
+				errs.Addf(pos, "%s: %s is not a file of %s: add it there and to files", field, r.Path, p.Dir)
+			}
+		case !r.Runs:
+			// A file the handler reads: being there is enough.
+		case mode.IsDir():
+			errs.Addf(pos, "%s: %s is a folder, which the command cannot run", field, r.Path)
+		case mode&0o100 == 0:
+			errs.Addf(pos, "%s: %s is not executable, and the command runs it: chmod +x %s/%s", field, r.Path, p.Dir, r.Path)
+		}
+	}
+	return errs
 }
 
 // badPath rejects absolute paths and paths that leave the plugin folder.

@@ -477,13 +477,21 @@ func (v *verifier) checkHandlers() {
 // pluginDirVars are how a handler command names its bundle's folder.
 var pluginDirVars = []string{"$SITTER_PLUGIN_DIR/", "${SITTER_PLUGIN_DIR}/"}
 
-// checkHandlerFiles checks the bundle files a handler command names
-// through $SITTER_PLUGIN_DIR: each must be in the bundle, and the one the
-// command runs (its first word) executable. A missing one would be a
-// handler that fails at every call, which fail-open ignores: the plugin
-// would be installed and do nothing.
-func (v *verifier) checkHandlerFiles(i int, cmd string) {
-	field := fmt.Sprintf("/handlers/%d/command", i)
+// A HandlerRef is a file of its bundle that a handler command names
+// through $SITTER_PLUGIN_DIR.
+type HandlerRef struct {
+	Ref  string // as written: "$SITTER_PLUGIN_DIR/scripts/x.sh"
+	Path string // the clean slash path inside the bundle; "" when Ref leaves it
+	Runs bool   // the command's first word: the file must be executable
+}
+
+// HandlerRefs lists the bundle files a handler command names through
+// $SITTER_PLUGIN_DIR, in order; the folder itself and patterns are left
+// out. sitter plugin verify checks them in a bundle, the generator
+// against the plugin's source (gen/plugin): a missing one would be a
+// handler that fails at every call, which fail-open ignores.
+func HandlerRefs(cmd string) []HandlerRef {
+	var out []HandlerRef
 	head := strings.TrimPrefix(strings.TrimLeft(cmd, " \t"), `"`)
 	for rest := cmd; ; {
 		at, varLen := -1, 0
@@ -493,7 +501,7 @@ func (v *verifier) checkHandlerFiles(i int, cmd string) {
 			}
 		}
 		if at < 0 {
-			return
+			return out
 		}
 		ref := rest[at:]
 		rel := rest[at+varLen:]
@@ -505,21 +513,34 @@ func (v *verifier) checkHandlerFiles(i int, cmd string) {
 		if rel == "" || strings.ContainsAny(rel, "*?[") {
 			continue // the folder itself, or a pattern
 		}
-		clean := path.Clean(rel)
-		if clean == ".." || strings.HasPrefix(clean, "../") {
-			v.add(HandlerTable, "%s: %q leaves the bundle", field, ref)
+		r := HandlerRef{Ref: ref, Runs: strings.HasPrefix(head, ref)}
+		if clean := path.Clean(rel); clean != ".." && !strings.HasPrefix(clean, "../") {
+			r.Path = clean
+		}
+		out = append(out, r)
+	}
+}
+
+// checkHandlerFiles checks the bundle files a handler command names
+// (HandlerRefs): each must be in the bundle, and the one the command runs
+// executable.
+func (v *verifier) checkHandlerFiles(i int, cmd string) {
+	field := fmt.Sprintf("/handlers/%d/command", i)
+	for _, r := range HandlerRefs(cmd) {
+		if r.Path == "" {
+			v.add(HandlerTable, "%s: %q leaves the bundle", field, r.Ref)
 			continue
 		}
-		fi, err := os.Stat(v.abs(clean))
+		fi, err := os.Stat(v.abs(r.Path))
 		switch {
 		case err != nil:
-			v.add(HandlerTable, "%s: missing file %s", field, clean)
-		case !strings.HasPrefix(head, ref):
+			v.add(HandlerTable, "%s: missing file %s", field, r.Path)
+		case !r.Runs:
 			// An argument (a file the handler reads): being there is enough.
 		case !fi.Mode().IsRegular():
-			v.add(HandlerTable, "%s: %s is not a file the command can run", field, clean)
+			v.add(HandlerTable, "%s: %s is not a file the command can run", field, r.Path)
 		case fi.Mode().Perm()&0o100 == 0:
-			v.add(HandlerTable, "%s: %s is not executable (mode %04o; want the run bits, e.g. 0755)", field, clean, fi.Mode().Perm())
+			v.add(HandlerTable, "%s: %s is not executable (mode %04o; want the run bits, e.g. 0755)", field, r.Path, fi.Mode().Perm())
 		}
 	}
 }
