@@ -5,6 +5,7 @@ package plugin
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -195,6 +196,9 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 			errs = append(errs, checkWatch(o.Handlers[i], fmt.Sprintf("/overrides/%s/handlers/%d", id, i), at)...)
 			errs = append(errs, checkTimeout(&o.Handlers[i], fmt.Sprintf("/overrides/%s/handlers/%d", id, i), at)...)
 		}
+		if h := a.Harness(id); h != nil && o.Manifest != nil {
+			errs = append(errs, checkManifest(a, h, o.Manifest, "/overrides/"+id+"/manifest", at)...)
+		}
 		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
 	for name, s := range m.MCPServers {
@@ -288,13 +292,17 @@ func checkTimeout(h *Handler, ptr string, at map[string]model.Pos) model.Errors 
 func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]model.Pos) model.Errors {
 	var errs model.Errors
 	pos, field := at[ptr], h.Field+".command"
-	shipped := map[string]os.FileMode{rplugin.Launcher: 0o755, rplugin.HandlerTable: 0o644, rplugin.MarkerFile: 0o644, "README.md": 0o644}
+	shipped := map[string]os.FileMode{}
 	add := func(rel string, mode os.FileMode) {
 		shipped[rel] = mode
 		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 			shipped[d] = os.ModeDir
 		}
 	}
+	for _, f := range model.BundleFiles {
+		add(f, 0o644)
+	}
+	add(rplugin.Launcher, 0o755)
 	for _, f := range p.Files {
 		add(f.Path, f.Mode)
 	}
@@ -326,6 +334,114 @@ func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]mode
 		}
 	}
 	return errs
+}
+
+// checkManifest holds an override's manifest keys (ptr is its JSON
+// pointer) to what the generator can merge them into for harness h: the
+// manifest of its layout, a JSON file that takes overrides, and, where
+// the layout names the manifest's schema (runtime/plugin/schemas), each
+// key's value by that schema (its type; a closed manifest's unknown
+// keys), and a value the layout requires kept. Not checked here: a key
+// naming bundle files pointing at one that exists (sitter plugin verify
+// does), and keys an open schema does not describe.
+func checkManifest(a *model.Atlas, h *model.Harness, keys map[string]any, ptr string, at map[string]model.Pos) model.Errors {
+	var errs model.Errors
+	field := strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".")
+	var lay *model.Layout
+	if h.Packaging.Format.Name != "" {
+		lay = a.Layout(h.Packaging.Format.Name)
+	}
+	var file *model.LayoutFile
+	if lay != nil {
+		for _, f := range lay.Files {
+			if f.Path.Name == lay.Manifest.Path.Name && f.Each.Name == "" {
+				file = f
+			}
+		}
+	}
+	switch {
+	case lay == nil:
+		errs.Addf(at[ptr], "%s: the atlas has no plugin packaging for %s (%s), so no bundle has a manifest to merge these keys into", field, h.DisplayName, h.File)
+		return errs
+	case lay.Manifest.Path.Name == "":
+		errs.Addf(at[ptr], "%s: a %s bundle (layout %s) has no manifest to merge these keys into", field, h.DisplayName, lay.ID)
+		return errs
+	case !lay.Manifest.Overrides:
+		errs.Addf(at[ptr], "%s: the %s layout writes %s itself and takes no manifest overrides (overrides: false in the atlas)", field, lay.ID, lay.Manifest.Path.Name)
+		return errs
+	case file == nil || file.JSON == nil:
+		errs.Addf(at[ptr], "%s: %s of the %s layout is not a JSON file the generator merges keys into", field, lay.Manifest.Path.Name, lay.ID)
+		return errs
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var sch *rplugin.Schema
+	if lay.Manifest.Schema != "" {
+		var err error
+		if sch, err = rplugin.BundleSchema(lay.Manifest.Schema); err != nil {
+			errs.Addf(at[ptr], "%s: %v", field, err)
+			return errs
+		}
+	}
+	for _, k := range names {
+		kptr := ptr + "/" + strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+		pos, kfield := at[kptr], field+"."+k
+		data, err := json.Marshal(map[string]any{k: keys[k]})
+		if err != nil {
+			errs.Addf(pos, "%s: %v", kfield, err)
+			continue
+		}
+		if sch != nil {
+			probs, err := sch.ValidateJSON(data)
+			if err != nil {
+				errs.Addf(pos, "%s: %v", kfield, err)
+				continue
+			}
+			own := kptr[len(ptr):]
+			for _, pr := range probs {
+				if strings.HasPrefix(pr, own+":") || strings.HasPrefix(pr, own+"/") || pr == fmt.Sprintf("/: unknown field %q", k) {
+					errs.Addf(pos, "%s: %s (schema %s of %s)", kfield, strings.TrimPrefix(pr, "/: "), lay.Manifest.Schema, lay.Manifest.Path.Name)
+				}
+			}
+		}
+		var doc map[string]any
+		json.Unmarshal(data, &doc)
+		for _, r := range lay.Manifest.Requires {
+			if strings.SplitN(r.Key, ".", 2)[0] != k {
+				continue
+			}
+			if !slices.Contains(manifestStrings(doc, r.Key), r.Value) {
+				errs.Addf(pos, "%s: drops %s %q, which the manifest must carry (%s)", kfield, r.Key, r.Value, r.Why)
+			}
+		}
+	}
+	return errs
+}
+
+// manifestStrings are the strings at a dotted key of doc: the string, or
+// the strings of the list.
+func manifestStrings(doc map[string]any, key string) []string {
+	var cur any = doc
+	for _, k := range strings.Split(key, ".") {
+		o, _ := cur.(map[string]any)
+		cur = o[k]
+	}
+	switch v := cur.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // badPath rejects absolute paths and paths that leave the plugin folder.
