@@ -505,6 +505,55 @@ func Unreached(a *model.Atlas, p *model.Plugin) (warns model.Errors) {
 	return warns
 }
 
+// Dropped warns of what a plugin loses without an error: a handler whose
+// phase no event of a harness it builds for registers (that bundle
+// leaves it out; a phase whose events replace the harness's work is
+// Refusals'), and requires that no harness it targets meets (no bundle
+// at all). Each names the handler, or requires, and the harnesses.
+func Dropped(a *model.Atlas, p *model.Plugin) (warns model.Errors) {
+	type key struct {
+		field string
+		pos   model.Pos
+		phase string
+	}
+	var order []key
+	lost := map[key][]string{} // handler → ids of the harnesses that leave it out
+	var targeted []string
+	built := false
+	for _, h := range a.Harnesses {
+		if targets(p, h) {
+			targeted = append(targeted, h.ID)
+		}
+		if !builds(p, h) {
+			continue
+		}
+		built = true
+		hs, _ := handlersFor(p, h)
+		for _, hd := range hs {
+			if serves(h, hd.Phase) || len(replacing(h, hd.Phase)) > 0 {
+				continue
+			}
+			k := key{hd.Field, hd.Pos, hd.Phase}
+			if lost[k] == nil {
+				order = append(order, k)
+			}
+			lost[k] = append(lost[k], h.ID)
+		}
+	}
+	for _, k := range order {
+		ids := strings.Join(lost[k], ", ")
+		if len(lost[k]) == 1 {
+			warns.Addf(k.pos, "warning: %s.phase: no event of %s registers a %s handler, so its bundle never runs this one (sitter atlas show %s)", k.field, ids, k.phase, ids)
+		} else {
+			warns.Addf(k.pos, "warning: %s.phase: no event of %s registers a %s handler, so their bundles never run this one (sitter atlas show <harness>)", k.field, ids, k.phase)
+		}
+	}
+	if !built && len(targeted) > 0 && len(p.Requires) > 0 {
+		warns.Addf(p.RequiresPos, "warning: requires: no harness this plugin builds for (%s) has an event that registers and can act on %s, so the plugin gets no bundle at all", strings.Join(targeted, ", "), strings.Join(p.Requires, " and "))
+	}
+	return warns
+}
+
 // hasKind says whether a tool of h can be of one of kinds on phase: an
 // event of the phase with such a fixed tool kind, or such a tool or tool
 // prefix in h's tables.
@@ -518,14 +567,16 @@ func hasKind(h *model.Harness, phase string, kinds []string) bool {
 }
 
 // Bundles emits every plugin × harness bundle, plus marketplaces. warns
-// are the handlers left out of a bundle (Refusals) and those a harness
-// never runs (Unreached); a handler no bundle can register is an error.
+// are the handlers left out of a bundle (Refusals, Dropped), those a
+// harness never runs (Unreached) and a plugin no harness builds
+// (Dropped); a handler no bundle can register is an error.
 func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model.Errors, err error) {
 	var errs model.Errors
 	for _, p := range plugins {
 		e, w := Refusals(a, p)
 		errs, warns = append(errs, e...), append(warns, w...)
 		warns = append(warns, Unreached(a, p)...)
+		warns = append(warns, Dropped(a, p)...)
 	}
 	if len(errs) > 0 {
 		return nil, warns.Sort(), errs.Sort()

@@ -23,8 +23,9 @@ type Plugin struct {
 	Harnesses   []string     // the harnesses to build for; empty = all
 	// Requires lists phases a bundle cannot do without: a harness whose
 	// atlas has no event of one of them that can act gets no bundle.
-	Requires  []string
-	Overrides map[string]Override
+	Requires    []string
+	RequiresPos Pos // where requires is written in plugin.yaml
+	Overrides   map[string]Override
 }
 
 // Author names who wrote the plugin.

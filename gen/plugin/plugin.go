@@ -175,11 +175,12 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	p := &Plugin{
 		Dir: dir, Name: m.Name, Version: m.Version, Description: m.Description,
 		License: m.License, Homepage: m.Homepage, Keywords: m.Keywords,
-		Author:    Author{Name: m.Author.Name, Email: m.Author.Email, URL: m.Author.URL},
-		Handlers:  m.Handlers,
-		Harnesses: m.Harnesses,
-		Requires:  m.Requires,
-		Overrides: map[string]Override{},
+		Author:      Author{Name: m.Author.Name, Email: m.Author.Email, URL: m.Author.URL},
+		Handlers:    m.Handlers,
+		Harnesses:   m.Harnesses,
+		Requires:    m.Requires,
+		RequiresPos: at["/requires"],
+		Overrides:   map[string]Override{},
 	}
 	for _, h := range m.Harnesses {
 		if a.Harness(h) == nil {

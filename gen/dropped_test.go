@@ -1,0 +1,75 @@
+package gen_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/model"
+)
+
+// TestDroppedWarns: a handler whose phase no event of a harness the plugin
+// builds for registers is left out of that bundle, and a plugin whose
+// requires no harness meets gets no bundle at all; both build, and both
+// warn at plugin.yaml naming the handler (or requires) and the harnesses.
+func TestDroppedWarns(t *testing.T) {
+	root := withAtlas(t)
+	src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/drops/plugin.yaml", Data: []byte(`name: drops
+version: 0.0.1
+description: Some handlers run only in some harnesses.
+harnesses: [claude-code, cline, copilot]
+handlers:
+  - phase: preToolUse
+    command: echo
+  - phase: setup
+    command: echo
+overrides:
+  cline:
+    handlers:
+      - phase: preToolUse
+        command: echo
+      - phase: notification
+        command: echo
+`)}, {Name: "plugins-src/needs/plugin.yaml", Data: []byte(`name: needs
+version: 0.0.1
+description: Needs a phase neither harness has.
+harnesses: [cline, copilot]
+requires: [setup]
+handlers:
+  - phase: setup
+    command: echo
+`)}}}
+	extract(t, src, root)
+	var warns []string
+	_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"plugins-src/drops/plugin.yaml:8:5: warning: handlers[1].phase: no event of copilot registers a setup handler, so its bundle never runs this one (sitter atlas show copilot)",
+		"plugins-src/drops/plugin.yaml:15:9: warning: overrides.cline.handlers[1].phase: no event of cline registers a notification handler, so its bundle never runs this one (sitter atlas show cline)",
+		"plugins-src/needs/plugin.yaml:5:1: warning: requires: no harness this plugin builds for (cline, copilot) has an event that registers and can act on setup, so the plugin gets no bundle at all",
+	}
+	if !slices.Equal(warns, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(want, "\n"))
+	}
+	built := map[string]bool{}
+	for _, f := range files {
+		if rest, ok := strings.CutPrefix(f.Path, "artifacts/"); ok {
+			p, rest, _ := strings.Cut(rest, "/")
+			h, _, _ := strings.Cut(rest, "/")
+			built[p+"/"+h] = true
+		}
+	}
+	for _, b := range []string{"drops/claude-code", "drops/cline", "drops/copilot"} {
+		if !built[b] {
+			t.Errorf("no bundle %s", b)
+		}
+	}
+	if built["needs/cline"] || built["needs/copilot"] {
+		t.Errorf("bundles of needs built, want none")
+	}
+}
