@@ -94,7 +94,7 @@ func parseHookArgs(args []string) (hookArgs, error) {
 		case "timeout":
 			d, err := hook.ParseTimeout(val)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("--timeout: %v", err))
+				errs = append(errs, fmt.Errorf("--timeout %v", err))
 				continue
 			}
 			a.timeout = d

@@ -66,7 +66,7 @@ func TestParseHookArgs(t *testing.T) {
 		{
 			args:    []string{"claude", "PreToolUse", "--timeout", "1441m"},
 			want:    hookArgs{harness: "claude", event: "PreToolUse", onError: hook.FailOpen},
-			wantErr: `--timeout: "1441m" is longer than 24h`,
+			wantErr: `--timeout "1441m" is longer than 24h`,
 		},
 		{
 			args:    []string{"claude", "PreToolUse", "--stop-cap", "-1"},
