@@ -414,35 +414,12 @@ func checkManifest(a *model.Atlas, h *model.Harness, keys map[string]any, ptr st
 			if strings.SplitN(r.Key, ".", 2)[0] != k {
 				continue
 			}
-			if !slices.Contains(manifestStrings(doc, r.Key), r.Value) {
+			if !slices.Contains(rplugin.ManifestRefs(doc, r.Key), r.Value) {
 				errs.Addf(pos, "%s: drops %s %q, which the manifest must carry (%s)", kfield, r.Key, r.Value, r.Why)
 			}
 		}
 	}
 	return errs
-}
-
-// manifestStrings are the strings at a dotted key of doc: the string, or
-// the strings of the list.
-func manifestStrings(doc map[string]any, key string) []string {
-	var cur any = doc
-	for _, k := range strings.Split(key, ".") {
-		o, _ := cur.(map[string]any)
-		cur = o[k]
-	}
-	switch v := cur.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // badPath rejects absolute paths and paths that leave the plugin folder.

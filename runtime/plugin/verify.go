@@ -236,6 +236,11 @@ func lookup(m map[string]any, key string) any {
 	return cur
 }
 
+// ManifestRefs are the strings at a dotted key path of a manifest: the
+// string, or the strings of the list (the generator checks an override
+// against a layout's required values with it).
+func ManifestRefs(m map[string]any, key string) []string { return refs(lookup(m, key)) }
+
 // refs are the string paths of a manifest field (a string or a list).
 func refs(val any) []string {
 	switch t := val.(type) {
@@ -274,7 +279,7 @@ func (v *verifier) checkManifest() {
 		}
 	}
 	for _, p := range v.f.paths {
-		for _, ref := range refs(lookup(m, p.Key)) {
+		for _, ref := range ManifestRefs(m, p.Key) {
 			if strings.ContainsAny(ref, "*?[") || strings.HasPrefix(ref, "!") {
 				continue // a glob or an exclusion, not a path
 			}
@@ -286,7 +291,7 @@ func (v *verifier) checkManifest() {
 	}
 	for _, r := range v.f.requires {
 		found := false
-		for _, s := range refs(lookup(m, r.Key)) {
+		for _, s := range ManifestRefs(m, r.Key) {
 			found = found || s == r.Value
 		}
 		if !found {
