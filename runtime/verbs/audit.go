@@ -283,13 +283,23 @@ func checkPhase(reg *adapter.Registry, p string) error {
 	return fmt.Errorf("--phase %q: no canonical phase of the atlas%s; want one of %s", p, native, strings.Join(phases, ", "))
 }
 
+// ofPlugin is a handler's error or warning, with its plugin's name first
+// when it has one.
+func ofPlugin(h audit.Handler, msg string) string {
+	if h.Plugin == "" {
+		return msg
+	}
+	return "plugin " + h.Plugin + ": " + msg
+}
+
 // entryLine is an entry as audit tail and query print it: a failed
 // handler shows as "error", and the line ends with the reason of a deny
-// or block and the first error (the call's own, else a handler's), so
-// that a failed hook never reads as an allowed call.
+// or block, the first error (the call's own, else a handler's), so that
+// a failed hook never reads as an allowed call, and the first warning (a
+// handler's unknown result keys); a handler's names its plugin.
 func entryLine(e audit.Entry) string {
 	var hs []string
-	errMsg := e.Error
+	errMsg, warn := e.Error, ""
 	for _, h := range e.Handlers {
 		d := orDash(h.Decision)
 		switch {
@@ -298,8 +308,10 @@ func entryLine(e audit.Entry) string {
 		case h.Error != "":
 			d = "error"
 			if errMsg == "" {
-				errMsg = h.Error
+				errMsg = ofPlugin(h, h.Error)
 			}
+		case h.Warning != "" && warn == "":
+			warn = ofPlugin(h, h.Warning)
 		}
 		hs = append(hs, fmt.Sprintf("%s %.1fms", d, h.LatencyMs))
 	}
@@ -315,6 +327,9 @@ func entryLine(e audit.Entry) string {
 	}
 	if errMsg != "" {
 		tail += " ERROR: " + oneLine(errMsg, 120)
+	}
+	if warn != "" {
+		tail += " WARNING: " + oneLine(warn, 120)
 	}
 	return fmt.Sprintf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
 		e.Decision, e.Verdict, strings.Join(hs, ", "), tail)
