@@ -257,7 +257,7 @@ func (r *Registry) Resolve(name string) (*Descriptor, []string, error) {
 		}
 		if len(r.Descriptors) == 0 {
 			trace = append(trace, fmt.Sprintf("%q is neither a descriptor id nor an alias", name))
-			return nil, trace, fmt.Errorf("unknown harness %q (known: %s)", name, strings.Join(r.IDs(), ", "))
+			return nil, trace, r.unknown(name)
 		}
 	}
 	if name == "" {
@@ -287,7 +287,82 @@ func (r *Registry) Resolve(name string) (*Descriptor, []string, error) {
 		}
 	}
 	trace = append(trace, fmt.Sprintf("%q is no alias either", name))
-	return nil, trace, fmt.Errorf("unknown harness %q (known: %s)", name, strings.Join(r.IDs(), ", "))
+	return nil, trace, r.unknown(name)
+}
+
+// unknown is the error for a name that is no harness: it lists the known
+// ids, and says which one the name most likely meant, if one.
+func (r *Registry) unknown(name string) error {
+	hint := ""
+	if id := r.suggest(name); id != "" {
+		hint = fmt.Sprintf("; did you mean %s?", id)
+	}
+	return fmt.Errorf("unknown harness %q%s (known: %s)", name, hint, strings.Join(r.IDs(), ", "))
+}
+
+// suggest is the harness id a name that resolves to none most likely
+// means: the same name in another spelling (a display name such as
+// "Claude Code", "gemini_cli", other case), else the id or alias a typo
+// or two away ("claud", "codx"); "" when none is that close.
+func (r *Registry) suggest(name string) string {
+	key := strings.ToLower(strings.TrimSpace(name))
+	key = strings.NewReplacer(" ", "-", "_", "-").Replace(key)
+	if key == "" {
+		return ""
+	}
+	names := map[string]string{} // id, alias or display name -> id
+	for _, id := range r.IDs() {
+		names[id] = id
+	}
+	for _, d := range r.Descriptors {
+		for _, a := range d.Aliases {
+			names[a] = d.ID
+		}
+		names[strings.ReplaceAll(strings.ToLower(d.DisplayName), " ", "-")] = d.ID
+	}
+	if id, ok := names[key]; ok {
+		return id
+	}
+	if r.Find != nil && len(r.Descriptors) == 0 {
+		if d := r.Find(key); d != nil {
+			return d.ID
+		}
+	}
+	best, bestDist := "", 3
+	cands := make([]string, 0, len(names))
+	for n := range names {
+		cands = append(cands, n)
+	}
+	sort.Strings(cands)
+	for _, n := range cands {
+		// At most two edits, and few for a short name: "pi" is no
+		// suggestion for "px".
+		if d := editDistance(key, n); d < bestDist && d*3 <= len(n) {
+			best, bestDist = names[n], d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (r *Registry) withFamily(trace []string, d *Descriptor) []string {

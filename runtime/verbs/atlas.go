@@ -35,6 +35,9 @@ trace of the name you typed (aliases such as claude work).`,
 		Args:              nArgs(1, 1, "<harness>"),
 		ValidArgsFunction: harnessNames(e),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if _, _, err := e.reg().Resolve(args[0]); err != nil {
+				return usageErr("%v", err) // a mistake on the command line
+			}
 			return code(atlasShow(e.stdout, e.stderr, e.reg(), args[0], showJSON))
 		},
 	}

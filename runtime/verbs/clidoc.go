@@ -22,7 +22,8 @@ func Reference(reg func() *adapter.Registry) map[string]string {
 	var index strings.Builder
 	index.WriteString(generatedNote + "# sitter command reference\n\n")
 	index.WriteString("Every verb takes `-h`/`--help` (usage, examples, flags; exit 0); a usage error (an unknown flag, a\n")
-	index.WriteString("missing or unknown subcommand, a wrong number of arguments) exits 2 with the usage on stderr,\n")
+	index.WriteString("missing or unknown subcommand, a wrong number of arguments, an unknown harness name) exits 2 with\n")
+	index.WriteString("the usage on stderr,\n")
 	index.WriteString("except in `sitter hook` and `sitter guard`, whose callers (a harness, a hook) read exit 2 as\n")
 	index.WriteString("\"block\": an unknown flag there exits 1, a non-blocking hook or handler error ([hook.md](hook.md)),\n")
 	index.WriteString("and in the run and task verbs the npm babysitter SDK has (" + strings.Join(sdkVerbs, ", ") + "),\n")

@@ -87,7 +87,12 @@ func runInstructions(f *cmdFlags, stdout, stderr io.Writer, reg func() *adapter.
 	}
 	d, _, err := reg().Resolve(name)
 	if err != nil {
-		return fail(stderr, "instructions", err)
+		if f.vals["harness"] == "" { // the session's harness: no usage error
+			return fail(stderr, "instructions", err)
+		}
+		// --harness names no harness: a mistake on the command line.
+		fmt.Fprintf(stderr, "sitter: %s: %v\n\n%s", f.verb, err, f.usage)
+		return 2
 	}
 	ci := isCI()
 	interactive := !ci

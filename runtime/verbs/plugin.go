@@ -59,6 +59,11 @@ share/sitter/artifacts (an install or a release archive), then in artifacts
 		if harness == "" {
 			return usageErr("--harness is required (see 'sitter atlas list')")
 		}
+		// An unknown harness is a mistake on the command line (as in
+		// doctor and launch), said before anything is looked up.
+		if _, _, err := e.reg().Resolve(harness); err != nil {
+			return usageErr("%v", err)
+		}
 		return code(pluginInstall(e, verb, args[0], harness, plugin.Options{Scope: scope, Dir: dir, Force: force}, asJSON))
 	}
 	c.Flags().StringVar(&harness, "harness", "", "the harness `HARNESS` whose config to change (required)")
