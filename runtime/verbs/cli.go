@@ -183,7 +183,26 @@ func groupRunE(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("a subcommand is needed")
 	}
-	return fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())
+	return unknownSub(c, args[0])
+}
+
+// unknownSub is the error for a subcommand c does not have, with the
+// ones it most likely means, as the root does for a verb.
+func unknownSub(c *cobra.Command, name string) error {
+	hint := ""
+	if s := subSuggestions(c, name); len(s) > 0 {
+		hint = "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return fmt.Errorf("unknown command %q for %q%s", name, c.CommandPath(), hint)
+}
+
+// subSuggestions are the subcommands of c that name likely means: a
+// prefix of one, or two edits from it.
+func subSuggestions(c *cobra.Command, name string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, which it sets for the root alone
+	}
+	return c.SuggestionsFor(name)
 }
 
 // nArgs accepts between min and max arguments (max < 0: no limit),

@@ -50,7 +50,13 @@ fallbacks), and each routed request is recorded for sitter proxy stats
   sitter proxy --routes routes.json --harness claude-code
   GEMINI_API_KEY=… sitter proxy --provider gemini --listen 0.0.0.0:8787 --state-store nats://nats.internal:4222
   sitter proxy stats`,
-		Args:        noArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			// An argument here is a subcommand mistyped (stat for stats).
+			if len(args) > 0 && len(subSuggestions(c, args[0])) > 0 {
+				return unknownSub(c, args[0])
+			}
+			return noArgs(c, args)
+		},
 		Annotations: map[string]string{runsItself: "serves; stats reads its record"},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !c.Flags().Changed("provider") && !c.Flags().Changed("routes") {

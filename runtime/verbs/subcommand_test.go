@@ -1,0 +1,30 @@
+package verbs
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"sitter.dev/sitter/generated/registry"
+)
+
+// A misspelled subcommand gets a suggestion, as a misspelled verb does.
+func TestUnknownSubcommandSuggests(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		line, hint string
+	}{
+		{[]string{"plugin", "instal"}, `sitter: plugin: unknown command "instal"`, "did you mean install?"},
+		{[]string{"run", "lst"}, `sitter: run: unknown command "lst"`, "did you mean list?"},
+		{[]string{"atlas", "shwo"}, `sitter: atlas: unknown command "shwo"`, "did you mean show?"},
+		{[]string{"proxy", "stat"}, `sitter: proxy: unknown command "stat"`, "did you mean stats?"},
+		{[]string{"proxy", "stast"}, `sitter: proxy: unknown command "stast"`, "did you mean stats?"},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(c.args, nil, &out, &errb, registry.Registry)
+		first, rest, _ := strings.Cut(errb.String(), "\n")
+		if code != 2 || out.Len() > 0 || !strings.HasPrefix(first, c.line) || !strings.Contains(first, c.hint) || !strings.Contains(rest, "Usage:\n  ") {
+			t.Errorf("sitter %s: exit %d, stdout %q, stderr %q; want 2, %q … %q and the usage on stderr", strings.Join(c.args, " "), code, out.String(), errb.String(), c.line, c.hint)
+		}
+	}
+}
