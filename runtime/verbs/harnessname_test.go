@@ -41,3 +41,20 @@ func TestUnknownHarnessIsUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A --scope that is neither project nor user is a usage error, as any flag
+// value a verb does not take (audit query --decision, launch --mode):
+// said before a bundle is looked up.
+func TestPluginScopeIsUsageError(t *testing.T) {
+	dir := t.TempDir()
+	for _, verb := range []string{"install", "uninstall"} {
+		args := []string{"plugin", verb, "guard", "--harness", "codex", "--scope", "global", "--dir", dir}
+		var out, errb bytes.Buffer
+		code := Run(args, nil, &out, &errb, registry.Registry)
+		first, rest, _ := strings.Cut(errb.String(), "\n")
+		want := `sitter: plugin ` + verb + `: --scope "global": want project or user`
+		if code != 2 || out.Len() > 0 || first != want || !strings.Contains(rest, "Usage:\n  ") {
+			t.Errorf("sitter %s: exit %d, stdout %q, stderr %q; want 2, %q and the usage on stderr", strings.Join(args, " "), code, out.String(), errb.String(), want)
+		}
+	}
+}

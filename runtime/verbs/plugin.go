@@ -59,6 +59,11 @@ share/sitter/artifacts (an install or a release archive), then in artifacts
 		if harness == "" {
 			return usageErr("--harness is required (see 'sitter atlas list')")
 		}
+		switch scope {
+		case "", "project", "user":
+		default:
+			return usageErr("--scope %q: want project or user", scope)
+		}
 		// An unknown harness is a mistake on the command line (as in
 		// doctor and launch), said before anything is looked up.
 		if _, _, err := e.reg().Resolve(harness); err != nil {
