@@ -158,7 +158,7 @@ func FindBundles(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("%s is not a directory", p)
 		}
 		n := len(out)
-		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
+		err = filepath.WalkDir(walkRoot(p), func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -179,6 +179,16 @@ func FindBundles(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// walkRoot is dir as filepath.WalkDir's root: a symlink to a folder (an
+// artifacts/ linked from elsewhere) is walked as the folder, which
+// WalkDir does not do by itself, through a trailing separator.
+func walkRoot(dir string) string {
+	if li, err := os.Lstat(dir); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		return dir + string(filepath.Separator)
+	}
+	return dir
 }
 
 // ShellQuote quotes s for a POSIX shell: in single quotes, each single

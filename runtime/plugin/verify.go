@@ -78,7 +78,7 @@ func (v *verifier) sorted() []Problem {
 
 // files parses every JSON file and checks every script.
 func (v *verifier) files() {
-	err := filepath.WalkDir(v.dir, func(p string, e fs.DirEntry, err error) error {
+	err := filepath.WalkDir(walkRoot(v.dir), func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
