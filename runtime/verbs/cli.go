@@ -132,7 +132,17 @@ Every verb takes -h/--help; a usage error exits 2.`,
 			c.RunE = func(c *cobra.Command, args []string) error {
 				target, rest, err := c.Root().Find(args)
 				if err != nil || len(rest) > 0 {
-					return fmt.Errorf("unknown help topic %q: run 'sitter help' for the verbs", strings.Join(args, " "))
+					hint := ""
+					if err == nil {
+						var topics []string
+						for _, s := range subSuggestions(target, rest[0]) {
+							topics = append(topics, strings.TrimPrefix(target.CommandPath()+" "+s, "sitter "))
+						}
+						if len(topics) > 0 {
+							hint = "; did you mean " + strings.Join(topics, " or ") + "?"
+						}
+					}
+					return fmt.Errorf("unknown help topic %q%s: run 'sitter help' for the verbs", strings.Join(args, " "), hint)
 				}
 				target.InitDefaultHelpFlag() // as cobra's own does: the usage lists -h
 				return target.Help()

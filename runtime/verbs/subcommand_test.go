@@ -28,3 +28,26 @@ func TestUnknownSubcommandSuggests(t *testing.T) {
 		}
 	}
 }
+
+// sitter help with a misspelled topic suggests the verb or subcommand meant.
+func TestHelpTopicSuggests(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"help", "plugn"}, "did you mean plugin?"},
+		{[]string{"help", "plugin", "instal"}, "did you mean plugin install?"},
+		{[]string{"help", "checkpoint", "restor"}, "did you mean checkpoint restore?"},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(c.args, nil, &out, &errb, registry.Registry)
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		if code != 2 || out.Len() > 0 || !strings.HasPrefix(first, "sitter: help: unknown help topic") || !strings.Contains(first, c.hint) {
+			t.Errorf("sitter %s: exit %d, stdout %q, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, out.String(), errb.String(), c.hint)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Run([]string{"help", "zzzz"}, nil, &out, &errb, registry.Registry); code != 2 || strings.Contains(errb.String(), "did you mean") {
+		t.Errorf("sitter help zzzz: exit %d, stderr %q; want 2 and no suggestion", code, errb.String())
+	}
+}
