@@ -142,7 +142,7 @@ Every verb takes -h/--help; a usage error exits 2.`,
 							hint = "; did you mean " + strings.Join(topics, " or ") + "?"
 						}
 					}
-					return fmt.Errorf("unknown help topic %q%s: run 'sitter help' for the verbs", strings.Join(args, " "), hint)
+					return fmt.Errorf("unknown help topic %q: run 'sitter help' for the verbs%s", strings.Join(args, " "), hint)
 				}
 				target.InitDefaultHelpFlag() // as cobra's own does: the usage lists -h
 				return target.Help()
