@@ -2,8 +2,10 @@ package observe
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -258,7 +260,9 @@ func (ix *Index) Watched(dir string) (string, bool) {
 			rd = x
 		}
 		if filepath.Dir(d) == rd {
-			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err == nil {
+			// A folder that cannot be looked into is shown too (an
+			// error card): only a folder without run.json is no run.
+			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err == nil || errors.Is(err, fs.ErrPermission) {
 				return d, true
 			}
 		}
@@ -394,8 +398,10 @@ func (ix *Index) Sweep() bool {
 		sig, ok := statSig(d)
 		old := ix.runs[d]
 		if !ok && old == nil {
-			// Not a run (yet): a run has run.json and journal/.
-			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err != nil {
+			// Not a run (yet): a run has run.json and journal/. A
+			// folder that cannot be looked into (its permissions) is
+			// shown: an error card naming it, not a run left out.
+			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err != nil && !errors.Is(err, fs.ErrPermission) {
 				return
 			}
 		}

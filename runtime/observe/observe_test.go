@@ -983,3 +983,32 @@ func watchHourly(t *testing.T, ix *Index) {
 		}
 	}
 }
+
+// TestUnreadableRunDirIsAnErrorCard: a run folder sitter may not read
+// (its permissions, another user's) is an error card naming it, not a
+// run left off the board. Root reads every folder, so it needs a user.
+func TestUnreadableRunDirIsAnErrorCard(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a folder whatever its mode")
+	}
+	f := newFixture(t)
+	good := newRun(t, f.project, "good")
+	locked := newRun(t, f.project, "locked")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	f.s.ix.Sweep()
+	b := body(t, f.get(t, "/"))
+	card := regexp.MustCompile(`(?s)<a class="card nav-item error b-failed" data-key="` + regexp.QuoteMeta(locked) + `".*?cannot read this run:</strong>[^<]*permission denied`)
+	if !card.MatchString(b) {
+		t.Errorf("no error card for the unreadable run folder:\n%s", b)
+	}
+	if !strings.Contains(b, `data-key="`+good+`"`) {
+		t.Errorf("the good run is missing")
+	}
+	r := f.get(t, "/run?path="+url.QueryEscape(locked))
+	if b := body(t, r); r.StatusCode != 200 || !strings.Contains(b, `id="run-error"`) || !strings.Contains(b, "permission denied") {
+		t.Errorf("run page of the unreadable run: %d\n%s", r.StatusCode, b)
+	}
+}
