@@ -57,7 +57,7 @@ both D and D/.a5c/runs are watched.`,
 		},
 	}
 	c.Flags().StringArrayVar(&dirs, "dir", nil, "watch `DIR`, a project or runs directory (repeatable; default: the current directory)")
-	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address `HOST:PORT`")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "listen address `HOST:PORT` (another than loopback is reachable from other machines, guarded by the token alone: a warning says so)")
 	c.Flags().BoolVar(&open, "open", false, "open the dashboard in a browser")
 	c.Flags().DurationVar(&stale, "stale", 30*time.Minute, "a run quiet for `D` is shown as stale")
 	jsonFlag(c, &asJSON, "print the URL and the runs dirs as one JSON line")
@@ -83,6 +83,7 @@ func runObserve(dirs []string, listen string, open bool, stale time.Duration, as
 		// the host is not this machine's): not a usage error.
 		return fail(stderr, "observe", fmt.Errorf("--listen %s: %w", listen, err))
 	}
+	fmt.Fprint(stderr, exposedNote(l.Addr()))
 	// The URL comes first: the runs are read in the background (the board
 	// says "indexing…" until they all are).
 	if asJSON {
@@ -134,4 +135,20 @@ func openBrowser(url string, stderr io.Writer) {
 	if err := exec.Command(name, args...).Start(); err != nil {
 		fmt.Fprintf(stderr, "sitter observe: could not open a browser (%v); open the URL above\n", err)
 	}
+}
+
+// exposedNote is what observe says on stderr when it listens beyond
+// loopback (--listen 0.0.0.0:PORT, :PORT, a LAN address): the token is
+// then all that keeps others out, and plain HTTP carries it in clear.
+// "" on loopback.
+func exposedNote(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return ""
+	}
+	return fmt.Sprintf("sitter observe: warning: listening on %s, reachable from other machines: "+
+		"anyone who has the URL's token can read these runs and answer their breakpoints, "+
+		"and plain HTTP is not encrypted (the token can be read on the network); "+
+		"from another machine, put this one's address in place of 127.0.0.1; "+
+		"use --listen 127.0.0.1:PORT to keep it on this machine\n", ta)
 }

@@ -37,3 +37,31 @@ func TestObserveListen(t *testing.T) {
 		t.Errorf("--listen %s (taken): exit %d, stderr:\n%s", addr, code, errs)
 	}
 }
+
+// TestObserveExposedNote: listening beyond loopback (--listen 0.0.0.0:…,
+// or :PORT) is said on stderr, with what it exposes; loopback is not.
+func TestObserveExposedNote(t *testing.T) {
+	for _, c := range []struct {
+		addr    *net.TCPAddr
+		exposed bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8790}, false},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8790}, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8790}, true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8790}, true},
+		{&net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 8790}, true},
+	} {
+		note := exposedNote(c.addr)
+		if !c.exposed {
+			if note != "" {
+				t.Errorf("%s: a note on loopback: %q", c.addr, note)
+			}
+			continue
+		}
+		for _, want := range []string{"sitter observe: warning:", c.addr.String(), "token", "not encrypted", "--listen 127.0.0.1:"} {
+			if !strings.Contains(note, want) {
+				t.Errorf("%s: note %q does not say %q", c.addr, note, want)
+			}
+		}
+	}
+}
