@@ -245,14 +245,51 @@ func (ix *Index) RunsDirs() []string {
 }
 
 // Watched says whether dir is a run directory inside a watched runs
-// directory (symbolic links resolved), and returns its clean form.
+// directory (symbolic links resolved), and returns its clean form: it
+// has run.json, or it is on the board (a run whose run.json was lost is
+// an error card there).
 func (ix *Index) Watched(dir string) (string, bool) {
+	d, ok := ix.inRunsDir(dir)
+	if !ok {
+		return "", false
+	}
+	// A folder that cannot be looked into is shown too (an error card).
+	if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err == nil || errors.Is(err, fs.ErrPermission) {
+		return d, true
+	}
+	if _, ok := ix.Run(d); ok {
+		if _, err := os.Lstat(d); err == nil {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// Gone says whether dir names a folder directly inside a watched runs
+// directory that is not there (a run deleted while its page was open),
+// and returns its clean form.
+func (ix *Index) Gone(dir string) (string, bool) {
+	d, ok := ix.inRunsDir(dir)
+	if !ok {
+		return "", false
+	}
+	if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+		return d, true
+	}
+	return "", false
+}
+
+// inRunsDir cleans dir (symbolic links resolved) and says whether it is
+// directly inside a watched runs directory.
+func (ix *Index) inRunsDir(dir string) (string, bool) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return "", false
 	}
 	d := filepath.Clean(dir)
 	if r, err := filepath.EvalSymlinks(d); err == nil {
 		d = r
+	} else if p, err := filepath.EvalSymlinks(filepath.Dir(d)); err == nil {
+		d = filepath.Join(p, filepath.Base(d)) // gone: its parent resolved
 	}
 	for _, r := range ix.roots {
 		rd := r.runsDir
@@ -260,11 +297,7 @@ func (ix *Index) Watched(dir string) (string, bool) {
 			rd = x
 		}
 		if filepath.Dir(d) == rd {
-			// A folder that cannot be looked into is shown too (an
-			// error card): only a folder without run.json is no run.
-			if _, err := os.Stat(filepath.Join(d, runs.MetadataFile)); err == nil || errors.Is(err, fs.ErrPermission) {
-				return d, true
-			}
+			return d, true
 		}
 	}
 	return "", false

@@ -1012,3 +1012,53 @@ func TestUnreadableRunDirIsAnErrorCard(t *testing.T) {
 		t.Errorf("run page of the unreadable run: %d\n%s", r.StatusCode, b)
 	}
 }
+
+// TestDeletedRunPage: a run deleted while its page is open is said to
+// be gone (404, a page with <main>, which the live refresh swaps in),
+// not refused as outside the watched directories, which left the open
+// page showing the run as it was.
+func TestDeletedRunPage(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "doomed")
+	f.s.ix.Sweep()
+	if r := f.get(t, "/run?path="+url.QueryEscape(dir)); r.StatusCode != 200 {
+		t.Fatalf("the run's page: %d", r.StatusCode)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, sweep := range []bool{false, true} { // before and after the board saw it go
+		if sweep {
+			f.s.ix.Sweep()
+		}
+		r := f.get(t, "/run?path="+url.QueryEscape(dir))
+		b := body(t, r)
+		if r.StatusCode != http.StatusNotFound || !strings.Contains(b, `<main id="main"`) || !strings.Contains(b, `id="run-gone"`) || !strings.Contains(b, dir) {
+			t.Errorf("page of the deleted run (swept: %v): %d\n%s", sweep, r.StatusCode, b)
+		}
+	}
+	// Outside the watched directories it is still refused.
+	r := f.get(t, "/run?path="+url.QueryEscape(filepath.Join(t.TempDir(), "nothere")))
+	if b := body(t, r); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a missing run outside: %d %s", r.StatusCode, b)
+	}
+}
+
+// TestRunWithoutRunJSONPage: a run whose run.json was removed is an
+// error card on the board, and its page says why (it was refused as
+// not a run).
+func TestRunWithoutRunJSONPage(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "headless")
+	if err := os.Remove(filepath.Join(dir, runs.MetadataFile)); err != nil {
+		t.Fatal(err)
+	}
+	f.s.ix.Sweep()
+	if v, ok := f.s.ix.Run(dir); !ok || v.Err == "" {
+		t.Fatalf("on the board: %v %+v", ok, v)
+	}
+	r := f.get(t, "/run?path="+url.QueryEscape(dir))
+	if b := body(t, r); r.StatusCode != 200 || !strings.Contains(b, `id="run-error"`) || !strings.Contains(b, runs.MetadataFile) {
+		t.Errorf("page of the run without run.json: %d\n%s", r.StatusCode, b)
+	}
+}

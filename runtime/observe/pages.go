@@ -39,6 +39,7 @@ var funcs = map[string]any{
 		return "/hooks?" + url.Values{"harness": {harness}, "session": {sess}}.Encode()
 	},
 	"lower": strings.ToLower,
+	"base":  filepath.Base,
 }
 
 // page is what every template gets.
@@ -150,6 +151,12 @@ type driverRow struct {
 
 func (s *Server) watchedDir(w http.ResponseWriter, r *http.Request, path string) (string, bool) {
 	dir, ok := s.ix.Watched(path)
+	if gone, isGone := s.ix.Gone(path); !ok && isGone {
+		// Deleted while its page was open: a page (with <main>) the
+		// live refresh swaps in, not the refusal below.
+		s.render(w, http.StatusNotFound, "gone.html", "run gone", "run", gone)
+		return "", false
+	}
 	if !ok {
 		http.Error(w, "sitter observe: "+path+" is not a run directory under a watched directory ("+strings.Join(s.ix.RunsDirs(), ", ")+")", http.StatusForbidden)
 		return "", false

@@ -38,7 +38,8 @@
     if (editing()) { pending = true; return; }
     pending = false;
     fetch(location.href, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) {
-      if (!r.ok) throw new Error(r.status);
+      // 404 is a page too: the run was deleted (the server says so).
+      if (!r.ok && r.status !== 404) throw new Error(r.status);
       return r.text();
     }).then(function (html) {
       var doc = new DOMParser().parseFromString(html, 'text/html');
