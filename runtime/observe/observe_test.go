@@ -1062,3 +1062,21 @@ func TestRunWithoutRunJSONPage(t *testing.T) {
 		t.Errorf("page of the run without run.json: %d\n%s", r.StatusCode, b)
 	}
 }
+
+// TestEmptyBoardSaysWhatToDo: with no run at all the board says where
+// runs are looked for and how one gets there, not six empty columns
+// alone; it says nothing of the kind once there is a run.
+func TestEmptyBoardSaysWhatToDo(t *testing.T) {
+	f := newFixture(t)
+	runsDir := filepath.Join(f.project, ".a5c", "runs")
+	b := body(t, f.get(t, "/"))
+	hint := regexp.MustCompile(`(?s)<p class="empty-board" id="no-runs">.*` + regexp.QuoteMeta(runsDir) + `.*sitter run create`)
+	if !hint.MatchString(b) {
+		t.Errorf("empty board without a hint:\n%s", b)
+	}
+	newRun(t, f.project, "r1")
+	f.s.ix.Sweep()
+	if b := body(t, f.get(t, "/")); strings.Contains(b, `id="no-runs"`) {
+		t.Errorf("the hint with a run on the board:\n%s", b)
+	}
+}
