@@ -519,6 +519,14 @@ func TestRunCheckpoints(t *testing.T) {
 	if !strings.Contains(b, "&#43;turn output") { // html/template writes + as &#43;
 		t.Fatalf("the checkpoint's diff:\n%s", b)
 	}
+	// A checkpoint that is not there is a 404 (the page says why), not a
+	// 200 that a script or a link checker takes for a diff.
+	for _, id := range []string{"", "no-such-checkpoint"} {
+		r := f.get(t, "/checkpoint?path="+url.QueryEscape(dir)+"&id="+id)
+		if b := body(t, r); r.StatusCode != http.StatusNotFound || !strings.Contains(b, `class="flash bad"`) {
+			t.Errorf("checkpoint %q: %d\n%s", id, r.StatusCode, b)
+		}
+	}
 }
 
 // TestStopCapNeedsYou: a stop the stop guard let through at its cap, as

@@ -404,10 +404,11 @@ func (s *Server) checkpointDiff(w http.ResponseWriter, r *http.Request) {
 			d.Diff, err = repo.Diff(cp)
 		}
 	}
+	status := http.StatusOK
 	if err != nil {
-		d.Err = err.Error()
+		d.Err, status = err.Error(), http.StatusNotFound
 	}
-	s.render(w, http.StatusOK, "diff.html", "checkpoint "+d.ID, "run", d)
+	s.render(w, status, "diff.html", "checkpoint "+d.ID, "run", d)
 }
 
 type hookSession struct {
