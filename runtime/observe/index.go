@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -133,6 +134,7 @@ type Index struct {
 	version   uint64
 	changed   chan struct{} // closed and replaced at every version
 	lastSweep time.Time
+	dirErrs   []DirError // the runs directories the last sweep could not list
 	// indexing holds until the first sweep has read every run; indexed
 	// and toIndex count its progress (the board says "indexing…").
 	indexing         bool
@@ -427,7 +429,7 @@ func (ix *Index) Sweep() bool {
 	ix.dirty, ix.suspect, ix.verifyAll = map[string]bool{}, map[string]bool{}, false
 	ix.mu.Unlock()
 	ix.mu.RLock()
-	ix.eachRunDir(func(r root, d string) {
+	dirErrs := ix.eachRunDir(func(r root, d string) {
 		sig, ok := statSig(d)
 		old := ix.runs[d]
 		if !ok && old == nil {
@@ -506,6 +508,10 @@ func (ix *Index) Sweep() bool {
 			v.Bucket, v.Why = b, why
 			changed = true
 		}
+	}
+	if !slices.Equal(dirErrs, ix.dirErrs) {
+		ix.dirErrs = dirErrs
+		changed = true
 	}
 	ix.lastSweep = now
 	if ix.indexing {
@@ -687,12 +693,33 @@ func readRun(dir string) *RunView {
 	return v
 }
 
+// DirError is a watched runs directory that cannot be listed (its
+// permissions, an I/O error): the board says so, rather than "no runs".
+type DirError struct{ Dir, Err string }
+
+// DirErrors is the runs directories the last sweep could not list. One
+// that does not exist (yet) is no error: it is watched until it does.
+func (ix *Index) DirErrors() []DirError {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Clone(ix.dirErrs)
+}
+
 // eachRunDir calls f with every folder of each watched runs directory
-// (a run, or one on its way: run.json and journal/ may not be there yet).
-func (ix *Index) eachRunDir(f func(r root, dir string)) {
+// (a run, or one on its way: run.json and journal/ may not be there yet),
+// and returns the runs directories it could not list.
+func (ix *Index) eachRunDir(f func(r root, dir string)) []DirError {
+	var bad []DirError
 	for _, r := range ix.roots {
 		es, err := os.ReadDir(r.runsDir)
 		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				msg := err.Error()
+				if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+					msg = pe.Err.Error() // the page names the directory
+				}
+				bad = append(bad, DirError{r.runsDir, msg})
+			}
 			continue
 		}
 		for _, e := range es {
@@ -701,6 +728,7 @@ func (ix *Index) eachRunDir(f func(r root, dir string)) {
 			}
 		}
 	}
+	return bad
 }
 
 func slicesContains(ds []Driver, d Driver) bool {

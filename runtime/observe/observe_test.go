@@ -1088,3 +1088,25 @@ func TestEmptyBoardSaysWhatToDo(t *testing.T) {
 		t.Errorf("the hint with a run on the board:\n%s", b)
 	}
 }
+
+// TestUnreadableRunsDirSaysSo: a runs directory sitter may not list is
+// said on the board, naming it and the error, not shown as "no runs yet".
+// Root lists every folder, so it needs a user.
+func TestUnreadableRunsDirSaysSo(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root lists a folder whatever its mode")
+	}
+	f := newFixture(t)
+	newRun(t, f.project, "r1")
+	runsDir := filepath.Join(f.project, ".a5c", "runs")
+	if err := os.Chmod(runsDir, 0o300); err != nil { // no read: not listed
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(runsDir, 0o755) })
+	f.s.ix.Sweep()
+	b := body(t, f.get(t, "/"))
+	bad := regexp.MustCompile(`(?s)class="flash bad runs-dir-error"[^>]*>[^<]*cannot read[^<]*<code>` + regexp.QuoteMeta(runsDir) + `</code>[^<]*permission denied`)
+	if !bad.MatchString(b) || strings.Contains(b, `id="no-runs"`) {
+		t.Errorf("board of an unreadable runs dir:\n%s", b)
+	}
+}

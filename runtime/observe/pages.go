@@ -76,11 +76,13 @@ type boardData struct {
 	// ToIndex so far); the board shows those read.
 	Indexing         bool
 	Indexed, ToIndex int
+	DirErrors        []DirError // runs directories that cannot be listed
 }
 
 func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	d := boardData{RunsDirs: s.ix.RunsDirs()}
 	d.Indexing, d.Indexed, d.ToIndex = s.ix.Indexing()
+	d.DirErrors = s.ix.DirErrors()
 	byBucket := map[string][]RunView{}
 	for _, v := range s.ix.Runs() {
 		byBucket[v.Bucket] = append(byBucket[v.Bucket], v)
