@@ -10,8 +10,9 @@ import (
 
 // StopCheckAnswer is the verb `sitter session stop-check` once its event
 // is known: it decides the stop (StopCheck) and writes the answer, a
-// canonical block result as one JSON line on stdout, or nothing when the
-// agent may stop. It returns the exit code. Both binaries answer the verb
+// canonical block result as one JSON line on stdout, or, when the agent
+// may stop, nothing (a userMessage, when the run is left unfinished for a
+// reason the user must act on). It returns the exit code. Both binaries answer the verb
 // with it: sitter itself for a hook event that names its session (the
 // babysitter plugin's stop handler, on every turn of an agent), sitter-host
 // for every other call.
@@ -29,7 +30,7 @@ func StopCheckAnswerState(ctx context.Context, ev hook.Event, st *State, readErr
 		// stands, the error is a diagnostic.
 		fmt.Fprintf(stderr, "sitter: session stop-check: %v\n", err)
 	}
-	if !d.Block {
+	if !d.Block && d.Say == "" {
 		return 0
 	}
 	b, err := hook.MarshalResult(d.Result(), true)

@@ -35,6 +35,10 @@ type Decision struct {
 	Reason     string `json:"reason"`
 	Deactivate bool   `json:"deactivate,omitempty"`
 	Iteration  int    `json:"iteration"`
+	// Say is, for a stop allowed with the run unfinished for a reason the
+	// user must act on, what to tell them (the result's userMessage):
+	// without it the agent stops and nobody learns why.
+	Say string `json:"say,omitempty"`
 }
 
 // Result is the canonical hook result of a decision: a block with its
@@ -43,7 +47,7 @@ func (d Decision) Result() hook.Result {
 	if d.Block {
 		return hook.Result{Decision: hook.Block, Reason: d.Reason}
 	}
-	return hook.Result{Decision: hook.Noop}
+	return hook.Result{Decision: hook.Noop, UserMessage: d.Say}
 }
 
 // Promise returns the text of the last <promise>…</promise> of a message,
@@ -150,6 +154,14 @@ func StopCheckState(ctx context.Context, ev hook.Event, st *State, readErr error
 	return d, journalErr
 }
 
+// runName is the bound run's id, else its directory.
+func runName(st *State) string {
+	if st.RunID != "" {
+		return st.RunID
+	}
+	return st.RunDir
+}
+
 // saveUnchanged writes st, what a stop check made of the state orig,
 // under the session's lock, unless another handler changed the state
 // since the check read it (a rebind to another run, a session end): that
@@ -181,18 +193,22 @@ func hasProof(msg string, rs *run.Summary) bool {
 func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error)) Decision {
 	if st.MaxIterations > 0 && st.Iteration >= st.MaxIterations {
 		return Decision{Row: RowMaxIterations, Deactivate: true,
-			Reason: fmt.Sprintf("the session reached its cap of %d stop-hook iterations", st.MaxIterations)}
+			Reason: fmt.Sprintf("the session reached its cap of %d stop-hook iterations", st.MaxIterations),
+			Say: fmt.Sprintf("Babysitter run %s is no longer driven: this session reached its cap of %d stop-hook iterations. To go on with it: `sitter session start --run-id %s`.",
+				runName(st), st.MaxIterations, runName(st))}
 	}
 	rs, err := load(st.RunDir)
 	if err != nil {
-		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error()}
+		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error(),
+			Say: fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %v. `sitter run repair %s` quarantines damaged journal files; then resume the run.",
+				runName(st), err, st.RunRef())}
 	}
 	if d := rs.Driver; d.SessionID != "" && (d.Harness != st.Harness || d.SessionID != st.SessionID) {
 		// Another session took the run (session start --run-id) where
 		// this machine could not release this one: from another
 		// machine, on a run of a shared store. It drives the run now.
-		return Decision{Row: RowTaken, Deactivate: true, Reason: fmt.Sprintf(
-			"run %s is driven by session %s/%s now: this session lets it go", rs.Meta.RunID, d.Harness, d.SessionID)}
+		reason := fmt.Sprintf("run %s is driven by session %s/%s now: this session lets it go", rs.Meta.RunID, d.Harness, d.SessionID)
+		return Decision{Row: RowTaken, Deactivate: true, Reason: reason, Say: "Babysitter " + reason + "."}
 	}
 	msg := ev.LastAssistantMessage
 	var reread func() string // the transcript's last message, read again
@@ -237,12 +253,13 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		return Decision{Row: RowProcessError, Reason: fmt.Sprintf(
-			"run %s cannot advance: its process fails to run (%s). Fix %s, then resume the run (`sitter run iterate %s --json`).",
-			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunRef())}
+		reason := fmt.Sprintf("run %s cannot advance: its process fails to run (%s). Fix %s, then resume the run (`sitter run iterate %s --json`).",
+			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunRef())
+		return Decision{Row: RowProcessError, Reason: reason, Say: "Babysitter " + reason}
 	}
 	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
-		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status}
+		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status,
+			Say: fmt.Sprintf("Babysitter run %s %s: `sitter run status %s` shows why.", rs.Meta.RunID, rs.Status, st.RunRef())}
 	}
 	pending := rs.Pending()
 	breakpoints := 0
@@ -252,7 +269,9 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		}
 	}
 	if len(pending) > 0 && breakpoints == len(pending) {
-		return Decision{Row: RowBreakpoints, Reason: fmt.Sprintf("run %s waits for %d breakpoint(s): a human must answer", rs.Meta.RunID, breakpoints)}
+		return Decision{Row: RowBreakpoints, Reason: fmt.Sprintf("run %s waits for %d breakpoint(s): a human must answer", rs.Meta.RunID, breakpoints),
+			Say: fmt.Sprintf("Babysitter run %s waits for %d breakpoint(s): a human must answer. `sitter task list %s --pending --kind breakpoint` shows them; answer with `sitter task post %s <effectId> --status ok --value-inline '<json>'`, then resume the run.",
+				rs.Meta.RunID, breakpoints, st.RunRef(), st.RunRef())}
 	}
 	// Built without fmt: these two rows answer most stop checks.
 	ref := st.RunRef()

@@ -89,24 +89,30 @@ func TestStopDecisionTable(t *testing.T) {
 		wantRow    string
 		wantOff    bool // session deactivated
 		reasonHas  []string
+		// sayHas: an allowed stop the user must act on tells them why
+		// (the result's userMessage); nil: the stop says nothing.
+		sayHas []string
 	}{
 		{name: "no session", wantRow: RowNoSession},
 		{name: "inactive session", run: fixture{pending: []string{"shell"}}, bind: true, inactive: true, wantRow: RowNoSession},
-		{name: "iteration at max", run: fixture{pending: []string{"shell"}}, bind: true, iteration: 3, max: 3, wantRow: RowMaxIterations, wantOff: true},
+		{name: "iteration at max", run: fixture{pending: []string{"shell"}}, bind: true, iteration: 3, max: 3, wantRow: RowMaxIterations, wantOff: true,
+			sayHas: []string{"cap of 3", "sitter session start --run-id"}},
 		{name: "run completed, no proof yet", run: fixture{resolved: 1, end: journal.RunCompleted}, bind: true, wantBlock: true, wantRow: RowCompleted,
 			reasonHas: []string{"sitter run status", "completionProof", "<promise>"}},
 		{name: "run completed with its proof", run: fixture{resolved: 1, end: journal.RunCompleted}, bind: true, msg: "done <promise>PROOF</promise>", wantRow: RowProof, wantOff: true},
 		{name: "proof in last message", run: fixture{pending: []string{"agent"}}, bind: true, msg: "all done <promise>PROOF</promise>", wantRow: RowProof, wantOff: true},
 		{name: "proof in transcript", run: fixture{pending: []string{"agent"}}, bind: true, msg: "done <promise>PROOF</promise>", transcript: true, wantRow: RowProof, wantOff: true},
 		{name: "wrong proof", run: fixture{pending: []string{"agent"}}, bind: true, msg: "<promise>nope</promise>", wantBlock: true, wantRow: RowPending},
-		{name: "run failed", run: fixture{end: journal.RunFailed}, bind: true, wantRow: RowEnded, wantOff: true},
+		{name: "run failed", run: fixture{end: journal.RunFailed}, bind: true, wantRow: RowEnded, wantOff: true, sayHas: []string{"failed"}},
 		{name: "process cannot run", run: fixture{end: journal.ProcessRuntimeError}, bind: true, wantRow: RowProcessError,
-			reasonHas: []string{"SyntaxError: Unexpected token", "p.mjs", "sitter run iterate"}},
-		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint", "breakpoint"}}, bind: true, wantRow: RowBreakpoints, reasonHas: []string{"human"}},
+			reasonHas: []string{"SyntaxError: Unexpected token", "p.mjs", "sitter run iterate"},
+			sayHas:    []string{"cannot advance", "SyntaxError: Unexpected token", "p.mjs"}},
+		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint", "breakpoint"}}, bind: true, wantRow: RowBreakpoints, reasonHas: []string{"human"},
+			sayHas: []string{"2 breakpoint(s)", "sitter task list", "--kind breakpoint", "sitter task post"}},
 		{name: "pending effects", run: fixture{pending: []string{"shell", "breakpoint"}, resolved: 1}, bind: true, wantBlock: true, wantRow: RowPending,
 			reasonHas: []string{"2 effect(s)", "[shell] shell step", "[breakpoint] breakpoint step", "sitter task post", "sitter run iterate"}},
 		{name: "taken by a session elsewhere", run: fixture{pending: []string{"shell"}, bound: []string{"claude-code/s1", "codex/m2s"}}, bind: true,
-			wantRow: RowTaken, wantOff: true, reasonHas: []string{"codex/m2s"}},
+			wantRow: RowTaken, wantOff: true, reasonHas: []string{"codex/m2s"}, sayHas: []string{"codex/m2s"}},
 		{name: "taken back", run: fixture{pending: []string{"shell"}, bound: []string{"codex/m2s", "claude-code/s1"}}, bind: true, wantBlock: true, wantRow: RowPending},
 		{name: "nothing pending", bind: true, wantBlock: true, wantRow: RowIterate, reasonHas: []string{"sitter run iterate", "<promise>"}},
 	} {
@@ -148,6 +154,14 @@ func TestStopDecisionTable(t *testing.T) {
 			r := d.Result()
 			if tc.wantBlock && (r.Decision != hook.Block || r.Reason == "") || !tc.wantBlock && r.Decision != hook.Noop {
 				t.Errorf("result %+v", r)
+			}
+			if tc.sayHas == nil && r.UserMessage != "" {
+				t.Errorf("userMessage %q, want none", r.UserMessage)
+			}
+			for _, s := range tc.sayHas {
+				if !strings.Contains(r.UserMessage, s) {
+					t.Errorf("userMessage %q lacks %q", r.UserMessage, s)
+				}
 			}
 			st, _, _ := Read("claude-code", "s1")
 			if !tc.bind {
@@ -257,4 +271,51 @@ func FuzzPromise(f *testing.F) {
 			t.Errorf("Promise(%q) = %q, the expression finds %q", in, got, want)
 		}
 	})
+}
+
+// TestStopAnswerTellsWhyItLetsGo: the stop handler's answer, when it lets
+// the agent stop with the run unfinished for a reason the user must act
+// on (the journal is damaged, only breakpoints wait), is a canonical
+// result whose userMessage says what to do: not silence.
+func TestStopAnswerTellsWhyItLetsGo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		run     fixture
+		damage  bool
+		wantHas []string
+	}{
+		{name: "damaged journal", run: fixture{pending: []string{"shell"}}, damage: true, wantHas: []string{"cannot be read", "sitter run repair"}},
+		{name: "only breakpoints", run: fixture{pending: []string{"breakpoint"}}, wantHas: []string{"1 breakpoint(s)", "sitter task post"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SITTER_STATE_DIR", t.TempDir())
+			dir, m := makeRun(t, tc.run)
+			if _, _, err := Bind("claude-code", "s1", m.RunID, dir, 0); err != nil {
+				t.Fatal(err)
+			}
+			if tc.damage {
+				jd := filepath.Join(dir, run.JournalDir)
+				es, _ := os.ReadDir(jd)
+				if err := os.WriteFile(filepath.Join(jd, es[len(es)-1].Name()), []byte(`{"torn`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out, errb strings.Builder
+			if code := StopCheckAnswer(context.Background(), stopEvent("", ""), &out, &errb); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errb.String())
+			}
+			var r hook.Result
+			if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+				t.Fatalf("stdout %q is no result: %v (stderr %q)", out.String(), err, errb.String())
+			}
+			if r.Decision == hook.Block {
+				t.Errorf("result %+v blocks", r)
+			}
+			for _, s := range tc.wantHas {
+				if !strings.Contains(r.UserMessage, s) {
+					t.Errorf("userMessage %q lacks %q", r.UserMessage, s)
+				}
+			}
+		})
+	}
 }

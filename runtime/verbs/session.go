@@ -81,7 +81,7 @@ func newSessionCmd(e *env) *cobra.Command {
 				}
 				return sessionBindResult(ctx, ev, id, f.vals["runs-dir"], f.storeURL(), max, via, e.stdout, e.stderr, "session bind")
 			}),
-		ev("stop-check", "Decide a stop: block with the next step, or nothing",
+		ev("stop-check", "Decide a stop: block with the next step, or let the agent stop (saying why when the run is left unfinished)",
 			"  sitter session stop-check < stop-event.json\n  sitter session stop-check --harness claude-code --session-id s-1", nil,
 			func(ev hook.Event, _ *cmdFlags, _ int, _ string) int {
 				return stopCheck(ctx, ev, e.stdout, e.stderr)
