@@ -15,9 +15,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // jsFiles is sitter's JS runtime: runner.mjs replays a process once,
@@ -274,14 +277,52 @@ func replayJS(ctx context.Context, in replayInput, stderr io.Writer) (*replayAns
 	if a.Status == "runtime-error" {
 		msg := "the process module did not load"
 		var e struct {
+			Name    string `json:"name"`
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(a.Error, &e) == nil && e.Message != "" {
+			if e.Name == "SyntaxError" {
+				if at := syntaxErrorAt(ctx, node, in.Entry); at != "" {
+					msg += ": " + at
+				}
+			}
 			msg += ": " + e.Message
 		}
 		return nil, &runtimeError{msg: msg, stderr: tail}
 	}
 	return &a, nil
+}
+
+// syntaxErrorAt is where the syntax error of the module file is,
+// "file:line:col", or "" when Node does not find one there (the error
+// is then in a module it imports). Node's import error does not say
+// where; `node --check` prints "file:line", the source line and a caret
+// under the column.
+func syntaxErrorAt(ctx context.Context, node, file string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--check", file)
+	cmd.Env = runnerEnv()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	lines := strings.Split(string(out), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, file+":") })
+	if i < 0 {
+		return ""
+	}
+	line := strings.TrimPrefix(lines[i], file+":")
+	if _, err := strconv.Atoi(line); err != nil {
+		return ""
+	}
+	at := file + ":" + line
+	if i+2 < len(lines) {
+		if c := strings.IndexByte(lines[i+2], '^'); c >= 0 && strings.TrimLeft(lines[i+2][:c], " \t") == "" {
+			at += ":" + strconv.Itoa(utf8.RuneCountInString(lines[i+2][:c])+1)
+		}
+	}
+	return at
 }
 
 func lastLines(s string, n int) string {

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -461,7 +462,7 @@ func TestCheckEntry(t *testing.T) {
 		{f + "#typo", `export "typo" not found in ` + f + `; it exports: build2, process`},
 		{f + "#build2", `export "build2" of ` + f + ` is a number, not a function; it exports: build2, process`},
 		{g + "#process", `export "process" not found in ` + g + `; it exports: default`},
-		{bad + "#process", "did not load"},
+		{bad + "#process", "did not load: " + bad + ":1:18: Unexpected token ';'"},
 		{filepath.Join(ws, "nope.mjs"), "process entry file not found"},
 	} {
 		err := CheckEntry(context.Background(), tc.entry)
@@ -471,6 +472,21 @@ func TestCheckEntry(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want %q", tc.entry, err, tc.want)
 		}
+	}
+}
+
+// A process with a syntax error fails iterate with where the error is,
+// file:line:col, which Node's import error does not say.
+func TestIterateSyntaxErrorLocated(t *testing.T) {
+	needNode(t)
+	dir, entry := newRun(t, "export async function process(inputs, ctx) {\n  const x = ;\n}\n", "")
+	r, err := Iterate(context.Background(), dir, IterateOptions{Stderr: io.Discard, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r.Error)
+	if want := entry + ":2:13: Unexpected token ';'"; !r.RuntimeError || !strings.Contains(string(b), want) {
+		t.Errorf("iterate: runtimeError %t, error %s; want it to name %q", r.RuntimeError, b, want)
 	}
 }
 
