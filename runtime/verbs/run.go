@@ -359,8 +359,8 @@ func runCreate(ctx context.Context, f *cmdFlags, reg func() *adapter.Registry, s
 		if err != nil {
 			return fail(stderr, "run create", fmt.Errorf("--inputs: %w", err))
 		}
-		if !json.Valid(b) {
-			return fail(stderr, "run create", fmt.Errorf("--inputs %s is not JSON", p))
+		if err := jsonFileError("--inputs", p, b); err != nil {
+			return fail(stderr, "run create", err)
 		}
 		o.Inputs = b
 	}

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sitter.dev/sitter/runtime/internal/jsonpos"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 )
@@ -304,7 +306,7 @@ func postOptions(f *cmdFlags) (runs.PostOptions, error) {
 	case f.has("value-inline"):
 		o.Value = json.RawMessage(strings.TrimSpace(f.vals["value-inline"]))
 	case f.has("value"):
-		if o.Value, err = readJSONInput("--value", f.vals["value"]); err != nil {
+		if o.Value, err = readJSONInput("--value", f.vals["value"], o.Status == "ok"); err != nil {
 			return o, err
 		}
 	}
@@ -314,10 +316,7 @@ func postOptions(f *cmdFlags) (runs.PostOptions, error) {
 		}
 	}
 	if p := f.vals["error"]; p != "" {
-		if o.Error, err = readJSONInput("--error", p); err != nil {
-			return o, err
-		}
-		if err := checkJSON(o.Error); err != nil {
+		if o.Error, err = readJSONInput("--error", p, true); err != nil {
 			return o, err
 		}
 	}
@@ -337,12 +336,34 @@ func postOptions(f *cmdFlags) (runs.PostOptions, error) {
 	return o, nil
 }
 
-func readJSONInput(flag, p string) (json.RawMessage, error) {
+// readJSONInput reads the JSON file p (- reads stdin) of flag; when
+// check, a file that is not JSON is an error that says where, file:line:col.
+func readJSONInput(flag, p string, check bool) (json.RawMessage, error) {
 	b, err := readInput(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
+	if check {
+		if err := jsonFileError(flag, p, b); err != nil {
+			return nil, &syntaxError{err}
+		}
+	}
 	return json.RawMessage(strings.TrimSpace(string(b))), nil
+}
+
+// jsonFileError says where the JSON file p given to flag is not JSON,
+// "flag file:line:col: invalid JSON: …", or nil when it is.
+func jsonFileError(flag, p string, b []byte) error {
+	if p == "-" {
+		p = "stdin"
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return fmt.Errorf("%s %s is empty, not JSON", flag, p)
+	}
+	if e := jsonpos.Syntax(p, b); e != nil {
+		return fmt.Errorf("%s %w", flag, e)
+	}
+	return nil
 }
 
 // syntaxError is a value that is not JSON, named as the SDK's JSON.parse
