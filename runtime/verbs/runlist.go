@@ -55,17 +55,23 @@ func runList(f *cmdFlags, stdout, stderr io.Writer) int {
 		rows = append(rows, listRow(rd, sessions))
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].LastActivity > rows[j].LastActivity })
-	var b strings.Builder
-	for _, r := range rows {
-		driver := "-"
+	// Columns as wide as their widest cell, so that ULIDs and short ids
+	// line up; what can be long (a reason) ends the row.
+	drivers := make([]string, len(rows))
+	wid, wproc, wdrv := 0, 0, 0
+	for i, r := range rows {
+		drivers[i] = "-"
 		if r.Session != nil {
-			driver = r.Session.Harness + "/" + r.Session.SessionID
+			drivers[i] = r.Session.Harness + "/" + r.Session.SessionID
 		}
-		status := r.Status
+		wid, wproc, wdrv = max(wid, len(r.RunID)), max(wproc, len(r.ProcessID)), max(wdrv, len(drivers[i]))
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		fmt.Fprintf(&b, "%-*s  %-10s %-*s  %-24s %-*s  %s", wid, r.RunID, r.Status, wproc, r.ProcessID, r.LastActivity, wdrv, drivers[i], r.RunDir)
 		if r.Error != "" {
-			status = "unreadable: " + r.Error
+			fmt.Fprintf(&b, "  unreadable: %s", r.Error)
 		}
-		fmt.Fprintf(&b, "%s  %-10s %-20s %-24s %s  %s", r.RunID, status, r.ProcessID, r.LastActivity, driver, r.RunDir)
 		if r.ProcessError != "" {
 			fmt.Fprintf(&b, "  process error: %s", oneLine(r.ProcessError, 120))
 		}
@@ -86,7 +92,10 @@ func listRow(rd string, sessions []*session.State) runListRow {
 	if err != nil {
 		r.Status, r.Error = "unreadable", err.Error()
 		if m, err := runs.ReadMetadata(rd); err == nil {
-			r.RunID, r.ProcessID, r.LastActivity = m.RunID, m.ProcessID, m.CreatedAt
+			r.ProcessID, r.LastActivity = m.ProcessID, m.CreatedAt
+			if m.RunID != "" {
+				r.RunID = m.RunID
+			}
 		}
 		return r
 	}
