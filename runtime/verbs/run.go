@@ -346,6 +346,11 @@ func runCreate(ctx context.Context, f *cmdFlags, reg func() *adapter.Registry, s
 			return usageFail(stderr, f)
 		}
 	}
+	if v := f.vals["max-iterations"]; v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			return fail(stderr, "run create", fmt.Errorf("--max-iterations %q is not a count", v))
+		}
+	}
 	if err := runs.CheckEntry(ctx, f.vals["entry"]); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -393,12 +398,7 @@ func runCreate(ctx context.Context, f *cmdFlags, reg func() *adapter.Registry, s
 func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir string, m *runs.Metadata, reg func() *adapter.Registry, stderr io.Writer) (map[string]any, string) {
 	max := 0
 	if v := f.vals["max-iterations"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			fmt.Fprintf(stderr, "sitter: run create: --max-iterations %q is not a count; using the default\n", v)
-			n = 0
-		}
-		max = n
+		max, _ = strconv.Atoi(v) // checked by runCreate
 	}
 	c := session.Caller{Harness: o.Harness, SessionID: o.SessionID, Via: "flags"}
 	if c.Harness == "" || c.SessionID == "" {
