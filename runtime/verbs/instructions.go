@@ -237,7 +237,7 @@ func babysitText(g guide) string {
 
 	w("## 4. The loop\n")
 	w("1. `sitter run iterate %s --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n", run)
-	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or `--value result.json`, `--status error --error err.json`; `--stdout-file`/`--stderr-file` keep logs).\n", run)
+	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or `--value result.json`; for a failure `--status error --error err.json` with err.json `{\"name\": \"Error\", \"message\": \"what went wrong\", \"data\": {…}}`, `--error -` reads it from stdin; `--stdout-file`/`--stderr-file` keep logs).\n", run)
 	w("3. Iterate again. Repeat until the status is `completed`, `failed` or `halted`.\n")
 	if g.HookDriven {
 		w("\nThis harness's stop hook drives the loop (%s): when you stop while effects are pending, the hook hands you the next step. Still, keep going on your own while there is work.\n", g.Why)
@@ -247,7 +247,7 @@ func babysitText(g guide) string {
 	w("\n## 5. Effects by kind\n")
 	w("- `agent`: do what `taskDef.agent.prompt` (or the task's title/description) asks yourself, or with a subagent; post a JSON value with what was produced.\n")
 	w("- `skill`: load and follow the named skill (`taskDef.skill.name`) with its args; post its outcome.\n")
-	w("- `shell`: run `taskDef.shell.command` (cwd and env if given); post `{exitCode, stdout}` with `--stdout-file`/`--stderr-file`; a non-zero exit is `--status error` unless the task says otherwise.\n")
+	w("- `shell`: run `taskDef.shell.command` (cwd and env if given); post `{exitCode, stdout}` with `--stdout-file`/`--stderr-file`; a non-zero exit is `--status error` with `{\"name\": \"Error\", \"message\": \"exit N\", \"data\": {\"exitCode\": N}}` as its `--error` unless the task says otherwise.\n")
 	w("- `breakpoint`: needs a human (see below).\n")
 	w("- `sleep`: wait until `taskDef.sleep.iso`; sitter resolves it by itself when you iterate after that time.\n")
 	w("- other kinds (`node`, …): follow the taskDef; if you cannot, post `--status error` explaining why.\n\n")
