@@ -448,7 +448,8 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 	}
 	cwd, _ := os.Getwd()
 	rows := []*session.State{}
-	var b strings.Builder
+	var states []string
+	wh, ws, wst := 0, 0, 0 // columns as wide as their widest cell
 	for _, st := range all {
 		if !f.bools["all"] && !sessionHere(st, cwd) {
 			continue
@@ -461,7 +462,12 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 		case st.EndedBecause != "":
 			state = "ended (" + st.EndedBecause + ")"
 		}
-		fmt.Fprintf(&b, "%-12s %-38s %-40s iteration %d/%d  %s\n", st.Harness, st.SessionID, state, st.Iteration, st.MaxIterations, st.UpdatedAt)
+		states = append(states, state)
+		wh, ws, wst = max(wh, len(st.Harness)), max(ws, len(st.SessionID)), max(wst, len(state))
+	}
+	var b strings.Builder
+	for i, st := range rows {
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  iteration %d/%d  %s\n", wh, st.Harness, ws, st.SessionID, wst, states[i], st.Iteration, st.MaxIterations, st.UpdatedAt)
 	}
 	switch {
 	case len(rows) > 0 || f.bools["json"]:
