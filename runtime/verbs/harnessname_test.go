@@ -15,6 +15,7 @@ import (
 // exit 2.
 func TestUnknownHarnessIsUsageError(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
 	for _, c := range []struct {
 		args       []string
 		line, hint string
@@ -26,6 +27,8 @@ func TestUnknownHarnessIsUsageError(t *testing.T) {
 		{[]string{"atlas", "show", "Gemini_CLI"}, `sitter: atlas show: unknown harness "Gemini_CLI"`, "did you mean gemini-cli?"},
 		{[]string{"instructions", "babysit", "--harness", "Claude Code"}, `sitter: instructions babysit: unknown harness "Claude Code"`, "did you mean claude-code?"},
 		{[]string{"doctor", "--harness", "codx"}, `sitter: doctor: unknown harness "codx"`, "did you mean codex?"},
+		{[]string{"session", "start", "--harness", "claud", "--session-id", "x"}, `sitter: session start: --harness: unknown harness "claud"`, "did you mean claude-code?"},
+		{[]string{"session", "state", "--harness", "nope", "--session-id", "x"}, `sitter: session state: --harness: unknown harness "nope"`, ""},
 	} {
 		var out, errb bytes.Buffer
 		code := Run(c.args, nil, &out, &errb, registry.Registry)

@@ -145,6 +145,18 @@ func usageFail(stderr io.Writer, f *cmdFlags) int {
 	return 2
 }
 
+// flagFail answers a flag value that cannot be right (an unknown harness,
+// a count that is none) as the usage error it is: the line, then the
+// usage; exit 1 for a verb the SDK has (its code), else 2.
+func flagFail(stderr io.Writer, f *cmdFlags, err error) int {
+	fmt.Fprintf(stderr, "sitter: %s: %v\n\n", f.verb, err)
+	fmt.Fprint(stderr, f.usage)
+	if slices.Contains(sdkVerbs, f.verb) {
+		return 1
+	}
+	return 2
+}
+
 // outCompact is out with the JSON on one line, as the SDK prints `run
 // status`, `task show` and `task post`.
 func outCompact(stdout, stderr io.Writer, asJSON bool, v any, text string) int {

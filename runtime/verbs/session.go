@@ -140,12 +140,15 @@ func sessionEvent(e *env, f *cmdFlags, verb string) (ev hook.Event, via string, 
 	// session, a name the atlas does not know names none.
 	d, _, err := e.reg().Resolve(ev.Harness)
 	if err != nil {
-		return ev, "", 0, fail(e.stderr, verb, err)
+		if f.vals["harness"] != "" {
+			return ev, "", 0, flagFail(e.stderr, f, fmt.Errorf("--harness: %w", err))
+		}
+		return ev, "", 0, fail(e.stderr, verb, err) // the event's harness: no mistake of the command line
 	}
 	ev.Harness = d.ID
 	if v := f.vals["max-iterations"]; v != "" {
 		if max, err = strconv.Atoi(v); err != nil || max < 0 {
-			return ev, "", 0, fail(e.stderr, verb, fmt.Errorf("--max-iterations %q is not a count", v))
+			return ev, "", 0, flagFail(e.stderr, f, fmt.Errorf("--max-iterations %q is not a count", v))
 		}
 	}
 	return ev, via, max, -1
