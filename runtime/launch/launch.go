@@ -201,23 +201,23 @@ func Run(ctx context.Context, o Options) (code int, err error) {
 	case AgentDriven, HookDriven, BridgeHooks:
 	case BridgeInteractive:
 		if err := ptySupported(); err != nil {
-			return 2, err
+			return 2, usageError{err}
 		}
 		if err := checkPrompts(o.Spec.Onboarding); err != nil {
-			return 2, err
+			return 2, usageError{err}
 		}
 	default:
-		return 2, fmt.Errorf("unknown mode %q (agent-driven, hook-driven, bridge-hooks, bridge-interactive)", o.Mode)
+		return 2, usageError{fmt.Errorf("unknown mode %q (agent-driven, hook-driven, bridge-hooks, bridge-interactive)", o.Mode)}
 	}
 	if o.Babysit != nil {
 		if o.Mode != AgentDriven && o.Mode != BridgeHooks {
-			return 2, fmt.Errorf("a babysit launch runs unattended: mode agent-driven or bridge-hooks, not %s", o.Mode)
+			return 2, usageError{fmt.Errorf("a babysit launch runs unattended: mode agent-driven or bridge-hooks, not %s", o.Mode)}
 		}
 		if err := o.Babysit.Validate(workspaceOf(o)); err != nil {
-			return 2, err
+			return 2, usageError{err}
 		}
 	} else if o.Mode != HookDriven && o.Prompt == "" {
-		return 2, fmt.Errorf("mode %s needs --prompt or --prompt-file", o.Mode)
+		return 2, usageError{fmt.Errorf("mode %s needs --prompt or --prompt-file", o.Mode)}
 	}
 	defer func() {
 		if cerr := l.cleanup(); cerr != nil && err == nil {
@@ -551,9 +551,20 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-// usageError is a setting of the launch that the proxy rejected: the
-// launch exits 2 for it, as `sitter proxy` does.
+// usageError is a setting of the launch that it refuses before the
+// harness starts, or that the proxy rejected: the launch exits 2 for it,
+// as `sitter proxy` does.
 type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// IsUsage reports whether err, an error of Run, is a setting of the launch
+// refused (exit 2: a mistake on the command line or in a file it names),
+// rather than a failure or a harness's own exit code 2 with a cleanup error.
+func IsUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
 
 // startProxy runs sitter-proxy on loopback with a fresh token and reads
 // its SITTER_PROXY_URL line.

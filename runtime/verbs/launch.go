@@ -115,6 +115,7 @@ type launchArgs struct {
 	modeSet                            bool
 	babysit, runID, inputs             string
 	interactive                        bool
+	usage                              func() string // the command's usage, printed with a usage error
 }
 
 // newLaunchCmd is `sitter launch`.
@@ -134,7 +135,7 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 		Args:              nArgs(1, 1, "<harness> (see 'sitter atlas list')"),
 		ValidArgsFunction: harnessNames(e),
 		RunE: func(c *cobra.Command, args []string) error {
-			a.harness, a.mode, a.modeSet = args[0], mode, c.Flags().Changed("mode")
+			a.harness, a.mode, a.modeSet, a.usage = args[0], mode, c.Flags().Changed("mode"), c.UsageString
 			for _, n := range []string{"max-iterations", "max-turns", "idle-timeout", "timeout"} {
 				if f := c.Flags().Lookup(n); f.Changed && (f.Value.String() == "0" || f.Value.String() == "0s") {
 					return a.usageFailed(e, fmt.Errorf("--%s %s: want a positive number", n, f.Value))
@@ -289,7 +290,7 @@ func runLaunch(ctx context.Context, a launchArgs, e *env) int {
 	}
 	code, err := launch.Run(ctx, launchOptions(a, t, prompt, bs, babysit, e))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "sitter launch: %v\n", err)
+		a.say(e, err, launch.IsUsage(err))
 	}
 	return code
 }
@@ -310,15 +311,25 @@ func launchUsage(format string, a ...any) error { return &launchErr{2, fmt.Error
 // always the event stream) the stream says it too, as the error event
 // launch.Run ends with.
 func launchFailed(e *env, a launchArgs, harness string, err error) int {
-	fmt.Fprintf(e.stderr, "sitter launch: %v\n", err)
 	code := 1
 	if l, ok := err.(*launchErr); ok {
 		code = l.code
 	}
+	a.say(e, err, code == 2)
 	if a.events() {
 		launch.ErrorEvent(e.stdout, harness, code, err)
 	}
 	return code
+}
+
+// say prints why the launch could not start as every verb does: one
+// "sitter: launch: …" line, then, for a mistake on the command line (exit
+// 2), a blank line and the usage.
+func (a *launchArgs) say(e *env, err error, usage bool) {
+	fmt.Fprintf(e.stderr, "sitter: launch: %v\n", err)
+	if usage && a.usage != nil {
+		fmt.Fprintf(e.stderr, "\n%s", a.usage())
+	}
 }
 
 // usageFailed is a usage error of the command line (exit 2, said with the
