@@ -78,7 +78,9 @@ func runInstructions(f *cmdFlags, stdout, stderr io.Writer, reg func() *adapter.
 		// must not get Claude Code's guide.
 		c, err := session.Discover()
 		if err != nil {
-			return fail(stderr, "instructions", fmt.Errorf("which harness? pass --harness (one of: %s); %v", strings.Join(reg().Known, ", "), err))
+			// Outside a harness session --harness is required: a usage error.
+			fmt.Fprintf(stderr, "sitter: %s: which harness? pass --harness (one of: %s); %v\n\n%s", f.verb, strings.Join(reg().Known, ", "), err, f.usage)
+			return 2
 		}
 		name = c.Harness
 		if sessionID == "" {

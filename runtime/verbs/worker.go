@@ -56,7 +56,9 @@ func worker(f *cmdFlags, e *env) int {
 	const verb = "worker"
 	url := f.storeURL()
 	if url == "" {
-		return fail(e.stderr, verb, errors.New("--store (or $SITTER_STORE) names the store to work for"))
+		// A required flag missing: a usage error, as sitter proxy's.
+		fmt.Fprintf(e.stderr, "sitter: %s: --store (or $SITTER_STORE) names the store to work for\n\n%s", verb, f.usage)
+		return 2
 	}
 	o := natsstore.WorkOptions{Log: e.stderr, Do: shellEffect}
 	if k := f.vals["kinds"]; k != "" {
