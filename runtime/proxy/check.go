@@ -7,6 +7,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"sitter.dev/sitter/generated/providers"
 )
 
 // CheckListen refuses a listen address no listener could take: one
@@ -38,6 +41,42 @@ func CheckTokenFile(path string) error {
 		return err
 	case !st.IsDir():
 		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// ServeFlags are the settings that decide what a gateway serves: one
+// provider (--provider, with --model and --upstream) or a routes file
+// (--routes, with --harness and --record).
+type ServeFlags struct {
+	Routes, Provider, Model, Upstream, Harness, Record string
+}
+
+// CheckServeFlags refuses settings that do not go together or that name
+// a provider or harness the atlas does not know: the one check of `sitter
+// proxy`, which says it before it starts the gateway, and of sitter-proxy.
+func CheckServeFlags(f ServeFlags) error {
+	if f.Routes != "" {
+		if f.Provider != "" || f.Model != "" || f.Upstream != "" {
+			return errors.New("--routes names the providers and models: drop --provider, --model and --upstream")
+		}
+		if _, ok := providers.HarnessID(f.Harness); f.Harness != "" && !ok {
+			return fmt.Errorf("--harness: unknown harness %q (known: %s)", f.Harness, strings.Join(providers.HarnessIDs(), ", "))
+		}
+		return nil
+	}
+	if f.Harness != "" || f.Record != "" {
+		return errors.New("--harness and --record go with --routes")
+	}
+	if f.Provider == "" {
+		return errors.New("--provider or --routes is required")
+	}
+	if _, ok := providers.Lookup(f.Provider); !ok {
+		ids := make([]string, 0, len(providers.All))
+		for _, p := range providers.All {
+			ids = append(ids, p.ID)
+		}
+		return fmt.Errorf("unknown provider %q (known: %s)", f.Provider, strings.Join(ids, ", "))
 	}
 	return nil
 }

@@ -672,3 +672,25 @@ func TestCheckBaseURL(t *testing.T) {
 		}
 	}
 }
+
+// The flags that decide what a gateway serves must go together and name
+// what the atlas knows: sitter proxy and sitter-proxy refuse the same.
+func TestCheckServeFlags(t *testing.T) {
+	for _, c := range []struct {
+		f    ServeFlags
+		want string // "" for none
+	}{
+		{ServeFlags{Provider: "openai"}, ""},
+		{ServeFlags{Routes: "r.json", Harness: "claude-code", Record: "x.jsonl"}, ""},
+		{ServeFlags{}, "--provider or --routes is required"},
+		{ServeFlags{Provider: "mars"}, `unknown provider "mars" (known: `},
+		{ServeFlags{Provider: "openai", Record: "x.jsonl"}, "--harness and --record go with --routes"},
+		{ServeFlags{Routes: "r.json", Model: "m"}, "--routes names the providers and models"},
+		{ServeFlags{Routes: "r.json", Harness: "claud"}, `--harness: unknown harness "claud" (known: `},
+	} {
+		err := CheckServeFlags(c.f)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("CheckServeFlags(%+v) = %v, want %q", c.f, err, c.want)
+		}
+	}
+}

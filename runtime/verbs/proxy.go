@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -73,8 +72,10 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 					return fmt.Errorf("--token-file %s: %v", tf, err)
 				}
 			}
-			if err := proxyFlagsErr(c.Flags()); err != nil {
-				return err
+			get := func(n string) string { v, _ := c.Flags().GetString(n); return v }
+			if err := proxy.CheckServeFlags(proxy.ServeFlags{Routes: get("routes"), Provider: get("provider"), Model: get("model"),
+				Upstream: get("upstream"), Harness: get("harness"), Record: get("record")}); err != nil {
+				return usageErr("%v", err)
 			}
 			var args []string
 			c.Flags().Visit(func(f *pflag.Flag) { args = append(args, "--"+f.Name+"="+f.Value.String()) })
@@ -102,34 +103,6 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 		return ids, cobra.ShellCompDirectiveNoFileComp
 	})
 	return c
-}
-
-// proxyFlagsErr is what the gateway would refuse in the flags (exit 2),
-// in its words, said here as every verb's usage error is.
-func proxyFlagsErr(fs *pflag.FlagSet) error {
-	get := func(n string) string { v, _ := fs.GetString(n); return v }
-	if get("routes") != "" {
-		if get("provider") != "" || get("model") != "" || get("upstream") != "" {
-			return usageErr("--routes names the providers and models: drop --provider, --model and --upstream")
-		}
-		if h := get("harness"); h != "" {
-			if _, ok := providers.HarnessID(h); !ok {
-				return usageErr("--harness: unknown harness %q (known: %s)", h, strings.Join(providers.HarnessIDs(), ", "))
-			}
-		}
-		return nil
-	}
-	if get("harness") != "" || get("record") != "" {
-		return usageErr("--harness and --record go with --routes")
-	}
-	if _, ok := providers.Lookup(get("provider")); !ok {
-		var ids []string
-		for _, x := range providers.All {
-			ids = append(ids, x.ID)
-		}
-		return usageErr("unknown provider %q (known: %s)", get("provider"), strings.Join(ids, ", "))
-	}
-	return nil
 }
 
 // runProxy hands `sitter proxy …` to the sitter-proxy binary installed

@@ -112,6 +112,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return 2
 		}
 	}
+	if err := proxy.CheckServeFlags(proxy.ServeFlags{Routes: *routesFile, Provider: *provider, Model: *model,
+		Upstream: *upstream, Harness: *harness, Record: *record}); err != nil {
+		fmt.Fprintf(stderr, "sitter proxy: %v\n\n", err)
+		usage(stderr)
+		return 2
+	}
 	var state proxy.SharedState
 	if *stateStore != "" {
 		st, closeState, err := openState(ctx, *stateStore, logger(stderr, *jsonLogs))
@@ -126,24 +132,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serveRoutes(ctx, routesOptions{file: *routesFile, harness: *harness, record: *record, listen: *listen, token: *token,
 			tokenFile: *tokenFile, jsonLogs: *jsonLogs, provider: *provider, model: *model, upstream: *upstream, state: state}, getenv, stdout, stderr)
 	}
-	if *harness != "" || *record != "" {
-		fmt.Fprintln(stderr, "sitter proxy: --harness and --record go with --routes")
-		return 2
-	}
-	if *provider == "" {
-		fmt.Fprintln(stderr, "sitter proxy: --provider or --routes is required")
-		usage(stderr)
-		return 2
-	}
-	p, ok := providers.Lookup(*provider)
-	if !ok {
-		var ids []string
-		for _, x := range providers.All {
-			ids = append(ids, x.ID)
-		}
-		fmt.Fprintf(stderr, "sitter proxy: unknown provider %q (known: %s)\n", *provider, strings.Join(ids, ", "))
-		return 2
-	}
+	p, _ := providers.Lookup(*provider) // CheckServeFlags knows it
 	cfg, err := proxyConfig(p, *upstream, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n", err)

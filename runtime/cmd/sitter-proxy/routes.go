@@ -25,17 +25,8 @@ type routesOptions struct {
 // fallbacks fail here with file:line:col); requests are then routed in
 // memory.
 func serveRoutes(ctx context.Context, o routesOptions, getenv func(string) string, stdout, stderr io.Writer) int {
-	if o.provider != "" || o.model != "" || o.upstream != "" {
-		fmt.Fprintln(stderr, "sitter proxy: --routes names the providers and models: drop --provider, --model and --upstream")
-		return 2
-	}
 	if o.harness != "" {
-		id, ok := providers.HarnessID(o.harness)
-		if !ok {
-			fmt.Fprintf(stderr, "sitter proxy: unknown harness %q (known: %s)\n", o.harness, strings.Join(providers.HarnessIDs(), ", "))
-			return 2
-		}
-		o.harness = id
+		o.harness, _ = providers.HarnessID(o.harness) // CheckServeFlags knows it
 	}
 	data, err := os.ReadFile(o.file)
 	if err != nil {
