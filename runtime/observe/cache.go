@@ -25,8 +25,9 @@ import (
 // as without one.
 
 // cacheVersion changes when RunView or its signature does (2: Launched;
-// 3: run.json in the signature, the fingerprint).
-const cacheVersion = 3
+// 3: run.json in the signature, the fingerprint; 4: Failure, which a
+// failed run of an older cache would lack until it changed).
+const cacheVersion = 4
 
 type cacheFile struct {
 	Version  int          `json:"version"`

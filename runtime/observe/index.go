@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type RunView struct {
 	LastStop      string
 	LastStopAfter bool
 	RuntimeError  string
+	// Failure is the first line of a failed run's error (of a halted
+	// run's reason), cut for the card (failureLine).
+	Failure string
 	// Launched: run.json's folder holds a launch mark (run.LaunchFile):
 	// a sitter launch may drive the run between its sessions.
 	Launched bool
@@ -658,6 +662,12 @@ func readRun(dir string) *RunView {
 		return v
 	}
 	v.Status, v.Events, v.RuntimeError = st.Status, len(st.Journal.Events), st.RuntimeError
+	switch {
+	case len(st.Failure) > 0:
+		v.Failure = failureLine(st.Failure)
+	case st.HaltReason != "":
+		v.Failure = cutLine(st.HaltReason)
+	}
 	_, err = os.Stat(filepath.Join(dir, runs.StateDir, runs.LaunchFile))
 	v.Launched = err == nil
 	if h := st.Journal.Head(); h != nil {
@@ -738,4 +748,54 @@ func slicesContains(ds []Driver, d Driver) bool {
 		}
 	}
 	return false
+}
+
+// cardLineMax is how many characters of a failed run's error its card
+// shows.
+const cardLineMax = 120
+
+// failureLine is a failed run's error (as RUN_FAILED holds it, what the
+// run page shows in full) in one line for its card: "name: message" of
+// an error object (its stack, which repeats both, left out), the text
+// of a string, else the error's JSON; its first line, cut (cutLine).
+func failureLine(raw json.RawMessage) string {
+	var e struct {
+		Name    string `json:"name"`
+		Message string `json:"message"`
+	}
+	var text string
+	switch {
+	case json.Unmarshal(raw, &text) == nil:
+	case json.Unmarshal(raw, &e) == nil && (e.Message != "" || e.Name != ""):
+		text = e.Message
+		if e.Name != "" && e.Message != "" {
+			text = e.Name + ": " + e.Message
+		} else if e.Message == "" {
+			text = e.Name
+		}
+	default:
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			text = b.String()
+		} else {
+			text = string(raw)
+		}
+	}
+	return cutLine(text)
+}
+
+// cutLine is the first non-blank line of s, trimmed, cut at cardLineMax
+// characters with "…".
+func cutLine(s string) string {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			s = l
+			break
+		}
+	}
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > cardLineMax {
+		s = strings.TrimRight(string(r[:cardLineMax]), " ") + "…"
+	}
+	return s
 }

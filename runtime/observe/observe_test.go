@@ -1110,3 +1110,82 @@ func TestUnreadableRunsDirSaysSo(t *testing.T) {
 		t.Errorf("board of an unreadable runs dir:\n%s", b)
 	}
 }
+
+// cardOf is the board's card of the run dir, "" when there is none.
+func cardOf(board, dir string) string {
+	m := regexp.MustCompile(`(?s)<a class="card[^"]*" data-key="` + regexp.QuoteMeta(dir) + `".*?</a>`).FindString(board)
+	return m
+}
+
+// TestFailedCardSaysWhy: the card of a failed run shows its error's first
+// line (escaped, cut to about 120 characters), of a halted run the
+// reason; the index cache carries it, so a board served from the cache
+// says it too, and a cache from before it is not used.
+func TestFailedCardSaysWhy(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("x", 200)
+	failed := newRun(t, f.project, "failed")
+	appendEv(t, failed, journal.RunFailed, map[string]any{"error": map[string]any{
+		"name": "TypeError", "message": "<b>deploy</b> broke " + long + "\nsecond line of the message",
+		"stack": "TypeError: <b>deploy</b> broke\n    at process (p.mjs:3:9)"}})
+	plain := newRun(t, f.project, "plain")
+	appendEv(t, plain, journal.RunFailed, map[string]any{"error": "disk full\nmore"})
+	halted := newRun(t, f.project, "halted")
+	appendEv(t, halted, journal.RunHalted, map[string]any{"reason": "asked to stop\nby the user"})
+	f.s.ix.Sweep()
+	check := func(board, when string) {
+		t.Helper()
+		for _, c := range []struct {
+			dir, want string
+			not       []string
+		}{
+			{failed, `<span class="why">failed: TypeError: &lt;b&gt;deploy&lt;/b&gt; broke xxx`, []string{"<b>deploy", "second line", "p.mjs:3:9", long}},
+			{plain, `<span class="why">failed: disk full</span>`, []string{"more"}},
+			{halted, `<span class="why">halted: asked to stop</span>`, []string{"by the user"}},
+		} {
+			card := cardOf(board, c.dir)
+			if !strings.Contains(card, c.want) {
+				t.Errorf("%s: the card of %s lacks %q:\n%s", when, filepath.Base(c.dir), c.want, card)
+			}
+			for _, n := range c.not {
+				if strings.Contains(card, n) {
+					t.Errorf("%s: the card of %s shows %q:\n%s", when, filepath.Base(c.dir), n, card)
+				}
+			}
+		}
+		why := regexp.MustCompile(`(?s)<span class="why">(.*?)</span>`).FindStringSubmatch(cardOf(board, failed))
+		if why == nil || !strings.HasSuffix(why[1], "…") || len([]rune(why[1])) > 160 {
+			t.Errorf("%s: the long error is not cut: %q", when, why)
+		}
+	}
+	check(body(t, f.get(t, "/")), "read")
+
+	// Served from the cache, before any sweep.
+	if err := f.s.ix.SaveCache(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := New(Options{Dirs: []string{f.project}, StateDir: f.s.ix.stateDir, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s2.Handler())
+	defer ts.Close()
+	jar, _ := cookiejar.New(nil)
+	r, err := (&http.Client{Jar: jar}).Get(ts.URL + "/?token=tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(body(t, r), "from the cache")
+
+	// A cache of the version before (no error line) is not used: its
+	// failed runs would say only "failed" until they changed.
+	p := f.s.ix.cachePath()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, regexp.MustCompile(`"version":\d+`).ReplaceAll(b, []byte(`"version":3`)), 0o644)
+	if n := len(NewIndex([]string{f.project}, f.s.ix.stateDir, time.Hour).Runs()); n != 0 {
+		t.Errorf("a version 3 cache gave %d runs", n)
+	}
+}

@@ -57,9 +57,9 @@ func Classify(v *RunView, sessions []*session.State, caps map[Driver]StopCapped,
 	case runs.StatusCompleted:
 		return Completed, "completed"
 	case runs.StatusFailed:
-		return Failed, "failed"
+		return Failed, withLine("failed", v.Failure)
 	case runs.StatusHalted:
-		return Failed, "halted"
+		return Failed, withLine("halted", v.Failure)
 	}
 	var bps []string
 	for _, p := range v.Pending {
@@ -144,4 +144,12 @@ func roundAge(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// withLine is "what: line", or what alone when there is no line.
+func withLine(what, line string) string {
+	if line == "" {
+		return what
+	}
+	return what + ": " + line
 }
