@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -43,20 +42,9 @@ both D and D/.a5c/runs are watched.`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			for _, d := range dirs { // repeatable: checkDir reads one
-				// A --dir that is not there or is a file is a mistake
-				// on the command line (exit 2); one that cannot be
-				// looked at (its permissions) fails (exit 1).
-				fi, err := os.Stat(d)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					return usageErr("--dir %s: no such directory", d)
-				case err != nil:
-					if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-						err = pe.Err // the message names the directory
-					}
-					return code(fail(e.stderr, "observe", fmt.Errorf("--dir %s: %w", d, err)))
-				case !fi.IsDir():
-					return usageErr("--dir %s: not a directory", d)
+				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+					fmt.Fprintf(e.stderr, "sitter: observe: --dir %s is not a directory\n", d)
+					return exitCode(1)
 				}
 			}
 			if stale <= 0 {

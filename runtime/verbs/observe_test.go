@@ -3,8 +3,6 @@ package verbs
 import (
 	"bytes"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,32 +62,6 @@ func TestObserveExposedNote(t *testing.T) {
 			if !strings.Contains(note, want) {
 				t.Errorf("%s: note %q does not say %q", c.addr, note, want)
 			}
-		}
-	}
-}
-
-// TestObserveDirUsage: a --dir that does not exist or is no directory is
-// a mistake on the command line: a usage error (exit 2) naming the flag,
-// the value and the problem, before anything is served.
-func TestObserveDirUsage(t *testing.T) {
-	t.Setenv("SITTER_STATE_DIR", t.TempDir())
-	tmp := t.TempDir()
-	file := filepath.Join(tmp, "a-file")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(tmp, "nonexistent")
-	for _, c := range []struct{ dir, problem string }{
-		{missing, "no such directory"},
-		{file, "not a directory"},
-	} {
-		var out, errb bytes.Buffer
-		// A good --dir first: each one given is checked.
-		code := Run([]string{"observe", "--dir", tmp, "--dir", c.dir, "--listen", "bogus"}, strings.NewReader(""), &out, &errb, registry.Registry)
-		errs := errb.String()
-		first, _, _ := strings.Cut(errs, "\n")
-		if want := "sitter: observe: --dir " + c.dir + ": " + c.problem; code != 2 || first != want || !strings.Contains(errs, "Usage:\n  sitter observe") || out.Len() != 0 {
-			t.Errorf("--dir %s: exit %d, want 2 and first line %q; stdout %q, stderr:\n%s", c.dir, code, want, out.String(), errs)
 		}
 	}
 }
