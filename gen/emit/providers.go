@@ -100,6 +100,14 @@ func ProvidersGo(a *model.Atlas) []File {
 		),
 		jen.Return(jen.Id("Provider").Values(), jen.False()),
 	)
+	f.Comment("IDs lists every provider id, in the atlas's order.")
+	f.Func().Id("IDs").Params().Index().String().Block(
+		jen.Id("ids").Op(":=").Make(jen.Index().String(), jen.Lit(0), jen.Len(jen.Id("All"))),
+		jen.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Id("All")).Block(
+			jen.Id("ids").Op("=").Append(jen.Id("ids"), jen.Id("p").Dot("ID")),
+		),
+		jen.Return(jen.Id("ids")),
+	)
 	f.Comment("Speaks returns the protocols a harness (id or alias) calls natively.")
 	f.Func().Id("Speaks").Params(jen.Id("harness").String()).Params(jen.Index().String(), jen.Bool()).Block(
 		jen.For(jen.List(jen.Id("_"), jen.Id("h")).Op(":=").Range().Id("speaks")).Block(

@@ -163,6 +163,15 @@ func Lookup(id string) (Provider, bool) {
 	return Provider{}, false
 }
 
+// IDs lists every provider id, in the atlas's order.
+func IDs() []string {
+	ids := make([]string, 0, len(All))
+	for _, p := range All {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
 // Speaks returns the protocols a harness (id or alias) calls natively.
 func Speaks(harness string) ([]string, bool) {
 	for _, h := range speaks {

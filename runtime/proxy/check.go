@@ -7,9 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"sitter.dev/sitter/generated/providers"
 )
 
 // CheckListen refuses a listen address no listener could take: one
@@ -52,16 +51,26 @@ type ServeFlags struct {
 	Routes, Provider, Model, Upstream, Harness, Record string
 }
 
+// Known is what the atlas knows, for CheckServeFlags: the caller's tables
+// (generated/providers), as every runtime library takes them.
+type Known struct {
+	Providers []string                         // provider ids
+	Harnesses []string                         // harness ids
+	HarnessID func(name string) (string, bool) // a harness id or alias to its id
+}
+
 // CheckServeFlags refuses settings that do not go together or that name
 // a provider or harness the atlas does not know: the one check of `sitter
 // proxy`, which says it before it starts the gateway, and of sitter-proxy.
-func CheckServeFlags(f ServeFlags) error {
+func CheckServeFlags(f ServeFlags, k Known) error {
 	if f.Routes != "" {
 		if f.Provider != "" || f.Model != "" || f.Upstream != "" {
 			return errors.New("--routes names the providers and models: drop --provider, --model and --upstream")
 		}
-		if _, ok := providers.HarnessID(f.Harness); f.Harness != "" && !ok {
-			return fmt.Errorf("--harness: unknown harness %q (known: %s)", f.Harness, strings.Join(providers.HarnessIDs(), ", "))
+		if f.Harness != "" {
+			if _, ok := k.HarnessID(f.Harness); !ok {
+				return fmt.Errorf("--harness: unknown harness %q (known: %s)", f.Harness, strings.Join(k.Harnesses, ", "))
+			}
 		}
 		return nil
 	}
@@ -71,12 +80,8 @@ func CheckServeFlags(f ServeFlags) error {
 	if f.Provider == "" {
 		return errors.New("--provider or --routes is required")
 	}
-	if _, ok := providers.Lookup(f.Provider); !ok {
-		ids := make([]string, 0, len(providers.All))
-		for _, p := range providers.All {
-			ids = append(ids, p.ID)
-		}
-		return fmt.Errorf("unknown provider %q (known: %s)", f.Provider, strings.Join(ids, ", "))
+	if !slices.Contains(k.Providers, f.Provider) {
+		return fmt.Errorf("unknown provider %q (known: %s)", f.Provider, strings.Join(k.Providers, ", "))
 	}
 	return nil
 }

@@ -676,19 +676,27 @@ func TestCheckBaseURL(t *testing.T) {
 // The flags that decide what a gateway serves must go together and name
 // what the atlas knows: sitter proxy and sitter-proxy refuse the same.
 func TestCheckServeFlags(t *testing.T) {
+	known := Known{Providers: []string{"anthropic", "openai"}, Harnesses: []string{"claude-code", "codex"},
+		HarnessID: func(n string) (string, bool) {
+			if n == "claude" {
+				n = "claude-code"
+			}
+			return n, n == "claude-code" || n == "codex"
+		}}
 	for _, c := range []struct {
 		f    ServeFlags
 		want string // "" for none
 	}{
 		{ServeFlags{Provider: "openai"}, ""},
 		{ServeFlags{Routes: "r.json", Harness: "claude-code", Record: "x.jsonl"}, ""},
+		{ServeFlags{Routes: "r.json", Harness: "claude"}, ""},
 		{ServeFlags{}, "--provider or --routes is required"},
 		{ServeFlags{Provider: "mars"}, `unknown provider "mars" (known: `},
 		{ServeFlags{Provider: "openai", Record: "x.jsonl"}, "--harness and --record go with --routes"},
 		{ServeFlags{Routes: "r.json", Model: "m"}, "--routes names the providers and models"},
 		{ServeFlags{Routes: "r.json", Harness: "claud"}, `--harness: unknown harness "claud" (known: `},
 	} {
-		err := CheckServeFlags(c.f)
+		err := CheckServeFlags(c.f, known)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
 			t.Errorf("CheckServeFlags(%+v) = %v, want %q", c.f, err, c.want)
 		}

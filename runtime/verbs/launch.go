@@ -374,11 +374,7 @@ func launchTarget(a *launchArgs, r *adapter.Registry) (launchTo, error) {
 	}
 	p, ok := providers.Lookup(a.provider)
 	if !ok {
-		var ids []string
-		for _, x := range providers.All {
-			ids = append(ids, x.ID)
-		}
-		return t, launchUsage("unknown provider %q (known: %s)", a.provider, strings.Join(ids, ", "))
+		return t, launchUsage("unknown provider %q (known: %s)", a.provider, strings.Join(providers.IDs(), ", "))
 	}
 	t.p = p
 	if t.proxy, err = providers.ProxyRequired(spec.Harness, p.ID); err != nil {

@@ -74,7 +74,7 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 			}
 			get := func(n string) string { v, _ := c.Flags().GetString(n); return v }
 			if err := proxy.CheckServeFlags(proxy.ServeFlags{Routes: get("routes"), Provider: get("provider"), Model: get("model"),
-				Upstream: get("upstream"), Harness: get("harness"), Record: get("record")}); err != nil {
+				Upstream: get("upstream"), Harness: get("harness"), Record: get("record")}, knownToProxy()); err != nil {
 				return usageErr("%v", err)
 			}
 			var args []string
@@ -96,13 +96,15 @@ fallbacks), and each routed request is recorded for sitter proxy stats
 	fs.String("state-store", "", "keep what replicas share between requests (Gemini thought signatures) in the NATS JetStream store at `URL` (docs/store.md)")
 	c.AddCommand(newProxyStatsCmd(e))
 	c.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var ids []string
-		for _, p := range providers.All {
-			ids = append(ids, p.ID)
-		}
-		return ids, cobra.ShellCompDirectiveNoFileComp
+		return providers.IDs(), cobra.ShellCompDirectiveNoFileComp
 	})
 	return c
+}
+
+// knownToProxy is the atlas's providers and harnesses, as the proxy's
+// flag check takes them.
+func knownToProxy() proxy.Known {
+	return proxy.Known{Providers: providers.IDs(), Harnesses: providers.HarnessIDs(), HarnessID: providers.HarnessID}
 }
 
 // runProxy hands `sitter proxy …` to the sitter-proxy binary installed

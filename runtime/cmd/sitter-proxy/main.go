@@ -113,7 +113,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	if err := proxy.CheckServeFlags(proxy.ServeFlags{Routes: *routesFile, Provider: *provider, Model: *model,
-		Upstream: *upstream, Harness: *harness, Record: *record}); err != nil {
+		Upstream: *upstream, Harness: *harness, Record: *record},
+		proxy.Known{Providers: providers.IDs(), Harnesses: providers.HarnessIDs(), HarnessID: providers.HarnessID}); err != nil {
 		fmt.Fprintf(stderr, "sitter proxy: %v\n\n", err)
 		usage(stderr)
 		return 2
