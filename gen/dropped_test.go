@@ -8,6 +8,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/emit"
 	"sitter.dev/sitter/gen/model"
 )
 
@@ -43,11 +44,7 @@ handlers:
     command: echo
 `)}}}
 	extract(t, src, root)
-	var warns []string
-	_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	warns, files := generateWarned(t, root)
 	want := []string{
 		"plugins-src/drops/plugin.yaml:8:5: warning: handlers[1].phase: no event of copilot registers a setup handler, so its bundle never runs this one (sitter atlas show copilot)",
 		"plugins-src/drops/plugin.yaml:15:9: warning: overrides.cline.handlers[1].phase: no event of cline registers a notification handler, so its bundle never runs this one (sitter atlas show cline)",
@@ -56,14 +53,7 @@ handlers:
 	if !slices.Equal(warns, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(want, "\n"))
 	}
-	built := map[string]bool{}
-	for _, f := range files {
-		if rest, ok := strings.CutPrefix(f.Path, "artifacts/"); ok {
-			p, rest, _ := strings.Cut(rest, "/")
-			h, _, _ := strings.Cut(rest, "/")
-			built[p+"/"+h] = true
-		}
-	}
+	built := bundlesOf(files)
 	for _, b := range []string{"drops/claude-code", "drops/cline", "drops/copilot"} {
 		if !built[b] {
 			t.Errorf("no bundle %s", b)
@@ -72,4 +62,29 @@ handlers:
 	if built["needs/cline"] || built["needs/copilot"] {
 		t.Errorf("bundles of needs built, want none")
 	}
+}
+
+// generateWarned runs the generator on root, failing the test on an
+// error, and returns the warnings it printed with the files it wrote.
+func generateWarned(t *testing.T, root string) ([]string, []emit.File) {
+	t.Helper()
+	var warns []string
+	_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return warns, files
+}
+
+// bundlesOf is the set of bundles among files, as "plugin/harness".
+func bundlesOf(files []emit.File) map[string]bool {
+	built := map[string]bool{}
+	for _, f := range files {
+		if rest, ok := strings.CutPrefix(f.Path, "artifacts/"); ok {
+			p, rest, _ := strings.Cut(rest, "/")
+			h, _, _ := strings.Cut(rest, "/")
+			built[p+"/"+h] = true
+		}
+	}
+	return built
 }

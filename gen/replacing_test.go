@@ -11,8 +11,6 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"sitter.dev/sitter/gen"
-	"sitter.dev/sitter/gen/model"
 	"sitter.dev/sitter/internal/golden"
 )
 
@@ -34,11 +32,7 @@ func TestReplacingLeftOut(t *testing.T) {
 			}
 		}
 		extract(t, src, root)
-		var warns []string
-		_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		warns, files := generateWarned(t, root)
 		var out []string
 		for _, f := range files {
 			base := filepath.Base(f.Path)
@@ -71,23 +65,13 @@ handlers:
     kinds: [mcp]
 `)}}}
 	extract(t, src, root)
-	var warns []string
-	_, files, err := gen.GenerateWith(root, gen.Options{Warn: func(w model.Error) { warns = append(warns, w.Error()) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	warns, files := generateWarned(t, root)
 	want := []string{"plugins-src/mcpwatch/plugin.yaml:6:5: warning: handlers[0].kinds: no tool of GitHub Copilot CLI is of kind mcp in the atlas, so GitHub Copilot CLI never runs this handler of its bundle (its tools: atlas/harnesses/copilot.cue)"}
 	if !slices.Equal(warns, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(want, "\n"))
 	}
-	built := map[string]bool{}
-	for _, f := range files {
-		if rest, ok := strings.CutPrefix(f.Path, "artifacts/mcpwatch/"); ok {
-			h, _, _ := strings.Cut(rest, "/")
-			built[h] = true
-		}
-	}
-	if !built["claude-code"] || !built["copilot"] {
+	built := bundlesOf(files)
+	if !built["mcpwatch/claude-code"] || !built["mcpwatch/copilot"] {
 		t.Errorf("bundles built for %v, want claude-code and copilot", built)
 	}
 }
