@@ -132,24 +132,23 @@ func usageFail(stderr io.Writer, f *cmdFlags) int {
 			}
 		}
 	}
+	var err error
 	switch {
 	case len(f.pos) < len(want):
-		fmt.Fprintf(stderr, "sitter: %s: missing %s\n\n", f.verb, strings.Join(want[len(f.pos):], " "))
+		err = fmt.Errorf("missing %s", strings.Join(want[len(f.pos):], " "))
 	case len(f.pos) > len(want):
-		fmt.Fprintf(stderr, "sitter: %s: unexpected arguments %q\n\n", f.verb, f.pos[len(want):])
+		err = fmt.Errorf("unexpected arguments %q", f.pos[len(want):])
 	}
-	fmt.Fprint(stderr, f.usage)
-	if slices.Contains(sdkVerbs, f.verb) {
-		return 1
-	}
-	return 2
+	return flagFail(stderr, f, err)
 }
 
-// flagFail answers a flag value that cannot be right (an unknown harness,
-// a count that is none) as the usage error it is: the line, then the
-// usage; exit 1 for a verb the SDK has (its code), else 2.
+// flagFail answers a usage error of a verb (a flag value that cannot be
+// right, an argument missing or extra): the line saying err (none when
+// nil), then the usage; exit 1 for a verb the SDK has (its code), else 2.
 func flagFail(stderr io.Writer, f *cmdFlags, err error) int {
-	fmt.Fprintf(stderr, "sitter: %s: %v\n\n", f.verb, err)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitter: %s: %v\n\n", f.verb, err)
+	}
 	fmt.Fprint(stderr, f.usage)
 	if slices.Contains(sdkVerbs, f.verb) {
 		return 1
