@@ -221,7 +221,7 @@ func TestApproveExactlyOnce(t *testing.T) {
 	if v, _ := f.s.ix.Run(dir); v.Bucket != NeedsYou {
 		t.Fatalf("bucket %s, want needs-you", v.Bucket)
 	}
-	if code, b := approve(t, f, dir, "b1", "forged"); code != http.StatusForbidden || !strings.Contains(b, "csrf") {
+	if code, b := approve(t, f, dir, "b1", "forged"); code != http.StatusForbidden || !strings.Contains(b, "csrf field is missing") {
 		t.Fatalf("a form without the csrf value: %d %s", code, b)
 	}
 	code, b := approve(t, f, dir, "b1", f.s.csrf)
@@ -1187,5 +1187,26 @@ func TestFailedCardSaysWhy(t *testing.T) {
 	os.WriteFile(p, regexp.MustCompile(`"version":\d+`).ReplaceAll(b, []byte(`"version":3`)), 0o644)
 	if n := len(NewIndex([]string{f.project}, f.s.ix.stateDir, time.Hour).Runs()); n != 0 {
 		t.Errorf("a version 3 cache gave %d runs", n)
+	}
+}
+
+// TestRefusalIsAnHTMLPage: a path outside the watched directories, and a
+// form without its csrf value, are refused (403) with the dashboard's
+// error page, not plain text.
+func TestRefusalIsAnHTMLPage(t *testing.T) {
+	f := newFixture(t)
+	dir := newRun(t, f.project, "bp")
+	request(t, dir, "b1", "breakpoint")
+	for _, p := range []string{"/run?path=/etc", "/checkpoint?id=x&path=/etc"} {
+		r := f.get(t, p)
+		b := body(t, r)
+		if r.StatusCode != http.StatusForbidden || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+			!regexp.MustCompile(`(?s)<main id="main".*class="flash bad"[^>]*>[^<]*/etc is not a run directory under a watched directory`).MatchString(b) {
+			t.Errorf("GET %s: %d %s\n%s", p, r.StatusCode, r.Header.Get("Content-Type"), b)
+		}
+	}
+	code, b := approve(t, f, dir, "b1", "forged")
+	if code != http.StatusForbidden || !regexp.MustCompile(`(?s)<main id="main".*class="flash bad"[^>]*>[^<]*the form&#39;s csrf field is missing`).MatchString(b) {
+		t.Errorf("a forged form: %d\n%s", code, b)
 	}
 }

@@ -94,6 +94,13 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "board.html", "sitter observe", "board", d)
 }
 
+// fail answers an error with the dashboard's error page. Only behind the
+// token: the page carries the csrf value (a refusal before it, 401 or a
+// foreign Host, stays plain text).
+func (s *Server) fail(w http.ResponseWriter, status int, msg string) {
+	s.render(w, status, "error.html", http.StatusText(status), "", "sitter observe: "+msg)
+}
+
 // tlItem is one row of a run's timeline: an event, or effects requested
 // together (a parallel group, shown side by side).
 type tlItem struct {
@@ -160,7 +167,7 @@ func (s *Server) watchedDir(w http.ResponseWriter, r *http.Request, path string)
 		return "", false
 	}
 	if !ok {
-		http.Error(w, "sitter observe: "+path+" is not a run directory under a watched directory ("+strings.Join(s.ix.RunsDirs(), ", ")+")", http.StatusForbidden)
+		s.fail(w, http.StatusForbidden, path+" is not a run directory under a watched directory ("+strings.Join(s.ix.RunsDirs(), ", ")+")")
 		return "", false
 	}
 	return dir, true
@@ -483,7 +490,7 @@ func matches(f audit.Filter, e *audit.Entry) bool {
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 	if err := s.checkForm(r); err != nil {
-		http.Error(w, "sitter observe: "+err.Error(), http.StatusForbidden)
+		s.fail(w, http.StatusForbidden, err.Error())
 		return
 	}
 	dir, ok := s.watchedDir(w, r, r.PostFormValue("path"))
