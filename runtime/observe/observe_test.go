@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -1187,6 +1188,34 @@ func TestFailedCardSaysWhy(t *testing.T) {
 	os.WriteFile(p, regexp.MustCompile(`"version":\d+`).ReplaceAll(b, []byte(`"version":3`)), 0o644)
 	if n := len(NewIndex([]string{f.project}, f.s.ix.stateDir, time.Hour).Runs()); n != 0 {
 		t.Errorf("a version 3 cache gave %d runs", n)
+	}
+}
+
+// TestUnreadableCardShowsFirstLine: the card of a run that cannot be
+// read shows its error's first line, cut as a failed run's is; its page
+// shows the whole error.
+func TestUnreadableCardShowsFirstLine(t *testing.T) {
+	f := newFixture(t)
+	bad := newRun(t, f.project, "bad")
+	request(t, bad, "e1", "shell")
+	files, _ := filepath.Glob(filepath.Join(bad, "journal", "*.json"))
+	if err := os.WriteFile(files[len(files)-1], []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.s.ix.Sweep()
+	v, _ := f.s.ix.Run(bad)
+	if len([]rune(v.Err)) <= cardLineMax || !strings.Contains(v.Err, "sitter run repair") {
+		t.Fatalf("the error is not long enough to test: %q", v.Err)
+	}
+	card := cardOf(body(t, f.get(t, "/")), bad)
+	line := regexp.MustCompile(`(?s)cannot read this run:</strong> ([^<]*)</span>`).FindStringSubmatch(card)
+	if line == nil || !strings.HasSuffix(line[1], "…") || len([]rune(html.UnescapeString(line[1]))) > cardLineMax+1 || !strings.HasPrefix(line[1], "run "+bad) {
+		t.Errorf("the card's error is not its first line, cut:\n%s", card)
+	}
+	page := body(t, f.get(t, "/run?path="+url.QueryEscape(bad)))
+	full := regexp.MustCompile(`(?s)<div class="card error" id="run-error">.*?</div>`).FindString(page)
+	if !strings.Contains(html.UnescapeString(full), v.Err) {
+		t.Errorf("the run page lacks the whole error %q:\n%s", v.Err, full)
 	}
 }
 

@@ -39,6 +39,7 @@ var funcs = map[string]any{
 		return "/hooks?" + url.Values{"harness": {harness}, "session": {sess}}.Encode()
 	},
 	"lower": strings.ToLower,
+	"line":  cutLine,
 	"base":  filepath.Base,
 }
 

@@ -51,7 +51,7 @@ var Buckets = []struct{ ID, Title string }{
 // blocking), by session.
 func Classify(v *RunView, sessions []*session.State, caps map[Driver]StopCapped, now time.Time, stale time.Duration) (bucket, why string) {
 	if v.Err != "" {
-		return Failed, "unreadable: " + v.Err
+		return Failed, withLine("unreadable", cutLine(v.Err))
 	}
 	switch v.Status {
 	case runs.StatusCompleted:
