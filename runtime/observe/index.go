@@ -325,13 +325,59 @@ func (ix *Index) Runs() []RunView {
 		out = append(out, *r)
 	}
 	ix.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].Last.Equal(out[j].Last) {
-			return out[i].Last.After(out[j].Last)
-		}
-		return out[i].Dir < out[j].Dir
-	})
+	sort.Slice(out, func(i, j int) bool { return newer(&out[i], &out[j]) })
 	return out
+}
+
+// newer is the board's order: newest activity first, then by directory.
+func newer(a, b *RunView) bool {
+	if !a.Last.Equal(b.Last) {
+		return a.Last.After(b.Last)
+	}
+	return a.Dir < b.Dir
+}
+
+// ColumnPage is what the board shows of one triage column: at most a
+// page of its runs from From on, in the order of Runs, and how many runs
+// the column has.
+type ColumnPage struct {
+	Runs  []RunView
+	From  int
+	Total int
+}
+
+// Page is the board's columns, by bucket: of each, the n runs from
+// from[bucket] on (a From past the end is the last page's), and the
+// count of every run. Only the views shown are copied.
+func (ix *Index) Page(from map[string]int, n int) (map[string]ColumnPage, int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	byBucket := map[string][]*RunView{}
+	for _, r := range ix.runs {
+		byBucket[r.Bucket] = append(byBucket[r.Bucket], r)
+	}
+	out := make(map[string]ColumnPage, len(byBucket))
+	for b, rs := range byBucket {
+		slices.SortFunc(rs, func(x, y *RunView) int {
+			switch {
+			case newer(x, y):
+				return -1
+			case newer(y, x):
+				return 1
+			}
+			return 0
+		})
+		start := from[b]
+		if start >= len(rs) {
+			start = (len(rs) - 1) / n * n
+		}
+		p := ColumnPage{From: start, Total: len(rs)}
+		for _, r := range rs[start:min(start+n, len(rs))] {
+			p.Runs = append(p.Runs, *r)
+		}
+		out[b] = p
+	}
+	return out, len(ix.runs)
 }
 
 // Run is one run's view.

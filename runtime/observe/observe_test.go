@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1188,6 +1190,97 @@ func TestFailedCardSaysWhy(t *testing.T) {
 	os.WriteFile(p, regexp.MustCompile(`"version":\d+`).ReplaceAll(b, []byte(`"version":3`)), 0o644)
 	if n := len(NewIndex([]string{f.project}, f.s.ix.stateDir, time.Hour).Runs()); n != 0 {
 		t.Errorf("a version 3 cache gave %d runs", n)
+	}
+}
+
+// columnOf is the board's section of a column.
+func columnOf(board, id string) string {
+	return regexp.MustCompile(`(?s)<section class="col" id="col-` + regexp.QuoteMeta(id) + `".*?</section>`).FindString(board)
+}
+
+// TestBoardColumnPages: a column shows its newest boardPage cards and
+// says how many more there are, with a link to the next ones; following
+// the links shows every run of the column once, in the board's order
+// (newest first). Another column's page is kept in the links.
+func TestBoardColumnPages(t *testing.T) {
+	f := newFixture(t)
+	for i := range 120 {
+		newRun(t, f.project, fmt.Sprintf("r%03d", i))
+	}
+	done := newRun(t, f.project, "done")
+	appendEv(t, done, journal.RunCompleted, map[string]any{})
+	f.s.ix.Sweep()
+	var want []string
+	for _, v := range f.s.ix.Runs() {
+		if v.Bucket == Working {
+			want = append(want, v.Dir)
+		}
+	}
+	if len(want) != 120 {
+		t.Fatalf("%d working runs, want 120", len(want))
+	}
+	cardRE := regexp.MustCompile(`<a class="card[^"]*" data-key="([^"]*)"`)
+	moreRE := regexp.MustCompile(`<p class="page-nav more">(\d+) more · <a class="older" href="([^"]*)"`)
+	var got []string
+	path := "/?completed=0"
+	for page := 0; ; page++ {
+		r := f.get(t, path)
+		b := body(t, r)
+		if r.StatusCode != 200 {
+			t.Fatalf("GET %s: %d\n%s", path, r.StatusCode, b)
+		}
+		col := columnOf(b, Working)
+		cards := cardRE.FindAllStringSubmatch(col, -1)
+		wantCards := min(boardPage, 120-page*boardPage)
+		if len(cards) != wantCards {
+			t.Fatalf("page %d (%s): %d cards, want %d", page, path, len(cards), wantCards)
+		}
+		for _, c := range cards {
+			got = append(got, html.UnescapeString(c[1]))
+		}
+		if !strings.Contains(col, `<span class="count">120</span>`) || !strings.Contains(b, "121 runs under") {
+			t.Errorf("page %d: the column or the board does not count every run:\n%s", page, col)
+		}
+		if !strings.Contains(columnOf(b, Completed), `data-key="`+done+`"`) {
+			t.Errorf("page %d: the completed column lost its run", page)
+		}
+		m := moreRE.FindStringSubmatch(col)
+		if len(got) == 120 {
+			if m != nil {
+				t.Errorf("the last page links to more: %q", m[0])
+			}
+			break
+		}
+		if m == nil || m[1] != strconv.Itoa(120-len(got)) {
+			t.Fatalf("page %d: no \"%d more\" link:\n%s", page, 120-len(got), col)
+		}
+		path = html.UnescapeString(m[2])
+		if !strings.Contains(path, "completed=0") {
+			t.Errorf("the link %s drops the other column's page", path)
+		}
+		if page > 3 {
+			t.Fatal("too many pages")
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the pages show\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A later page links back to the newest; one past the end shows the
+	// last cards; an offset that is no count is refused, on an HTML page.
+	b := body(t, f.get(t, fmt.Sprintf("/?%s=%d", Working, boardPage)))
+	if !strings.Contains(columnOf(b, Working), `class="newer" href="/"`) {
+		t.Errorf("page 2 does not link to the newest:\n%s", columnOf(b, Working))
+	}
+	b = body(t, f.get(t, "/?"+Working+"=1000"))
+	if n := len(cardRE.FindAllString(columnOf(b, Working), -1)); n != 120%boardPage {
+		t.Errorf("past the end: %d cards, want the last %d", n, 120%boardPage)
+	}
+	for _, bad := range []string{"x", "-50"} {
+		r := f.get(t, "/?"+Working+"="+bad)
+		b := body(t, r)
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(b, `<main id="main"`) || !strings.Contains(b, `class="flash bad"`) {
+			t.Errorf("?%s=%s: %d\n%s", Working, bad, r.StatusCode, b)
+		}
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,11 +65,22 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title, nav stri
 	w.Write(b.Bytes())
 }
 
-// column is one triage bucket of the board.
+// boardPage is how many cards a board column shows at a time.
+const boardPage = 50
+
+// column is one triage bucket of the board: a page of its runs.
 type column struct {
 	ID, Title string
-	Runs      []RunView
+	ColumnPage
+	// More runs follow the page: Older shows the next Next of them.
+	// Newer is the page before this one, Newest the first.
+	More, Next           int
+	Older, Newer, Newest string
 }
+
+// First and Last number the page's cards in the column, from 1.
+func (c column) First() int { return c.From + 1 }
+func (c column) Last() int  { return c.From + len(c.Runs) }
 
 type boardData struct {
 	Columns  []column
@@ -84,15 +97,53 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	d := boardData{RunsDirs: s.ix.RunsDirs()}
 	d.Indexing, d.Indexed, d.ToIndex = s.ix.Indexing()
 	d.DirErrors = s.ix.DirErrors()
-	byBucket := map[string][]RunView{}
-	for _, v := range s.ix.Runs() {
-		byBucket[v.Bucket] = append(byBucket[v.Bucket], v)
-		d.Total++
-	}
+	// ?<column>=K: that column's page starts at its card K (from 0).
+	q := r.URL.Query()
+	from := map[string]int{}
 	for _, b := range Buckets {
-		d.Columns = append(d.Columns, column{b.ID, b.Title, byBucket[b.ID]})
+		if v := q.Get(b.ID); v != "" {
+			k, err := strconv.Atoi(v)
+			if err != nil || k < 0 {
+				s.fail(w, http.StatusBadRequest, fmt.Sprintf("?%s=%s: a column's page starts at a card count (0, %d, %d, …)", b.ID, v, boardPage, 2*boardPage))
+				return
+			}
+			from[b.ID] = k
+		}
+	}
+	pages, total := s.ix.Page(from, boardPage)
+	d.Total = total
+	for _, b := range Buckets {
+		c := column{ID: b.ID, Title: b.Title, ColumnPage: pages[b.ID]}
+		if c.More = c.Total - c.Last(); c.More > 0 {
+			c.Older, c.Next = columnURL(q, b.ID, c.Last()), min(c.More, boardPage)
+		}
+		if c.From > 0 {
+			c.Newer = columnURL(q, b.ID, max(c.From-boardPage, 0))
+		}
+		if c.From > boardPage {
+			c.Newest = columnURL(q, b.ID, 0)
+		}
+		d.Columns = append(d.Columns, c)
 	}
 	s.render(w, http.StatusOK, "board.html", "sitter observe", "board", d)
+}
+
+// columnURL is the board with column col's page starting at card k, the
+// other columns' pages as in q.
+func columnURL(q url.Values, col string, k int) string {
+	v := maps.Clone(q) // Set and Del replace q's slices, never write them
+	if v == nil {
+		v = url.Values{}
+	}
+	if k > 0 {
+		v.Set(col, strconv.Itoa(k))
+	} else {
+		v.Del(col)
+	}
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
 }
 
 // fail answers an error with the dashboard's error page. Only behind the
