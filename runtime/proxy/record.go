@@ -46,6 +46,16 @@ func appendRecord(b []byte, r *RouteRecord) []byte {
 		b = append(b, `,"failed":`...)
 		b = jsonw.AppendStrings(b, r.Failed)
 	}
+	if len(r.FailedMS) > 0 {
+		b = append(b, `,"failed_ms":[`...)
+		for i, ms := range r.FailedMS {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFloat(b, ms)
+		}
+		b = append(b, ']')
+	}
 	if r.Harness != "" {
 		b = append(b, `,"harness":`...)
 		b = jsonw.AppendString(b, r.Harness)

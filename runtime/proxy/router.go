@@ -43,10 +43,14 @@ type RouteRecord struct {
 	OutputTokens int      `json:"output_tokens"`
 	Attempts     int      `json:"attempts"`
 	Failed       []string `json:"failed,omitempty"` // provider,model of attempts that fell back
-	Harness      string   `json:"harness,omitempty"`
-	Client       string   `json:"client"` // the client's protocol
-	Stream       bool     `json:"stream,omitempty"`
-	Error        string   `json:"error,omitempty"`
+	// FailedMS is the latency of each of those attempts, in Failed's
+	// order: how long its upstream took to fail (LatencyMS is the whole
+	// request's, the failed attempts included).
+	FailedMS []float64 `json:"failed_ms,omitempty"`
+	Harness  string    `json:"harness,omitempty"`
+	Client   string    `json:"client"` // the client's protocol
+	Stream   bool      `json:"stream,omitempty"`
+	Error    string    `json:"error,omitempty"`
 
 	at time.Time // Time, formatted when written
 }
@@ -248,10 +252,13 @@ func (rt *Router) handle(proto, kind string) http.HandlerFunc {
 				rt.servers[t.Provider].serve(w, r, proto, kind, o)
 			} else {
 				tw := &tryWriter{w: w, ctx: r.Context()}
+				began := time.Now()
 				rt.servers[t.Provider].serve(tw, r, proto, kind, o)
 				if tw.failed {
+					ms := float64(time.Since(began).Microseconds()) / 1000
 					rec.Failed = append(rec.Failed, t.Provider+","+o.sentModel())
-					rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", o.sentModel(), "status", tw.status)
+					rec.FailedMS = append(rec.FailedMS, ms)
+					rt.cfg.Base.Log.Info("fallback", "rule", rule, "provider", t.Provider, "model", o.sentModel(), "status", tw.status, "latency_ms", ms)
 					continue
 				}
 			}

@@ -311,6 +311,36 @@ func TestRouterFallback(t *testing.T) {
 	}
 }
 
+// TestRouterFallbackLatency: an attempt that failed over keeps its own
+// latency in the record (FailedMS, beside Failed), so that the stats of
+// its provider show how long it took; the record's LatencyMS stays the
+// whole request's.
+func TestRouterFallbackLatency(t *testing.T) {
+	const wait = 40 * time.Millisecond
+	for _, status := range []int{429, 500} {
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body)
+			time.Sleep(wait)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, `{"error":{"message":"not now"}}`)
+		}))
+		defer slow.Close()
+		g := newRoutesRig(t, strings.Replace(threeRoutes, `"{A}"`, `"`+slow.URL+`/v1"`, 1), nil)
+		st, b := g.send(t, `{"model":"claude-sonnet","max_tokens":10,"messages":[{"role":"user","content":"title"}]}`, nil)
+		if st != 200 || !strings.Contains(b, "from B") {
+			t.Fatalf("%d: fallback: %d %s", status, st, b)
+		}
+		r := g.record(t, 0)
+		if len(r.Failed) != 1 || len(r.FailedMS) != 1 {
+			t.Fatalf("%d: record %+v, want one failed attempt with its latency", status, r)
+		}
+		if ms := r.FailedMS[0]; ms < float64(wait.Milliseconds()) || ms > r.LatencyMS {
+			t.Errorf("%d: failed attempt took %v ms, want at least %v and at most the request's %v ms", status, ms, wait.Milliseconds(), r.LatencyMS)
+		}
+	}
+}
+
 // TestRouteRecordSentModel: the record names the model sent upstream,
 // the rule's alias beside it; a failed attempt is named by the model it
 // sent too.

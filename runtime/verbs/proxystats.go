@@ -31,7 +31,7 @@ type routeSum struct {
 	Fallbacks    int     `json:"fallbacks"`    // needed more than one upstream
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
-	LatencyMS    float64 `json:"meanLatencyMs"` // of the requests (attempts) that answered, those the client left excluded
+	LatencyMS    float64 `json:"meanLatencyMs"` // of the requests (attempts) that answered or failed over, those the client left excluded
 
 	answered int // the attempts LatencyMS sums
 }
@@ -62,8 +62,9 @@ its 200), client closed (status 499: the client left before the answer
 ended; no upstream error, and not in the mean latency), requests that needed
 a fallback, input and output tokens, mean latency. Per provider and per
 provider,model every upstream call counts: an attempt that failed and fell
-back to the next target is a request, and an error, of its provider; per
-rule a request counts once.`,
+back to the next target is a request, and an error, of its provider, with
+its own latency in the mean; per rule a request counts once, with the whole
+request's latency.`,
 		Example: `  sitter proxy stats
   sitter proxy stats --json --file ./routes.jsonl`,
 		Args: noArgs,
@@ -126,7 +127,10 @@ func sumRoutes(file string) (*routeStats, error) {
 		s.Requests++
 		return s
 	}
-	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord) {
+	// add counts r in row k of m; ms is the latency that row is charged:
+	// the whole request's per rule, the answering attempt's per provider
+	// and model.
+	add := func(m map[string]*routeSum, k string, r proxy.RouteRecord, ms float64) {
 		s := row(m, k)
 		if r.Attempts > 1 {
 			s.Fallbacks++
@@ -142,12 +146,20 @@ func sumRoutes(file string) (*routeStats, error) {
 		if r.Status >= 400 || r.Error != "" {
 			s.Errors++
 		}
-		s.LatencyMS += r.LatencyMS
+		s.LatencyMS += ms
 		s.answered++
 	}
-	// failed: an attempt that fell back; its latency and tokens are not
-	// recorded.
-	failed := func(m map[string]*routeSum, k string) { row(m, k).Errors++ }
+	// failed: an attempt that fell back, an error; its tokens are not
+	// recorded, its latency is when known (records written before
+	// failed_ms have none).
+	failed := func(m map[string]*routeSum, k string, ms float64, known bool) {
+		s := row(m, k)
+		s.Errors++
+		if known {
+			s.LatencyMS += ms
+			s.answered++
+		}
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	line := 0
@@ -162,13 +174,24 @@ func sumRoutes(file string) (*routeStats, error) {
 			continue
 		}
 		st.Requests++
-		add(rules, r.Rule, r)
-		add(provs, r.Provider, r)
-		add(models, r.Provider+","+r.Model, r)
-		for _, f := range r.Failed {
+		// The answering attempt's latency is the request's less the
+		// failed attempts' before it.
+		own := r.LatencyMS
+		for _, ms := range r.FailedMS {
+			own -= ms
+		}
+		add(rules, r.Rule, r, r.LatencyMS)
+		add(provs, r.Provider, r, max(own, 0))
+		add(models, r.Provider+","+r.Model, r, max(own, 0))
+		for i, f := range r.Failed {
 			p, _, _ := strings.Cut(f, ",")
-			failed(provs, p)
-			failed(models, f)
+			known := i < len(r.FailedMS)
+			var ms float64
+			if known {
+				ms = r.FailedMS[i]
+			}
+			failed(provs, p, ms, known)
+			failed(models, f, ms, known)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -103,6 +103,32 @@ func TestProxyStatsCountsEveryAttempt(t *testing.T) {
 	}
 }
 
+// TestProxyStatsFailedLatency: an attempt that fell back counts with its
+// own latency (failed_ms) in its provider's and model's mean, and the
+// provider that answered is not charged the failed attempts' time; per
+// rule the latency is the whole request's.
+func TestProxyStatsFailedLatency(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "routes.jsonl")
+	os.WriteFile(p, []byte(`{"rule":"default","provider":"rl","model":"m3","status":200,"latency_ms":100,"attempts":3,"failed":["boom,m1","down,m2"],"failed_ms":[40,50],"client":"anthropic"}
+{"rule":"default","provider":"rl","model":"m3","status":200,"latency_ms":30,"attempts":2,"failed":["boom,m1"],"failed_ms":[20],"client":"anthropic"}
+`), 0o600)
+	st, err := sumRoutes(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.ByRule) != 1 || st.ByRule[0].LatencyMS != 65 {
+		t.Errorf("by rule: %+v, want a mean of 65 ms", st.ByRule)
+	}
+	want := map[string]float64{"boom": 30, "down": 50, "rl": 10, "boom,m1": 30, "down,m2": 50, "rl,m3": 10}
+	for _, rows := range [][]routeSum{st.ByProvider, st.ByModel} {
+		for _, r := range rows {
+			if r.LatencyMS != want[r.Name] {
+				t.Errorf("%s: mean %v ms, want %v", r.Name, r.LatencyMS, want[r.Name])
+			}
+		}
+	}
+}
+
 // TestProxyStatsNothingRecorded: before the first routed request there
 // is no record: the summary is empty (exit 0) and stderr says where the
 // record will be. A --file the user named that is not there is an error.
