@@ -57,8 +57,7 @@ func worker(f *cmdFlags, e *env) int {
 	url := f.storeURL()
 	if url == "" {
 		// A required flag missing: a usage error, as sitter proxy's.
-		fmt.Fprintf(e.stderr, "sitter: %s: --store (or $SITTER_STORE) names the store to work for\n\n%s", verb, f.usage)
-		return 2
+		return flagFail(e.stderr, f, errors.New("--store (or $SITTER_STORE) names the store to work for"))
 	}
 	o := natsstore.WorkOptions{Log: e.stderr, Do: shellEffect}
 	if k := f.vals["kinds"]; k != "" {
@@ -67,21 +66,21 @@ func worker(f *cmdFlags, e *env) int {
 	if v := f.vals["max"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return fail(e.stderr, verb, fmt.Errorf("--max %q is not a count", v))
+			return flagFail(e.stderr, f, fmt.Errorf("--max %q is not a count", v))
 		}
 		o.Max = n
 	}
 	if v := f.vals["ack-wait"]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second {
-			return fail(e.stderr, verb, fmt.Errorf("--ack-wait %q: want a Go duration of at least 1s", v))
+			return flagFail(e.stderr, f, fmt.Errorf("--ack-wait %q: want a Go duration of at least 1s", v))
 		}
 		o.AckWait = d
 	}
 	if v := f.vals["reconcile"]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || (d > 0 && d < time.Second) {
-			return fail(e.stderr, verb, fmt.Errorf("--reconcile %q: want a Go duration of at least 1s, or 0", v))
+			return flagFail(e.stderr, f, fmt.Errorf("--reconcile %q: want a Go duration of at least 1s, or 0", v))
 		}
 		o.Reconcile = d
 		if d == 0 {

@@ -1,10 +1,13 @@
 package verbs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"sitter.dev/sitter/generated/registry"
 )
 
 // A worker's shell effect: ok with the output on exit 0, an error with
@@ -30,13 +33,23 @@ func TestWorkerShellEffect(t *testing.T) {
 	}
 }
 
-// --reconcile takes 0 (at start only) or a duration of at least 1s; a bad
-// value is refused before the store is dialled.
-func TestWorkerReconcileFlag(t *testing.T) {
-	for _, v := range []string{"10ms", "-1s", "soon"} {
-		out, err := sitterCmd(nil, "worker", "--store", "nats://127.0.0.1:1", "--reconcile", v).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), `--reconcile "`+v+`": want a Go duration of at least 1s, or 0`) {
-			t.Errorf("--reconcile %s: %v\n%s", v, err, out)
+// A bad --max, --ack-wait or --reconcile is a usage error, as every
+// verb's bad flag value: the line naming the flag, the usage, exit 2,
+// before the store is dialled.
+func TestWorkerBadFlags(t *testing.T) {
+	for _, tc := range []struct{ flag, val, want string }{
+		{"--max", "x", `--max "x" is not a count`},
+		{"--max", "-1", `--max "-1" is not a count`},
+		{"--ack-wait", "soon", `--ack-wait "soon": want a Go duration of at least 1s`},
+		{"--ack-wait", "10ms", `--ack-wait "10ms": want a Go duration of at least 1s`},
+		{"--reconcile", "10ms", `--reconcile "10ms": want a Go duration of at least 1s, or 0`},
+		{"--reconcile", "-1s", `--reconcile "-1s": want a Go duration of at least 1s, or 0`},
+		{"--reconcile", "soon", `--reconcile "soon": want a Go duration of at least 1s, or 0`},
+	} {
+		var out, errb bytes.Buffer
+		code := Run([]string{"worker", "--store", "nats://127.0.0.1:1", tc.flag, tc.val}, nil, &out, &errb, registry.Registry)
+		if msg := errb.String(); code != 2 || !strings.HasPrefix(msg, "sitter: worker: "+tc.want+"\n") || !strings.Contains(msg, "Usage:") || out.Len() > 0 {
+			t.Errorf("%s %s: exit %d, stderr %q; want exit 2, %q and the usage", tc.flag, tc.val, code, msg, tc.want)
 		}
 	}
 }
