@@ -12,10 +12,10 @@ import (
 )
 
 // CheckListen refuses a listen address no listener could take: one
-// without a port ("nonsense") or with a port outside 0–65535 (or no known
-// service name). A host that does not resolve is only found by listening.
+// without a port ("nonsense"), with a port outside 0–65535 (or no known
+// service name), or with a host name that does not resolve.
 func CheckListen(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err == nil {
 		_, err = net.LookupPort("tcp", port)
 	}
@@ -25,12 +25,38 @@ func CheckListen(addr string) error {
 		}
 		return fmt.Errorf("want HOST:PORT with a port from 0 to 65535, such as 127.0.0.1:8787 (0: any free port): %v", err)
 	}
+	if host != "" && net.ParseIP(host) == nil {
+		if _, err := net.LookupHost(host); err != nil {
+			if de, ok := err.(*net.DNSError); ok {
+				err = errors.New(de.Err)
+			}
+			return fmt.Errorf("host %q does not resolve (%v): name a host of this machine or an IP address, such as 127.0.0.1", host, err)
+		}
+	}
 	return nil
 }
 
-// CheckTokenFile refuses a token file path whose directory does not
-// exist (or is no directory): the token could never be written there.
+// CheckTokenFile refuses a token file path the token could not be
+// written to: a directory, a symlink (live or dangling: the token is a
+// secret written 0600, and a link would send it wherever the link
+// points, so it is never followed: name the file itself), anything else
+// that is no regular file, or a path whose directory does not exist (or
+// is no directory). A regular file is the token of an earlier run, and
+// is replaced.
 func CheckTokenFile(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return errors.New("is a symlink; the token is never written through a link (it would land where the link points): name the file itself")
+	case err == nil && fi.IsDir():
+		return errors.New("is a directory: name a file, such as " + filepath.Join(path, "token"))
+	case err == nil && !fi.Mode().IsRegular():
+		return errors.New("is not a regular file: name a file")
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {

@@ -47,13 +47,17 @@ func TestProxyAlone(t *testing.T) {
 	}
 }
 
-// TestProxyServeFlagsUsage: a --listen no listener could take and a
-// --token-file in a directory that does not exist are usage errors of
+// TestProxyServeFlagsUsage: a --listen no listener could take (a bad
+// port, a host that does not resolve) and a --token-file that could not
+// be written (its directory missing, a directory, a symlink) are usage errors of
 // sitter proxy itself (exit 2, naming the flag), found before the
 // gateway is even looked for.
 func TestProxyServeFlagsUsage(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no sitter-proxy: a check it left to the gateway says "make build"
 	missing := filepath.Join(t.TempDir(), "no-such-dir", "token")
+	aDir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "token")
+	os.Symlink(filepath.Join(aDir, "elsewhere"), link)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -61,6 +65,9 @@ func TestProxyServeFlagsUsage(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:99999"}, "sitter: proxy: --listen 127.0.0.1:99999: "},
 		{[]string{"--listen", "nonsense"}, "sitter: proxy: --listen nonsense: "},
 		{[]string{"--token-file", missing}, "sitter: proxy: --token-file " + missing + ": its directory"},
+		{[]string{"--token-file", aDir}, "sitter: proxy: --token-file " + aDir + ": is a directory"},
+		{[]string{"--token-file", link}, "sitter: proxy: --token-file " + link + ": is a symlink"},
+		{[]string{"--listen", "no-such-host.invalid:8787"}, "sitter: proxy: --listen no-such-host.invalid:8787: host \"no-such-host.invalid\" does not resolve"},
 	} {
 		var out, errb bytes.Buffer
 		args := append([]string{"proxy", "--provider", "openai"}, c.args...)

@@ -167,14 +167,19 @@ func TestUsageGrammar(t *testing.T) {
 	}
 }
 
-// TestServeFlagsUsage: a --listen no listener could take and a
-// --token-file in a directory that does not exist are usage errors, said
+// TestServeFlagsUsage: a --listen no listener could take (a bad port, a
+// host that does not resolve) and a --token-file that could not be
+// written (its directory missing, a directory, a symlink) are usage
+// errors, said
 // before anything starts: exit 2, naming the flag, nothing on stdout.
 func TestServeFlagsUsage(t *testing.T) {
 	env := func(k string) string { return map[string]string{"OPENAI_API_KEY": "k"}[k] }
 	routes := filepath.Join(t.TempDir(), "routes.json")
 	os.WriteFile(routes, []byte(`{"providers": {"openai": {}}, "rules": {"default": "openai,gpt-x"}}`), 0o600)
 	missingDir := filepath.Join(t.TempDir(), "no-such-dir", "token")
+	aDir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "token")
+	os.Symlink(filepath.Join(aDir, "elsewhere"), link)
 	for _, serve := range [][]string{{"--provider", "openai"}, {"--routes", routes, "--record", filepath.Join(t.TempDir(), "r.jsonl")}} {
 		for _, c := range []struct {
 			args []string
@@ -184,6 +189,9 @@ func TestServeFlagsUsage(t *testing.T) {
 			{[]string{"--listen", "nonsense"}, "sitter proxy: --listen nonsense: "},
 			{[]string{"--listen", "127.0.0.1:-1"}, "sitter proxy: --listen 127.0.0.1:-1: "},
 			{[]string{"--token-file", missingDir}, "sitter proxy: --token-file " + missingDir + ": "},
+			{[]string{"--token-file", aDir}, "sitter proxy: --token-file " + aDir + ": is a directory"},
+			{[]string{"--token-file", link}, "sitter proxy: --token-file " + link + ": is a symlink"},
+			{[]string{"--listen", "no-such-host.invalid:8787"}, "sitter proxy: --listen no-such-host.invalid:8787: host \"no-such-host.invalid\" does not resolve"},
 		} {
 			args := append(slices.Clip(serve), c.args...)
 			var out, errb strings.Builder

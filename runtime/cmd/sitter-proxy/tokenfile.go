@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"sitter.dev/sitter/runtime/proxy"
 )
 
 // writeTokenFile writes the client token to path, mode 0600, never
@@ -16,10 +16,10 @@ import (
 // file beside it, renamed over it, so the old file's mode and any hard
 // link to it are left behind.
 func writeTokenFile(path, token string) error {
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is a symlink or not a regular file; the token is never written through a link: name a file", path)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	// Checked at start too (a usage error then); again here, as the path
+	// may have changed since.
+	if err := proxy.CheckTokenFile(path); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)

@@ -11,7 +11,7 @@ import (
 )
 
 // --token-file never writes through a symlink (live or dangling): the
-// proxy refuses to start, and the link's target is untouched (not
+// proxy refuses to start (a usage error, before it listens), and the link's target is untouched (not
 // created, not truncated). An earlier run's token file is replaced.
 func TestChaosTokenFileRefusesSymlinks(t *testing.T) {
 	dir := t.TempDir()
@@ -31,7 +31,7 @@ func TestChaosTokenFileRefusesSymlinks(t *testing.T) {
 		code := run(ctx, []string{"--provider", "openai", "--upstream", "http://127.0.0.1:9/v1", "--token-file", path},
 			func(k string) string { return env[k] }, io.Discard, &stderr)
 		cancel()
-		if code != 1 || !strings.Contains(stderr.String(), path) {
+		if code != 2 || !strings.HasPrefix(stderr.String(), "sitter proxy: --token-file "+path+": is a symlink") {
 			t.Errorf("--token-file %s: exit %d, %s", filepath.Base(path), code, stderr.String())
 		}
 	}
