@@ -33,6 +33,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	reg            func() *adapter.Registry
+	// args is the command line Run was given (none for a tree built only
+	// to be walked): a verb whose flags did not parse reads it.
+	args []string
 }
 
 // exitCode is a verb's non-zero exit status; the verb has said why.
@@ -51,7 +54,7 @@ func code(n int) error {
 // Run is one `sitter <verb> …` command line (sitter-host's main); reg is
 // called only by the verbs that need the registry.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) int {
-	root := NewCommand(stdin, stdout, stderr, reg)
+	root := newCommand(&env{stdin: stdin, stdout: stdout, stderr: stderr, reg: reg, args: args})
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	var ec exitCode
@@ -75,7 +78,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, reg func() *a
 // NewCommand is the command tree of every sitter verb, writing to stdout
 // and stderr.
 func NewCommand(stdin io.Reader, stdout, stderr io.Writer, reg func() *adapter.Registry) *cobra.Command {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, reg: reg}
+	return newCommand(&env{stdin: stdin, stdout: stdout, stderr: stderr, reg: reg})
+}
+
+func newCommand(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sitter",
 		Short: "One coding-agent plugin, every harness",
@@ -102,9 +108,9 @@ Every verb takes -h/--help; a usage error exits 2.`,
 			return fmt.Errorf("unknown command %q%s", args[0], hint)
 		},
 	}
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return checkDir(c, e.stderr) }
 	root.SetUsageFunc(func(c *cobra.Command) error {

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
@@ -147,6 +149,16 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 			return code(run(c.Context(), a))
 		},
 	}
+	// A flag that does not parse (unknown, missing its value, a bad
+	// number) stops cobra before RunE: the usage error is said as every
+	// verb's (exit 2, the usage on stderr), and, when the command line
+	// asks for the event stream, as its error event too.
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if events, harness := launchEventsAsked(c.Flags(), e.args); events {
+			launch.ErrorEvent(e.stdout, harness, 2, err)
+		}
+		return err
+	})
 	fs := c.Flags()
 	fs.StringVar(&a.provider, "provider", "", "atlas `PROVIDER` (anthropic, openai, openai-responses, gemini, azure-foundry, vertex); default: the one the harness speaks")
 	fs.StringVar(&a.model, "model", "", "the `MODEL` (default: the provider's default)")
@@ -339,6 +351,56 @@ func (a *launchArgs) usageFailed(e *env, err error) error {
 		launch.ErrorEvent(e.stdout, a.harness, 2, err)
 	}
 	return err
+}
+
+// launchEventsAsked reads a launch command line whose flags did not
+// parse, flag by flag as pflag does (a flag of fs that takes a value takes
+// the next argument unless it has "=value"; an unknown one is passed
+// over): whether it asks for the event stream (--json, or --mode
+// bridge-interactive), and the harness named (the argument after the
+// verb), for its error event.
+func launchEventsAsked(fs *pflag.FlagSet, args []string) (events bool, harness string) {
+	var pos []string
+	asJSON, mode := false, ""
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			pos = append(pos, arg)
+			continue
+		}
+		if !strings.HasPrefix(arg, "--") {
+			continue // a shorthand: launch has none that takes a value
+		}
+		name, val, hasVal := strings.Cut(arg[2:], "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if !hasVal && f.NoOptDefVal == "" {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "json":
+			asJSON = !hasVal
+			if b, err := strconv.ParseBool(val); hasVal && err == nil {
+				asJSON = b
+			}
+		case "mode":
+			mode = val
+		}
+	}
+	if len(pos) > 1 {
+		harness = pos[1] // pos[0] is the verb
+	}
+	return asJSON || mode == launch.BridgeInteractive, harness
 }
 
 // events says the launch's stdout is its NDJSON event stream.

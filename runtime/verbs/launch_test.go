@@ -177,6 +177,13 @@ func TestLaunchJSONSaysWhyItFailed(t *testing.T) {
 		{"launch codex --max-iterations 0 --prompt x --json", "codex", "--max-iterations 0: want a positive number"},
 		{"launch codex --upstream localhost:8080 --prompt x --json", "codex", "--upstream: "},
 		{"launch claude --mode bridge-interactive --provider mars --prompt x", "claude-code", "unknown provider"},
+		// Flag errors, found before the command runs: wherever --json is.
+		{"launch codex --json --bogus", "codex", "unknown flag: --bogus"},
+		{"launch codex --bogus --prompt x --json", "codex", "unknown flag: --bogus"},
+		{"launch --json=true --bogus codex", "codex", "unknown flag: --bogus"},
+		{"launch codex --max-turns x --json", "codex", `invalid argument "x" for "--max-turns"`},
+		{"launch codex --json --prompt", "codex", "flag needs an argument: --prompt"},
+		{"launch codex --mode=bridge-interactive -z", "codex", "unknown shorthand flag: 'z'"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Run(strings.Fields(c.args), nil, &out, &errOut, registry.Registry)
@@ -187,7 +194,7 @@ func TestLaunchJSONSaysWhyItFailed(t *testing.T) {
 		}
 		msg, _ := ev["error"].(string)
 		if ev["type"] != "error" || !strings.Contains(msg, c.want) || ev["code"] != float64(2) || ev["harness"] != c.harness || ev["time"] == nil ||
-			!strings.Contains(errOut.String(), msg) {
+			!strings.HasPrefix(errOut.String(), "sitter: launch: "+msg+"\n\n") || !strings.Contains(errOut.String(), "Usage:") {
 			t.Errorf("%s: event %v; want type error, an error with %q (as on stderr %q), code 2, harness %s", c.args, ev, c.want, errOut.String(), c.harness)
 		}
 	}
@@ -203,8 +210,10 @@ func TestLaunchJSONSaysWhyItFailed(t *testing.T) {
 		!strings.Contains(fmt.Sprint(last["error"]), "/no/such/codex") {
 		t.Errorf("harness not startable: exit %d, stdout %q; want 1 and one error event, last", code, out.String())
 	}
-	out.Reset()
-	if code := Run(strings.Fields("launch claude --provider mars --prompt x"), nil, &out, &errOut, registry.Registry); code != 2 || out.Len() > 0 {
-		t.Errorf("without --json: exit %d, stdout %q; want 2 and nothing on stdout", code, out.String())
+	for _, args := range []string{"launch claude --provider mars --prompt x", "launch codex --bogus", "launch codex --json=false --bogus", "launch codex --prompt"} {
+		out.Reset()
+		if code := Run(strings.Fields(args), nil, &out, &errOut, registry.Registry); code != 2 || out.Len() > 0 {
+			t.Errorf("%s: exit %d, stdout %q; want 2 and nothing on stdout", args, code, out.String())
+		}
 	}
 }
