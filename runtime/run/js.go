@@ -197,6 +197,9 @@ type replayAnswer struct {
 	Error   json.RawMessage   `json:"error"`
 	Reason  string            `json:"reason"`
 	Logs    []string          `json:"logs"`
+	// SyntaxErrorFile is, for a runtime error that is a SyntaxError, the
+	// module of the entry's import graph that does not parse.
+	SyntaxErrorFile string `json:"syntaxErrorFile"`
 }
 
 // runtimeError is a failure to run the process at all (no node, a module
@@ -282,7 +285,11 @@ func replayJS(ctx context.Context, in replayInput, stderr io.Writer) (*replayAns
 		}
 		if json.Unmarshal(a.Error, &e) == nil && e.Message != "" {
 			if e.Name == "SyntaxError" {
-				if at := syntaxErrorAt(ctx, node, in.Entry); at != "" {
+				file := a.SyntaxErrorFile
+				if file == "" {
+					file = in.Entry
+				}
+				if at := syntaxErrorAt(ctx, node, file); at != "" {
 					msg += ": " + at
 				}
 			}
@@ -294,10 +301,10 @@ func replayJS(ctx context.Context, in replayInput, stderr io.Writer) (*replayAns
 }
 
 // syntaxErrorAt is where the syntax error of the module file is,
-// "file:line:col", or "" when Node does not find one there (the error
-// is then in a module it imports). Node's import error does not say
-// where; `node --check` prints "file:line", the source line and a caret
-// under the column.
+// "file:line:col", or "" when Node does not find one there. Node's
+// import error does not say where, nor in which module of the import
+// graph (the runner finds that one); `node --check` prints "file:line",
+// the source line and a caret under the column.
 func syntaxErrorAt(ctx context.Context, node, file string) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

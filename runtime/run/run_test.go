@@ -454,6 +454,7 @@ func TestCheckEntry(t *testing.T) {
 	g := write("g.mjs", "export default async function (inputs, ctx) { return 1; }\n")
 	h := write("h.mjs", "const run = async (inputs, ctx) => 1;\nexport { run as process };\n")
 	bad := write("bad.mjs", "export const x = ;\n")
+	imp := write("imp.mjs", "import { x } from './bad.mjs';\nexport { x as process };\n")
 	for _, tc := range []struct{ entry, want string }{
 		{f + "#process", ""},
 		{f, ""},
@@ -463,6 +464,7 @@ func TestCheckEntry(t *testing.T) {
 		{f + "#build2", `export "build2" of ` + f + ` is a number, not a function; it exports: build2, process`},
 		{g + "#process", `export "process" not found in ` + g + `; it exports: default`},
 		{bad + "#process", "did not load: " + bad + ":1:18: Unexpected token ';'"},
+		{imp + "#process", "did not load: " + bad + ":1:18: Unexpected token ';'"}, // the imported module's error
 		{filepath.Join(ws, "nope.mjs"), "process entry file not found"},
 	} {
 		err := CheckEntry(context.Background(), tc.entry)
@@ -487,6 +489,61 @@ func TestIterateSyntaxErrorLocated(t *testing.T) {
 	b, _ := json.Marshal(r.Error)
 	if want := entry + ":2:13: Unexpected token ';'"; !r.RuntimeError || !strings.Contains(string(b), want) {
 		t.Errorf("iterate: runtimeError %t, error %s; want it to name %q", r.RuntimeError, b, want)
+	}
+}
+
+// A process whose entry is fine but which imports a module with a syntax
+// error, directly or through another module, fails iterate with where
+// that module's error is; the run's state (what the stop hook shows)
+// says the same. A SyntaxError no file holds gets no invented location.
+func TestIterateImportSyntaxErrorLocated(t *testing.T) {
+	needNode(t)
+	broken := "export function helper(x) {\n  const y = 1;\n  const z = ;\n  return x;\n}\n"
+	for _, tc := range []struct {
+		name  string
+		entry string
+		files map[string]string
+		want  string // after "the process module did not load: ", with WS for the workspace
+	}{
+		{"direct", "import { helper } from './lib/helper.mjs';\nexport async function process(inputs, ctx) { return helper(inputs); }\n",
+			map[string]string{"lib/helper.mjs": broken}, "WS/lib/helper.mjs:3:13: Unexpected token ';'"},
+		{"nested", "import { b } from './b.mjs';\nexport async function process(inputs, ctx) { return b(); }\n",
+			map[string]string{"b.mjs": "export { helper as b } from './lib/c.mjs';\n", "lib/c.mjs": broken}, "WS/lib/c.mjs:3:13: Unexpected token ';'"},
+		{"not in a file", "JSON.parse('{');\nexport async function process(inputs, ctx) { return 1; }\n",
+			nil, "Expected property name or '}' in JSON at position 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, entry := newRun(t, tc.entry, "")
+			ws := filepath.Dir(entry)
+			for name, src := range tc.files {
+				p := filepath.Join(ws, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := Iterate(context.Background(), dir, IterateOptions{Stderr: io.Discard, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e struct{ Message string }
+			if err := json.Unmarshal(r.Error, &e); err != nil {
+				t.Fatal(err)
+			}
+			want := "the process module did not load: " + strings.ReplaceAll(tc.want, "WS", ws)
+			if !r.RuntimeError || e.Message != want {
+				t.Errorf("iterate: runtimeError %t, message %q; want %q", r.RuntimeError, e.Message, want)
+			}
+			s, err := LoadSummary(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.RuntimeError != want {
+				t.Errorf("the run's runtime error is %q, want %q", s.RuntimeError, want)
+			}
+		})
 	}
 }
 

@@ -46,6 +46,36 @@ async function importEntryVM(entry) {
   return mod.namespace;
 }
 
+// brokenModule is the file of the entry's static import graph (the entry
+// included) that does not parse, with the load error's message, or
+// undefined: Node's import error does not say which module it is.
+// vm.SourceTextModule parses a module without running it and lists its
+// imports; only relative and absolute .mjs/.js imports are followed.
+function brokenModule(entry, message) {
+  if (!vm.SourceTextModule) return undefined;
+  const seen = new Set();
+  const walk = (url) => {
+    if (seen.has(url)) return undefined;
+    seen.add(url);
+    let deps;
+    try {
+      deps = new vm.SourceTextModule(readFileSync(new URL(url), 'utf8'), { identifier: url }).dependencySpecifiers;
+    } catch (e) {
+      return e instanceof SyntaxError && e.message === message ? fileURLToPath(url) : undefined;
+    }
+    for (const spec of deps) {
+      if (!(spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:'))) continue;
+      const u = new URL(spec, url);
+      u.search = u.hash = '';
+      if (!/\.m?js$/.test(u.pathname)) continue;
+      const f = walk(u.href);
+      if (f) return f;
+    }
+    return undefined;
+  };
+  return walk(pathToFileURL(entry).href);
+}
+
 for (const m of ['log', 'info', 'debug']) console[m] = (...a) => console.error(...a);
 
 function send(v) {
@@ -93,7 +123,11 @@ try {
   fn = (input.exportName && mod[input.exportName]) ?? mod.process ?? mod.default;
   if (typeof fn !== 'function') throw new Error(`export '${input.exportName || 'process'}' of ${input.entry} is not a function`);
 } catch (e) {
-  send({ status: 'runtime-error', error: serializeError(e) });
+  const answer = { status: 'runtime-error', error: serializeError(e) };
+  if (e instanceof SyntaxError) {
+    try { answer.syntaxErrorFile = brokenModule(input.entry, e.message); } catch {}
+  }
+  send(answer);
   process.exit(0);
 }
 
