@@ -253,7 +253,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		reason := fmt.Sprintf("run %s cannot advance: its process fails to run (%s). Fix %s, then resume the run (`sitter run iterate %s --json`).",
+		reason := fmt.Sprintf("run %s cannot advance: its process fails to run (%s). Fix the process (entry %s, or a module it imports), then resume the run (`sitter run iterate %s --json`).",
 			rs.Meta.RunID, msg, rs.Meta.EntryPath(st.RunDir), st.RunRef())
 		return Decision{Row: RowProcessError, Reason: reason, Say: "Babysitter " + reason}
 	}
