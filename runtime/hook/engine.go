@@ -124,6 +124,11 @@ type Handler struct {
 	// Plugin names the plugin bundle the handler comes from, for the
 	// lines about it; empty for a --handler handler.
 	Plugin string
+	// Invalid says what is wrong with the handler's entry in its table
+	// (a timeout that does not parse, no command): such a handler is
+	// never run; where it matches the event, its outcome is an
+	// ErrInvalid error under its OnError, and the other handlers run.
+	Invalid string
 }
 
 // ErrorKind classifies a handler error.
@@ -137,6 +142,7 @@ const (
 	ErrOutput   ErrorKind = "output"   // stdout is not a result
 	ErrConflict ErrorKind = "conflict" // a second updatedInput writer
 	ErrInternal ErrorKind = "internal" // sitter could not run the handler
+	ErrInvalid  ErrorKind = "invalid"  // the handler's entry is unusable (Handler.Invalid): not run
 )
 
 // HandlerError is why a handler produced no usable result.
@@ -179,6 +185,10 @@ func RunHandlers(ctx context.Context, ev Event, hs []Handler) []Outcome {
 		outs[i].Handler = h
 		if !h.matches(ev) {
 			outs[i].Skipped = true
+			continue
+		}
+		if h.Invalid != "" {
+			outs[i].Err = &HandlerError{ErrInvalid, h.Invalid}
 			continue
 		}
 		run = append(run, i)

@@ -434,7 +434,9 @@ type pluginTable struct {
 
 // collectHandlers lists the handlers of this call: the plugin's own table
 // (those of this phase) first, then --handler, in order; and the files
-// the table's fileChanged handlers watch.
+// the table's fileChanged handlers watch. An entry of the table that is
+// wrong is a handler that fails (hook.Handler.Invalid); only a table that
+// is missing or does not parse is an error.
 func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []string, err error) {
 	if a.plugin != "" {
 		dir, err := filepath.Abs(a.plugin)
@@ -468,24 +470,35 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 				if h.Phase != phase {
 					continue
 				}
-				if strings.TrimSpace(h.Command) == "" {
-					return nil, nil, fmt.Errorf("plugin handlers %s: handler %d has no command", path, i)
-				}
-				p := a.onError
-				if h.OnError != "" {
-					if p, err = hook.ParsePolicy(h.OnError); err != nil {
-						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: %v", path, i, err)
-					}
-				}
-				timeout := a.timeout
-				if h.Timeout != "" {
-					if timeout, err = hook.ParseTimeout(h.Timeout); err != nil {
-						return nil, nil, fmt.Errorf("plugin handlers %s: handler %d: timeout: %v (sitter plugin verify checks a bundle)", path, i, err)
-					}
-				}
 				// The folder's name for now; a failure reads the
 				// plugin's own from the marker (namePlugin).
-				hs = append(hs, hook.Handler{Command: h.Command, Timeout: timeout, OnError: p, Kinds: h.Kinds, Redact: h.Redact, Watch: h.Watch, Plugin: filepath.Base(dir)})
+				hd := hook.Handler{Command: h.Command, Timeout: a.timeout, OnError: a.onError, Kinds: h.Kinds, Redact: h.Redact, Watch: h.Watch, Plugin: filepath.Base(dir)}
+				// A bad entry (a bundle edited by hand: the generator and
+				// sitter plugin verify refuse it) fails alone, as a failed
+				// handler, under its own onError if that reads, else the
+				// hook's: the table's other handlers still run.
+				var bad []string
+				if h.OnError != "" {
+					if p, err := hook.ParsePolicy(h.OnError); err != nil {
+						bad = append(bad, "onError: "+err.Error())
+					} else {
+						hd.OnError = p
+					}
+				}
+				if h.Timeout != "" {
+					if d, err := hook.ParseTimeout(h.Timeout); err != nil {
+						bad = append(bad, "timeout: "+err.Error())
+					} else {
+						hd.Timeout = d
+					}
+				}
+				if strings.TrimSpace(h.Command) == "" {
+					bad = append(bad, "no command")
+				}
+				if len(bad) > 0 {
+					hd.Invalid = fmt.Sprintf("%s handler %d: %s; sitter plugin verify %s says what is wrong", pluginHandlersFile, i, strings.Join(bad, "; "), dir)
+				}
+				hs = append(hs, hd)
 			}
 		}
 	}

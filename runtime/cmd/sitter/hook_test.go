@@ -384,10 +384,11 @@ func TestHookPluginWithoutTable(t *testing.T) {
 	}
 }
 
-// A handler table whose timeout breaks the shared rule (hook.ParseTimeout)
-// is a broken table: one sitter: line naming the handler and the rule,
-// and the hook answers the no-op. The generator and sitter plugin verify
-// refuse such a table first; this is the hand-edited bundle.
+// A handler whose timeout breaks the shared rule (hook.ParseTimeout)
+// fails alone: one sitter: line naming the handler and the rule, and the
+// other handler's answer (the no-op) stands. The generator and sitter
+// plugin verify refuse such a table first; this is the hand-edited bundle
+// (testdata/script/hook_plugin_badentry.txtar has the rest).
 func TestHookPluginBadTimeout(t *testing.T) {
 	for timeout, want := range map[string]string{
 		"0s":    `handler 1: timeout: "0s" is not above zero`,
