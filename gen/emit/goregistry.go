@@ -35,6 +35,17 @@ func RegistryGo(a *model.Atlas) []File {
 	}
 
 	var descs, lookup, hookLookup, ids []jen.Code
+	// Every alias and display name, with its id, for the hook path's
+	// did-you-mean (adapter.Registry.Names).
+	otherNames, seen := jen.Dict{}, map[string]bool{}
+	for _, h := range a.Harnesses {
+		for _, n := range append(aliasNames(h), h.DisplayName) {
+			if n != "" && n != h.ID && !seen[n] {
+				seen[n] = true
+				otherNames[jen.Lit(n)] = jen.Lit(h.ID)
+			}
+		}
+	}
 	for _, h := range a.Harnesses {
 		pkg := Module + "/generated/harness/" + PkgName(h.ID)
 		f.ImportName(pkg, PkgName(h.ID))
@@ -244,6 +255,12 @@ func RegistryGo(a *model.Atlas) []File {
 		jen.Return(jen.Nil()),
 	)
 	f.Line()
+	f.Comment("names maps every alias and display name to its harness's id; built only")
+	f.Comment("when called, for the did-you-mean of a name that resolves to none.")
+	f.Func().Id("names").Params().Map(jen.String()).String().Block(
+		jen.Return(jen.Map(jen.String()).String().Values(otherNames)),
+	)
+	f.Line()
 	f.Comment("Hooks is the registry of the hook path: it builds only what a call needs of")
 	f.Comment("the one descriptor it names (id, normalizer, render rules, the event's")
 	f.Comment("spec), not every descriptor with all its events and evidence.")
@@ -251,6 +268,7 @@ func RegistryGo(a *model.Atlas) []File {
 		jen.Return(jen.Op("&").Qual(adapterPkg, "Registry").Values(keyed(jen.Dict{
 			jen.Id("Find"):  jen.Id("lookupHook"),
 			jen.Id("Known"): jen.Id("IDs"),
+			jen.Id("Names"): jen.Id("names"),
 		}))),
 	)
 	return []File{renderGo("generated/registry/registry.go", f)}

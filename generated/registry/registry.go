@@ -7979,6 +7979,58 @@ func lookupHook(name string) *adapter.Descriptor {
 	return nil
 }
 
+// names maps every alias and display name to its harness's id; built only
+// when called, for the did-you-mean of a name that resolves to none.
+func names() map[string]string {
+	return map[string]string{
+		"Amp":                "amp",
+		"Auggie":             "auggie",
+		"Claude Code":        "claude-code",
+		"Cline CLI":          "cline",
+		"Codex CLI":          "codex",
+		"Continue CLI":       "continue-cli",
+		"Crush":              "crush",
+		"Cursor":             "cursor",
+		"Factory Droid":      "droid",
+		"Gemini CLI":         "gemini-cli",
+		"GitHub Copilot CLI": "copilot",
+		"Hermes Agent":       "hermes-agent",
+		"Kilo Code CLI":      "kilo-code",
+		"Letta Code":         "letta-code",
+		"OpenClaw":           "openclaw",
+		"OpenCode":           "opencode",
+		"Pi":                 "pi",
+		"Qoder CLI":          "qoder",
+		"ampcode":            "amp",
+		"augment":            "auggie",
+		"augment-code":       "auggie",
+		"cc":                 "claude-code",
+		"charm-crush":        "crush",
+		"claude":             "claude-code",
+		"clawdbot":           "openclaw",
+		"cline-cli":          "cline",
+		"cn":                 "continue-cli",
+		"codex-cli":          "codex",
+		"continue":           "continue-cli",
+		"copilot-cli":        "copilot",
+		"cursor-agent":       "cursor",
+		"factory":            "droid",
+		"factory-droid":      "droid",
+		"gemini":             "gemini-cli",
+		"github-copilot":     "copilot",
+		"hermes":             "hermes-agent",
+		"kilo":               "kilo-code",
+		"kilocode":           "kilo-code",
+		"letta":              "letta-code",
+		"moltbot":            "openclaw",
+		"omp":                "oh-my-pi",
+		"opencode-ai":        "opencode",
+		"pi-coding-agent":    "pi",
+		"qodercli":           "qoder",
+		"sourcegraph-amp":    "amp",
+	}
+}
+
 // Hooks is the registry of the hook path: it builds only what a call needs of
 // the one descriptor it names (id, normalizer, render rules, the event's
 // spec), not every descriptor with all its events and evidence.
@@ -7986,5 +8038,6 @@ func Hooks() *adapter.Registry {
 	return &adapter.Registry{
 		Find:  lookupHook,
 		Known: IDs,
+		Names: names,
 	}
 }

@@ -232,10 +232,14 @@ func (d *Descriptor) Render(ev hook.Event, r hook.Result) hook.Output {
 // Registry holds every descriptor, in atlas order. Find, when set, builds
 // the one descriptor an id or alias names ("" = the default) without the
 // others: the hook path resolves through it alone. Known lists the ids.
+// Names, for a registry without Descriptors, gives every alias and display
+// name with its harness's id: suggest builds them only for a name that
+// resolves to none, so a call that resolves pays nothing for them.
 type Registry struct {
 	Descriptors []*Descriptor
 	Find        func(name string) *Descriptor
 	Known       []string
+	Names       func() map[string]string
 }
 
 // Resolve finds the descriptor for an id or alias ("" = the default) and
@@ -305,8 +309,7 @@ func (r *Registry) unknown(name string) error {
 // "Claude Code", "gemini_cli", other case), else the id or alias a typo
 // or two away ("claud", "codx"); "" when none is that close.
 func (r *Registry) suggest(name string) string {
-	key := strings.ToLower(strings.TrimSpace(name))
-	key = strings.NewReplacer(" ", "-", "_", "-").Replace(key)
+	key := nameKey(name)
 	if key == "" {
 		return ""
 	}
@@ -316,9 +319,14 @@ func (r *Registry) suggest(name string) string {
 	}
 	for _, d := range r.Descriptors {
 		for _, a := range d.Aliases {
-			names[a] = d.ID
+			names[nameKey(a)] = d.ID
 		}
-		names[strings.ReplaceAll(strings.ToLower(d.DisplayName), " ", "-")] = d.ID
+		names[nameKey(d.DisplayName)] = d.ID
+	}
+	if r.Names != nil {
+		for n, id := range r.Names() {
+			names[nameKey(n)] = id
+		}
 	}
 	if id, ok := names[key]; ok {
 		return id
@@ -342,6 +350,12 @@ func (r *Registry) suggest(name string) string {
 		}
 	}
 	return best
+}
+
+// nameKey is a harness name in the spelling of ids: lower case, dashes
+// for spaces and underscores ("Claude Code", "gemini_cli").
+func nameKey(name string) string {
+	return strings.NewReplacer(" ", "-", "_", "-").Replace(strings.ToLower(strings.TrimSpace(name)))
 }
 
 // editDistance is the Levenshtein distance between a and b.

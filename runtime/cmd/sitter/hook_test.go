@@ -446,3 +446,19 @@ func TestHookAuditsCallWithoutHarness(t *testing.T) {
 		}
 	}
 }
+
+// The hook path's registry (registry.Hooks, no descriptors) says the same
+// about an unknown harness as the verbs' (registry.Registry): the same
+// did-you-mean, from ids, aliases and display names.
+func TestHookRegistrySuggestsAsVerbs(t *testing.T) {
+	for _, name := range []string{"gemni", "claud", "Claude Code", "gemini cli", "GitHub Copilot CLI", "codx", "Gemini_CLI", "kilocod", "no-such-harness", "px"} {
+		_, _, hookErr := registry.Hooks().Resolve(name)
+		_, _, verbErr := registry.Registry().Resolve(name)
+		if hookErr == nil || verbErr == nil {
+			t.Fatalf("%q resolves: hook %v, verbs %v", name, hookErr, verbErr)
+		}
+		if hookErr.Error() != verbErr.Error() {
+			t.Errorf("%q:\nhook:  %v\nverbs: %v", name, hookErr, verbErr)
+		}
+	}
+}
