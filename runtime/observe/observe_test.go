@@ -180,15 +180,22 @@ func TestOutsideWatchedDirsRefused(t *testing.T) {
 	}
 }
 
-func TestCorruptJournalIsAnErrorCard(t *testing.T) {
-	f := newFixture(t)
-	good := newRun(t, f.project, "good")
-	bad := newRun(t, f.project, "bad")
-	request(t, bad, "e1", "shell")
-	files, _ := filepath.Glob(filepath.Join(bad, "journal", "*.json"))
+// corruptRun is a run whose last journal file is not JSON.
+func corruptRun(t *testing.T, project, name string) string {
+	t.Helper()
+	dir := newRun(t, project, name)
+	request(t, dir, "e1", "shell")
+	files, _ := filepath.Glob(filepath.Join(dir, "journal", "*.json"))
 	if err := os.WriteFile(files[len(files)-1], []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+func TestCorruptJournalIsAnErrorCard(t *testing.T) {
+	f := newFixture(t)
+	good := newRun(t, f.project, "good")
+	bad := corruptRun(t, f.project, "bad")
 	f.s.ix.Sweep()
 	b := body(t, f.get(t, "/"))
 	card := regexp.MustCompile(`(?s)<a class="card nav-item error b-failed" data-key="` + regexp.QuoteMeta(bad) + `".*?cannot read this run:</strong>[^<]*journal file`)
@@ -1289,12 +1296,7 @@ func TestBoardColumnPages(t *testing.T) {
 // shows the whole error.
 func TestUnreadableCardShowsFirstLine(t *testing.T) {
 	f := newFixture(t)
-	bad := newRun(t, f.project, "bad")
-	request(t, bad, "e1", "shell")
-	files, _ := filepath.Glob(filepath.Join(bad, "journal", "*.json"))
-	if err := os.WriteFile(files[len(files)-1], []byte("{not json"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := corruptRun(t, f.project, "bad")
 	f.s.ix.Sweep()
 	v, _ := f.s.ix.Run(bad)
 	if len([]rune(v.Err)) <= cardLineMax || !strings.Contains(v.Err, "sitter run repair") {
