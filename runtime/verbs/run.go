@@ -414,6 +414,11 @@ func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir str
 	c := session.Caller{Harness: o.Harness, SessionID: o.SessionID, Via: "flags"}
 	if c.Harness == "" || c.SessionID == "" {
 		found, err := session.Discover()
+		if errors.Is(err, session.ErrNoCaller) {
+			// A run made by hand, outside any agent: nothing is wrong.
+			fmt.Fprintf(stderr, "sitter: run create: note: run %s is not bound to a session (this command runs under no harness session the babysitter plugin saw start): fine for a run you drive by hand (`sitter run iterate`); for a session's stop hook to drive it, `sitter session bind --run-id %s --harness H --session-id S`\n", m.RunID, m.RunID)
+			return nil, ""
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "sitter: run create: run %s is not bound to a session: %v; bind one with `sitter session bind --run-id %s --harness H --session-id S`\n", m.RunID, err, m.RunID)
 			return nil, ""
