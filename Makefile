@@ -58,6 +58,9 @@ install:
 	rm -rf "$(DESTDIR)$(PREFIX)/share/sitter/artifacts"
 	cp -R artifacts "$(DESTDIR)$(PREFIX)/share/sitter/artifacts"
 	@echo "installed sitter $(VERSION) into $(DESTDIR)$(PREFIX) (bin/, share/sitter/artifacts/)"
+	@[ -n "$(DESTDIR)" ] || case ":$$PATH:" in \
+	  *":$(PREFIX)/bin:"*) first=$$(command -v sitter); [ "$$first" = "$(PREFIX)/bin/sitter" ] || echo "make install: $$first comes before $(PREFIX)/bin/sitter on your PATH: put $(PREFIX)/bin first";; \
+	  *) echo "make install: $(PREFIX)/bin is not on your PATH; to run sitter by name: export PATH=\"$(PREFIX)/bin:\$$PATH\" (and in your shell's profile)";; esac
 
 ## dist: release archives dist/sitter-VERSION-OS-ARCH.tar.gz for PLATFORMS and
 ## dist/SHA256SUMS, built offline from the module cache (run go mod download once)
