@@ -175,7 +175,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 	add := func(code string, warn bool, detail, fix string) {
 		rep.Problems = append(rep.Problems, Problem{Code: code, Warning: warn, Detail: detail, Fix: fix})
 	}
-	install := func() string { return installFix(d) }
+	install := func() string { return InstallFix(d) }
 	p, ok := transcript.LookupPresence(d.ID)
 	if !ok {
 		add(CodeNoPresence, false, "the atlas has no presence facts for "+d.ID,
@@ -357,11 +357,11 @@ func scopeFlag(scope, dir string) string {
 	return " --dir " + shellQuote(dir)
 }
 
-// installFix is the command that puts a verified version of harness d on
+// InstallFix is the command that puts a verified version of harness d on
 // PATH, where the atlas knows its package: the package at the newest
 // verified version, or the specs the atlas gives when that version is not
 // one of the package's own.
-func installFix(d *adapter.Descriptor) string {
+func InstallFix(d *adapter.Descriptor) string {
 	if d.Package.Source != "npm" || d.Package.Name == "" {
 		return "install " + d.DisplayName + " (see " + d.ID + "'s vendor docs) so its binary is on PATH"
 	}

@@ -47,18 +47,18 @@ func TestShellQuote(t *testing.T) {
 // atlas's npmInstall specs.
 func TestInstallFix(t *testing.T) {
 	plain := &adapter.Descriptor{ID: "x", DisplayName: "X", Package: adapter.Package{Name: "@x/cli", Source: "npm"}, Verified: []string{"1.2.3", "1.10.0"}}
-	if got, want := installFix(plain), "npm install -g @x/cli@1.10.0"; got != want {
-		t.Errorf("installFix(plain) = %q, want %q", got, want)
+	if got, want := InstallFix(plain), "npm install -g @x/cli@1.10.0"; got != want {
+		t.Errorf("InstallFix(plain) = %q, want %q", got, want)
 	}
 	none := &adapter.Descriptor{ID: "y", DisplayName: "Y", Package: adapter.Package{Source: "none"}}
-	if got, want := installFix(none), "install Y (see y's vendor docs) so its binary is on PATH"; got != want {
-		t.Errorf("installFix(none) = %q, want %q", got, want)
+	if got, want := InstallFix(none), "install Y (see y's vendor docs) so its binary is on PATH"; got != want {
+		t.Errorf("InstallFix(none) = %q, want %q", got, want)
 	}
 	d, _, err := registry.Registry().Resolve("droid")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := installFix(d), "npm install -g @factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2"; got != want {
-		t.Errorf("installFix(droid) = %q, want %q", got, want)
+	if got, want := InstallFix(d), "npm install -g @factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2"; got != want {
+		t.Errorf("InstallFix(droid) = %q, want %q", got, want)
 	}
 }

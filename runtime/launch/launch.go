@@ -78,6 +78,10 @@ type Options struct {
 	// JSON makes Stdout an NDJSON stream of launch events; the harness's
 	// own stdout then goes to Stderr.
 	JSON bool
+
+	// InstallCmd is the command that installs the harness (doctor's fix),
+	// named when Spec.Binary is not on PATH; "" names none.
+	InstallCmd string
 	// Install registers a bundle in the workspace with the overlay as
 	// HOME and returns how to remove it again.
 	Install func(bundle, home, workspace string) (undo func() error, err error)
@@ -341,7 +345,11 @@ func (l *launcher) prepare() error {
 	if o.Bin == "" {
 		p, err := lookPath(o.Spec.Binary, getenv(o.Env, "PATH"))
 		if err != nil {
-			return fmt.Errorf("%s: %q not found on PATH (install the npm package; its binary is %s), or pass --bin", o.Spec.Harness, o.Spec.Binary, o.Spec.NpmBin)
+			install := "install it"
+			if o.InstallCmd != "" {
+				install += " (" + o.InstallCmd + ")"
+			}
+			return fmt.Errorf("%s: %q not found on PATH; %s or pass --bin PATH (the npm package's binary is %s)", o.Spec.Harness, o.Spec.Binary, install, o.Spec.NpmBin)
 		}
 		l.o.Bin = p
 	} else if strings.Contains(o.Bin, "/") && !filepath.IsAbs(o.Bin) {

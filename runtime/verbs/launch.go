@@ -17,6 +17,7 @@ import (
 	genlaunch "sitter.dev/sitter/generated/launch"
 	"sitter.dev/sitter/generated/providers"
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/agents"
 	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/internal/sibling"
 	"sitter.dev/sitter/runtime/launch"
@@ -564,6 +565,7 @@ func launchOptions(a launchArgs, t launchTo, prompt string, bs *bundles, babysit
 		Bundles:       bs.dirs,
 		KeepState:     a.keepState,
 		Bin:           a.bin,
+		InstallCmd:    agents.InstallFix(t.d),
 		SitterBin:     sibling.Find("sitter"), // the hook binary, next to sitter-host
 		Env:           os.Environ(),
 		Stdin:         e.stdin,

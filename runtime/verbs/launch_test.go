@@ -217,3 +217,16 @@ func TestLaunchJSONSaysWhyItFailed(t *testing.T) {
 		}
 	}
 }
+
+// A harness that is not on PATH: the error says the command that installs
+// it (as doctor's fix does), besides --bin.
+func TestLaunchHarnessNotOnPathSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var out, errOut bytes.Buffer
+	args := []string{"launch", "codex", "--provider", "openai-responses", "--upstream", "http://127.0.0.1:1", "--prompt", "x", "--workspace", t.TempDir()}
+	code := Run(args, nil, &out, &errOut, registry.Registry)
+	want := `sitter: launch: codex: "codex" not found on PATH; install it (npm install -g @openai/codex@`
+	if code != 1 || !strings.HasPrefix(errOut.String(), want) || !strings.Contains(errOut.String(), ") or pass --bin PATH (the npm package's binary is node_modules/.bin/codex)") {
+		t.Errorf("exit %d, stderr %q; want 1 and %q…, the npm package's binary and --bin", code, errOut.String(), want)
+	}
+}
