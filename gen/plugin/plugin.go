@@ -23,6 +23,7 @@ import (
 	"golang.org/x/text/message"
 
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/runtime/adapter"
 	"sitter.dev/sitter/runtime/hook"
 	rplugin "sitter.dev/sitter/runtime/plugin"
 )
@@ -665,9 +666,21 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 		}
 		pos := posOf(file, at, e.InstanceLocation)
 		msg := e.ErrorKind.LocalizedString(printer)
-		if strings.HasSuffix(field, ".phase") && strings.HasPrefix(msg, "value must be one of") {
-			// The phase list is long; say where it lives instead.
-			msg = "not a canonical phase (see atlas/phases.cue or generated/schema/plugin.json)"
+		if en, ok := e.ErrorKind.(*kind.Enum); ok && strings.HasSuffix(field, ".phase") {
+			// The phase list is long; say the likely one and where the
+			// list lives instead.
+			got, _ := en.Got.(string)
+			phases := make([]string, 0, len(en.Want))
+			for _, w := range en.Want {
+				if p, ok := w.(string); ok {
+					phases = append(phases, p)
+				}
+			}
+			msg = fmt.Sprintf("%q is not a canonical phase", got)
+			if p := adapter.Closest(got, phases); p != "" {
+				msg += "; did you mean " + p + "?"
+			}
+			msg += " (see atlas/phases.cue or generated/schema/plugin.json)"
 		}
 		if t, ok := e.ErrorKind.(*kind.Pattern); ok && strings.HasSuffix(field, ".timeout") {
 			// Say why, in the hook's words where it would refuse it too.

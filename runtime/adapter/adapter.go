@@ -7,6 +7,7 @@ package adapter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -336,17 +337,32 @@ func (r *Registry) suggest(name string) string {
 			return d.ID
 		}
 	}
-	best, bestDist := "", 3
 	cands := make([]string, 0, len(names))
 	for n := range names {
 		cands = append(cands, n)
 	}
-	sort.Strings(cands)
-	for _, n := range cands {
-		// At most two edits, and few for a short name: "pi" is no
-		// suggestion for "px".
-		if d := editDistance(key, n); d < bestDist && d*3 <= len(n) {
-			best, bestDist = names[n], d
+	if n := Closest(key, cands); n != "" {
+		return names[n]
+	}
+	return ""
+}
+
+// Closest is the candidate a mistyped name most likely means: one equal
+// to it but for case, else the nearest at most two edits away, and fewer
+// for a short candidate ("pi" is no suggestion for "px"); "" when none is
+// that close.
+func Closest(name string, cands []string) string {
+	low := strings.ToLower(name)
+	sorted := slices.Sorted(slices.Values(cands))
+	for _, c := range sorted {
+		if strings.ToLower(c) == low {
+			return c
+		}
+	}
+	best, bestDist := "", 3
+	for _, c := range sorted {
+		if d := editDistance(low, strings.ToLower(c)); d < bestDist && d*3 <= len(c) {
+			best, bestDist = c, d
 		}
 	}
 	return best
