@@ -108,7 +108,27 @@ func FindBundle(arg string, d *adapter.Descriptor, reg *adapter.Registry) (*Bund
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("no %s bundle found for %q (looked for %s in %s)", d.ID, arg, MarkerFile, strings.Join(tried, ", "))
+	// A name: say which plugins are there, and the one it likely means.
+	var known []string
+	if ValidPluginName(arg) {
+		for _, dir := range NameDirs() {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.IsDir() && isBundle(filepath.Join(dir, e.Name(), d.ID)) && !slices.Contains(known, e.Name()) {
+					known = append(known, e.Name())
+				}
+			}
+		}
+	}
+	hint, there := "", ""
+	if s := adapter.Closest(arg, known); s != "" {
+		hint = "; did you mean " + s + "?"
+	}
+	if len(known) > 0 {
+		slices.Sort(known)
+		there = fmt.Sprintf("; plugins with a %s bundle there: %s", d.ID, strings.Join(known, ", "))
+	}
+	return nil, fmt.Errorf("no %s bundle found for %q%s (looked for %s in %s%s)", d.ID, arg, hint, MarkerFile, strings.Join(tried, ", "), there)
 }
 
 // executable is the running binary (a test points it elsewhere).

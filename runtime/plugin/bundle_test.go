@@ -55,7 +55,7 @@ func TestFindBundleBesideBin(t *testing.T) {
 		filepath.Join(checkout, "share", "sitter", "artifacts", "no-such-plugin", "codex"),
 		filepath.Join(checkout, "artifacts", "no-such-plugin", "codex"),
 	} {
-		if !strings.Contains(err.Error(), want+",") && !strings.HasSuffix(err.Error(), want+")") {
+		if !strings.Contains(err.Error(), want+",") && !strings.Contains(err.Error(), want+";") && !strings.HasSuffix(err.Error(), want+")") {
 			t.Errorf("the error does not name %s: %v", want, err)
 		}
 	}

@@ -535,8 +535,13 @@ func TestFindBundleByName(t *testing.T) {
 			t.Errorf("FindBundle(%s) = %+v", arg, b)
 		}
 	}
-	if _, err := FindBundle("no-such-plugin", desc(t, "codex"), reg); err == nil || !strings.Contains(err.Error(), "artifacts/no-such-plugin/codex") {
-		t.Errorf("unknown plugin: %v", err)
+	if _, err := FindBundle("no-such-plugin", desc(t, "codex"), reg); err == nil || !strings.Contains(err.Error(), "artifacts/no-such-plugin/codex") ||
+		!strings.HasSuffix(err.Error(), "; plugins with a codex bundle there: babysitter, guard)") || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("unknown plugin: %v; want the folders looked in and the plugins found there, no suggestion", err)
+	}
+	// A misspelled name gets the plugin it most likely means.
+	if _, err := FindBundle("gard", desc(t, "codex"), reg); err == nil || !strings.HasPrefix(err.Error(), `no codex bundle found for "gard"; did you mean guard? (looked for`) {
+		t.Errorf("misspelled plugin: %v; want a did-you-mean", err)
 	}
 }
 
