@@ -54,11 +54,6 @@ between its commit and its enqueue).`
 
 func worker(f *cmdFlags, e *env) int {
 	const verb = "worker"
-	url := f.storeURL()
-	if url == "" {
-		// A required flag missing: a usage error, as sitter proxy's.
-		return flagFail(e.stderr, f, errors.New("--store (or $SITTER_STORE) names the store to work for"))
-	}
 	o := natsstore.WorkOptions{Log: e.stderr, Do: shellEffect}
 	if k := f.vals["kinds"]; k != "" {
 		o.Kinds = strings.Split(k, ",")
@@ -86,6 +81,13 @@ func worker(f *cmdFlags, e *env) int {
 		if d == 0 {
 			o.Reconcile = natsstore.ReconcileAtStart
 		}
+	}
+	// The values given are checked first: what was typed wrong is named
+	// before what is missing.
+	url := f.storeURL()
+	if url == "" {
+		// A required flag missing: a usage error, as sitter proxy's.
+		return flagFail(e.stderr, f, errors.New("--store (or $SITTER_STORE) names the store to work for"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

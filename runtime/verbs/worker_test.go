@@ -35,8 +35,10 @@ func TestWorkerShellEffect(t *testing.T) {
 
 // A bad --max, --ack-wait or --reconcile is a usage error, as every
 // verb's bad flag value: the line naming the flag, the usage, exit 2,
-// before the store is dialled.
+// before the store is dialled, and before a missing --store is named
+// (the README's `sitter worker --max x` names --max).
 func TestWorkerBadFlags(t *testing.T) {
+	t.Setenv("SITTER_STORE", "")
 	for _, tc := range []struct{ flag, val, want string }{
 		{"--max", "x", `--max "x" is not a count`},
 		{"--max", "-1", `--max "-1" is not a count`},
@@ -46,10 +48,12 @@ func TestWorkerBadFlags(t *testing.T) {
 		{"--reconcile", "-1s", `--reconcile "-1s": want a Go duration of at least 1s, or 0`},
 		{"--reconcile", "soon", `--reconcile "soon": want a Go duration of at least 1s, or 0`},
 	} {
-		var out, errb bytes.Buffer
-		code := Run([]string{"worker", "--store", "nats://127.0.0.1:1", tc.flag, tc.val}, nil, &out, &errb, registry.Registry)
-		if msg := errb.String(); code != 2 || !strings.HasPrefix(msg, "sitter: worker: "+tc.want+"\n") || !strings.Contains(msg, "Usage:") || out.Len() > 0 {
-			t.Errorf("%s %s: exit %d, stderr %q; want exit 2, %q and the usage", tc.flag, tc.val, code, msg, tc.want)
+		for _, store := range [][]string{{"--store", "nats://127.0.0.1:1"}, nil} {
+			var out, errb bytes.Buffer
+			code := Run(append(append([]string{"worker"}, store...), tc.flag, tc.val), nil, &out, &errb, registry.Registry)
+			if msg := errb.String(); code != 2 || !strings.HasPrefix(msg, "sitter: worker: "+tc.want+"\n") || !strings.Contains(msg, "Usage:") || out.Len() > 0 {
+				t.Errorf("%v %s %s: exit %d, stderr %q; want exit 2, %q and the usage", store, tc.flag, tc.val, code, msg, tc.want)
+			}
 		}
 	}
 }
