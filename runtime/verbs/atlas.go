@@ -69,6 +69,9 @@ func atlasList(stdout, stderr io.Writer, r *adapter.Registry, asJSON bool) int {
 		return writeJSON(stdout, stderr, list)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	if len(r.Descriptors) > 0 {
+		fmt.Fprintln(tw, "ID\tNAME\tFAMILY\tPROFILE\tALIASES\tEVENTS")
+	}
 	for _, d := range r.Descriptors {
 		name := d.DisplayName
 		if d.Default {

@@ -58,7 +58,7 @@ func runList(f *cmdFlags, stdout, stderr io.Writer) int {
 	// Columns as wide as their widest cell, so that ULIDs and short ids
 	// line up; what can be long (a reason) ends the row.
 	drivers := make([]string, len(rows))
-	wid, wproc, wdrv := 0, 0, 0
+	wid, wproc, wdrv := len("RUN"), len("PROCESS"), len("SESSION")
 	for i, r := range rows {
 		drivers[i] = "-"
 		if r.Session != nil {
@@ -67,6 +67,9 @@ func runList(f *cmdFlags, stdout, stderr io.Writer) int {
 		wid, wproc, wdrv = max(wid, len(r.RunID)), max(wproc, len(r.ProcessID)), max(wdrv, len(drivers[i]))
 	}
 	var b strings.Builder
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "%-*s  %-10s %-*s  %-24s %-*s  %s\n", wid, "RUN", "STATUS", wproc, "PROCESS", "LAST ACTIVITY", wdrv, "SESSION", "DIRECTORY")
+	}
 	for i, r := range rows {
 		fmt.Fprintf(&b, "%-*s  %-10s %-*s  %-24s %-*s  %s", wid, r.RunID, r.Status, wproc, r.ProcessID, r.LastActivity, wdrv, drivers[i], r.RunDir)
 		if r.Error != "" {

@@ -451,8 +451,8 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 	}
 	cwd, _ := os.Getwd()
 	rows := []*session.State{}
-	var states []string
-	wh, ws, wst := 0, 0, 0 // columns as wide as their widest cell
+	var states, iters []string
+	wh, ws, wst, wit := len("HARNESS"), len("SESSION"), len("STATE"), len("STOP CHECKS") // columns as wide as their widest cell
 	for _, st := range all {
 		if !f.bools["all"] && !sessionHere(st, cwd) {
 			continue
@@ -465,12 +465,16 @@ func sessionList(f *cmdFlags, stdout, stderr io.Writer) int {
 		case st.EndedBecause != "":
 			state = "ended (" + st.EndedBecause + ")"
 		}
-		states = append(states, state)
-		wh, ws, wst = max(wh, len(st.Harness)), max(ws, len(st.SessionID)), max(wst, len(state))
+		iter := "iteration " + strconv.Itoa(st.Iteration) + "/" + strconv.Itoa(st.MaxIterations)
+		states, iters = append(states, state), append(iters, iter)
+		wh, ws, wst, wit = max(wh, len(st.Harness)), max(ws, len(st.SessionID)), max(wst, len(state)), max(wit, len(iter))
 	}
 	var b strings.Builder
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %-*s  %s\n", wh, "HARNESS", ws, "SESSION", wst, "STATE", wit, "STOP CHECKS", "UPDATED")
+	}
 	for i, st := range rows {
-		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  iteration %d/%d  %s\n", wh, st.Harness, ws, st.SessionID, wst, states[i], st.Iteration, st.MaxIterations, st.UpdatedAt)
+		fmt.Fprintf(&b, "%-*s  %-*s  %-*s  %-*s  %s\n", wh, st.Harness, ws, st.SessionID, wst, states[i], wit, iters[i], st.UpdatedAt)
 	}
 	switch {
 	case len(rows) > 0 || f.bools["json"]:
