@@ -193,7 +193,8 @@ func Bind(harness, sessionID, runID, runDir string, max int) (*State, string, er
 	return st, p, err
 }
 
-// Rebind makes a session drive a run, from iteration 0. max <= 0 keeps the
+// Rebind makes a session drive a run, from iteration 0 (the same run it
+// drove keeps its count, unless the cap had ended it). max <= 0 keeps the
 // session's cap (default DefaultMaxIterations). A run has one driver: any
 // other session bound to it stops driving it (EndedBecause "rebound"), so
 // a run resumed from a new session, in this harness or another, is not
@@ -232,7 +233,11 @@ func RebindStore(harness, sessionID, cwd, runID, runDir, store string, max int) 
 		if st.MaxIterations <= 0 {
 			st.MaxIterations = DefaultMaxIterations
 		}
-		if st.RunDir != runDir {
+		if st.RunDir != runDir || st.EndedBecause == RowMaxIterations {
+			// A new run, or the same one taken on again after the
+			// session's cap stopped it (what the cap's message tells
+			// the user to do): counted from 0. A session resumed
+			// after its end keeps its count.
 			st.Iteration = 0
 		}
 		st.Active, st.RunID, st.RunDir, st.EndedBecause, st.Store = true, runID, runDir, "", store
