@@ -270,8 +270,8 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	}
 	if len(pending) > 0 && breakpoints == len(pending) {
 		return Decision{Row: RowBreakpoints, Reason: fmt.Sprintf("run %s waits for %d breakpoint(s): a human must answer", rs.Meta.RunID, breakpoints),
-			Say: fmt.Sprintf("Babysitter run %s waits for %d breakpoint(s): a human must answer. `sitter task list %s --pending --kind breakpoint` shows them; answer with `sitter task post %s <effectId> --status ok --value-inline '<json>'`, then resume the run.",
-				rs.Meta.RunID, breakpoints, st.RunRef(), st.RunRef())}
+			Say: fmt.Sprintf("Babysitter run %s waits for %d breakpoint(s): a human must answer. Answer the agent in this session, or yourself: `sitter task list %s --pending --kind breakpoint` shows them (`sitter task show %s <effectId> --json`, the question), `sitter task post %s <effectId> --status ok --value-inline '{\"approved\": true, \"response\": \"…\"}'` answers one (approved false to decline); then tell the agent to continue the run.",
+				rs.Meta.RunID, breakpoints, st.RunRef(), st.RunRef(), st.RunRef())}
 	}
 	// Built without fmt: these two rows answer most stop checks.
 	ref := st.RunRef()
@@ -286,7 +286,7 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	for _, e := range pending {
 		b.WriteString("- " + e.EffectID + " [" + e.Kind + "] " + e.Label + "\n")
 	}
-	b.WriteString("Execute each (`sitter task show " + ref + " <effectId> --json` gives its definition), post its result with `sitter task post " + ref + " <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate " + ref + " --json`.")
+	b.WriteString("Execute each (`sitter task show " + ref + " <effectId> --json` gives its definition, in its task field), post its result with `sitter task post " + ref + " <effectId> --status ok --value-inline '<json>'` (or --status error), then call `sitter run iterate " + ref + " --json`.")
 	return Decision{Block: true, Row: RowPending, Reason: b.String() + proofHint}
 }
 
