@@ -239,7 +239,7 @@ func babysitText(g guide) string {
 
 	w("## 4. The loop\n")
 	w("1. `sitter run iterate %s --json` → `{status, nextActions:[{effectId, kind, label, taskDef}], completionProof?}`.\n", run)
-	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or `--value result.json`; for a failure `--status error --error err.json` with err.json `{\"name\": \"Error\", \"message\": \"what went wrong\", \"data\": {…}}`, `--error -` reads it from stdin; `--stdout-file`/`--stderr-file` keep logs).\n", run)
+	w("2. `waiting`: execute every next action (they are independent: run them in parallel when you can), then post each result:\n   `sitter task post %s <effectId> --status ok --value-inline '<json>'` (or `--value result.json`; for a failure `--status error --error err.json` with err.json `{\"name\": \"Error\", \"message\": \"what went wrong\", \"data\": {…}}`, `--error -` reads it from stdin; `--stdout-file`/`--stderr-file` keep logs). After an error result `task post` exits 1, as the SDK's does: its `[task:post] status=error` line says the result is recorded; do not post it again.\n", run)
 	w("3. Iterate again. Repeat until the status is `completed`, `failed` or `halted`.\n")
 	if g.HookDriven {
 		w("\nThis harness's stop hook drives the loop (%s): when you stop while effects are pending, the hook hands you the next step. Still, keep going on your own while there is work.\n", g.Why)
