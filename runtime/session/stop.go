@@ -258,8 +258,14 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 		return Decision{Row: RowProcessError, Reason: reason, Say: "Babysitter " + reason}
 	}
 	if rs.Status == run.StatusFailed || rs.Status == run.StatusHalted {
+		// The event that ended it holds why (run status names only the
+		// journal's last event, which is this decision once journaled).
+		ended := journal.RunFailed
+		if rs.Status == run.StatusHalted {
+			ended = journal.RunHalted
+		}
 		return Decision{Row: RowEnded, Deactivate: true, Reason: "run " + rs.Meta.RunID + " " + rs.Status,
-			Say: fmt.Sprintf("Babysitter run %s %s: `sitter run status %s` shows why.", rs.Meta.RunID, rs.Status, st.RunRef())}
+			Say: fmt.Sprintf("Babysitter run %s %s: `sitter run events %s --type %s` shows why.", rs.Meta.RunID, rs.Status, st.RunRef(), ended)}
 	}
 	pending := rs.Pending()
 	breakpoints := 0
