@@ -250,7 +250,7 @@ func babysitText(g guide) string {
 	w("- `agent`: do what `taskDef.agent.prompt` (or the task's title/description) asks yourself, or with a subagent; post a JSON value with what was produced.\n")
 	w("- `skill`: load and follow the named skill (`taskDef.skill.name`) with its args; post its outcome.\n")
 	w("- `shell`: run `taskDef.shell.command` (cwd and env if given); post `{exitCode, stdout}` with `--stdout-file`/`--stderr-file`; a non-zero exit is `--status error` with `{\"name\": \"Error\", \"message\": \"exit N\", \"data\": {\"exitCode\": N}}` as its `--error` unless the task says otherwise.\n")
-	w("- `breakpoint`: needs a human (see below).\n")
+	w("- `breakpoint`: needs a human (see below); its question and payload are `taskDef.metadata.payload`.\n")
 	w("- `sleep`: wait until `taskDef.sleep.iso`; sitter resolves it by itself when you iterate after that time.\n")
 	w("- other kinds (`node`, …): follow the taskDef; if you cannot, post `--status error` explaining why.\n\n")
 
