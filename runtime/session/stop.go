@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -199,9 +200,15 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	}
 	rs, err := load(st.RunDir)
 	if err != nil {
-		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error(),
-			Say: fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %v. `sitter run repair %s` quarantines damaged journal files; then resume the run.",
-				runName(st), err, st.RunRef())}
+		say := fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %v. `sitter run repair %s` quarantines damaged journal files; then tell the agent to continue (this session still drives the run).",
+			runName(st), err, st.RunRef())
+		if ce := (*journal.CorruptError)(nil); errors.As(err, &ce) {
+			// Its own hint says whether a repair helps: the command it
+			// names gets the run, and is the only one given.
+			say = fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %s. Once it reads again, tell the agent to continue (this session still drives the run).",
+				runName(st), strings.Replace(err.Error(), "`sitter run repair`", "`sitter run repair "+st.RunRef()+"`", 1))
+		}
+		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error(), Say: say}
 	}
 	if d := rs.Driver; d.SessionID != "" && (d.Harness != st.Harness || d.SessionID != st.SessionID) {
 		// Another session took the run (session start --run-id) where
