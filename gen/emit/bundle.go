@@ -379,9 +379,14 @@ func (b *bundle) readme(registered []string) string {
 			skills = append(skills, fmt.Sprintf("- `%s`: %s\n", sk.Name, sk.Description))
 		}
 	}
+	form := "/{command}"
+	if b.lay != nil && b.lay.CommandForm != "" {
+		form = b.lay.CommandForm
+	}
 	for _, c := range b.p.Commands {
 		if b.shipped["command:"+c.Name] {
-			commands = append(commands, fmt.Sprintf("- `/%s`: %s\n", c.Name, c.Description))
+			typed := strings.NewReplacer("{plugin}", b.p.Name, "{command}", c.Name).Replace(form)
+			commands = append(commands, fmt.Sprintf("- `%s`: %s\n", typed, c.Description))
 		}
 	}
 	if len(skills) > 0 {

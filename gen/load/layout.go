@@ -39,9 +39,10 @@ func (l *loader) layout(id string, lv cue.Value) *model.Layout {
 			Schema:    l.str(lv, "manifest.schema"),
 			Overrides: l.boolean(lv, "manifest.overrides"),
 		},
-		Skills:   l.named(lv, "skills"),
-		Commands: l.named(lv, "commands"),
-		Evidence: l.evidence(lv.LookupPath(cue.ParsePath("evidence"))),
+		Skills:      l.named(lv, "skills"),
+		Commands:    l.named(lv, "commands"),
+		CommandForm: l.str(lv, "commandForm"),
+		Evidence:    l.evidence(lv.LookupPath(cue.ParsePath("evidence"))),
 	}
 	l.fields(lv.LookupPath(cue.ParsePath("manifest.paths")), func(key string, pv cue.Value) {
 		lay.Manifest.Paths = append(lay.Manifest.Paths, model.ManifestPath{

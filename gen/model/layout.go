@@ -14,6 +14,7 @@ type Layout struct {
 	Hooks       *LayoutHooks // nil for the programmatic family
 	Skills      Named        // folder the skills are copied into, "" = not carried
 	Commands    Named        // folder the commands are copied into, "" = not carried
+	CommandForm string       // how a user types a command: {plugin}, {command} filled in
 	Files       []*LayoutFile
 	EventLists  []EventList // sorted by name
 	Marketplace *Marketplace
