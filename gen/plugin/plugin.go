@@ -140,7 +140,8 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		errs.Addf(yamlErrPos(file, err), "not YAML: %v", err)
+		pos, hint := yamlErrPos(file, src, err)
+		errs.Addf(pos, "not YAML: %v%s", err, hint)
 		return nil, errs
 	}
 	if len(doc.Content) == 0 {
@@ -778,11 +779,32 @@ func fieldName(loc []string) string {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func yamlErrPos(file string, err error) model.Pos {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		var line int
-		fmt.Sscan(m[1], &line)
-		return model.Pos{File: file, Line: line, Col: 1}
+// yamlErrPos places a YAML syntax error of src at its line and, with a
+// hint, says what to do about the one a plugin author meets most: a
+// plain value holding ": " (echo of JSON with a space after a colon),
+// which YAML reads as a second key. The column is then that colon's.
+func yamlErrPos(file string, src []byte, err error) (model.Pos, string) {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return model.Pos{File: file, Line: 1, Col: 1}, ""
 	}
-	return model.Pos{File: file, Line: 1, Col: 1}
+	var line int
+	fmt.Sscan(m[1], &line)
+	pos := model.Pos{File: file, Line: line, Col: 1}
+	if !strings.Contains(err.Error(), "mapping values are not allowed") {
+		return pos, ""
+	}
+	lines := strings.Split(string(src), "\n")
+	if line < 1 || line > len(lines) {
+		return pos, ""
+	}
+	text := lines[line-1]
+	key := strings.Index(text, ": ")
+	if key < 0 {
+		return pos, ""
+	}
+	if i := strings.Index(text[key+2:], ": "); i >= 0 {
+		pos.Col = key + 2 + i + 1
+	}
+	return pos, ` (a plain value cannot hold ": "; quote the whole value in single quotes, doubling each ' inside, or write "|" and the value indented on the next line)`
 }
