@@ -317,6 +317,24 @@ func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]mode
 	for _, c := range p.Commands {
 		add("commands/"+c.Name+".md", 0o644)
 	}
+	own := map[string]bool{}
+	for _, f := range p.Files {
+		own[f.Path] = true
+	}
+	for _, sk := range p.Skills {
+		for _, f := range sk.Files {
+			own[f.Path] = true
+		}
+	}
+	for _, w := range strings.FieldsFunc(h.Command, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>`", r) }) {
+		w = strings.Trim(w, `"'`)
+		if w == "" || strings.ContainsAny(w, "$*?[") || path.IsAbs(w) {
+			continue
+		}
+		if rel := path.Clean(w); own[rel] {
+			errs.Addf(pos, "%s: %s is looked up from the session's folder (the project), not the bundle: write \"$SITTER_PLUGIN_DIR/%s\"", field, w, rel)
+		}
+	}
 	for _, r := range rplugin.HandlerRefs(h.Command) {
 		mode, ok := shipped[r.Path]
 		switch {
