@@ -347,6 +347,12 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	if fc.Path != "" {
 		r.Files = append(r.Files, fc)
 	}
+	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
+		if names := skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills); len(names) > 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("skills not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
+				strings.Join(names, ", "), d.DisplayName, filepath.Join(p.copy, "README.md")))
+		}
+	}
 	return r, nil
 }
 
@@ -1212,4 +1218,20 @@ func atPath(path string, err error) error {
 		return &e
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// skillNames lists the skill folders (with a SKILL.md) in dir, a bundle's
+// skills folder; none when the layout has no such folder (rel "").
+func skillNames(dir, rel string) []string {
+	if rel == "" {
+		return nil
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "SKILL.md")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names
 }
