@@ -6,10 +6,13 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/runtime/adapter"
 )
 
 // Atlas runs every rule and returns all violations, sorted.
@@ -86,7 +89,13 @@ func Atlas(a *model.Atlas) model.Errors {
 			}
 			seen[e.Name] = e
 			if !phases[e.Phase.Name] {
-				errs.Addf(e.Phase.Pos, "event %s: unknown phase %q (declare it in phases)", e.Name, e.Phase.Name)
+				// A typo of a declared phase is far likelier than a new
+				// phase: name it before suggesting a declaration.
+				if p := adapter.Closest(e.Phase.Name, slices.Collect(maps.Keys(phases))); p != "" {
+					errs.Addf(e.Phase.Pos, "event %s: unknown phase %q: did you mean %q? (a new phase is declared in phases)", e.Name, e.Phase.Name, p)
+				} else {
+					errs.Addf(e.Phase.Pos, "event %s: unknown phase %q (declare it in phases)", e.Name, e.Phase.Name)
+				}
 			}
 			if len(e.Evidence) == 0 {
 				errs.Addf(e.Pos, "event %s: missing evidence: name the doc, package version or test that shows this event", e.Name)
