@@ -48,12 +48,18 @@ func GenerateWith(root string, o Options) (*model.Atlas, []emit.File, error) {
 		// in the schema. A check finding placed in the schema is about a
 		// value the harness file left out (the schema stands in for it:
 		// `unknown family ""`), which CUE has reported as missing already.
-		at := map[model.Pos]bool{}
+		// A finding on the line of a CUE error is most likely that error
+		// seen again (a key and its value: `observe: "two\nlines"`).
+		type line struct {
+			file string
+			n    int
+		}
+		at := map[line]bool{}
 		for _, e := range cerrs {
-			at[e.Pos] = true
+			at[line{e.Pos.File, e.Pos.Line}] = true
 		}
 		for _, e := range check.Atlas(a) {
-			if !at[e.Pos] && path.Base(e.Pos.File) != "schema.cue" {
+			if !at[line{e.Pos.File, e.Pos.Line}] && path.Base(e.Pos.File) != "schema.cue" {
 				cerrs = append(cerrs, e)
 			}
 		}

@@ -313,6 +313,19 @@ func (l *loader) list(v cue.Value, fn func(ev cue.Value)) {
 	}
 	it, err := v.List()
 	if err != nil {
+		if l.quiet {
+			// After CUE errors a list with a bad entry is itself an
+			// error; its entries are still there, and the checks must
+			// see them (an evidence list with one misspelt kind is not
+			// "no evidence").
+			for i := 0; ; i++ {
+				ev := v.LookupPath(cue.MakePath(cue.Index(i)))
+				if !ev.Exists() {
+					return
+				}
+				fn(ev)
+			}
+		}
 		l.fail(v, "want a list: %v", err)
 		return
 	}
