@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -132,6 +133,12 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 			msg = "missing or incomplete value (want " + rest + ")"
 		}
 		path := e.Path()
+		if name, rel, p, ok := l.throughLet(v, path, best); ok {
+			// A value shared through a let and wrong in the let is
+			// reported at the let, where the fix goes, once for all
+			// its uses.
+			best, path = p, append([]string{"let " + name}, rel...)
+		}
 		if list, ok := l.missingList(v, path); ok {
 			// events: [#Event, ...#Event] left out: CUE reports each
 			// field of the first entry the schema stands in for.
@@ -221,6 +228,33 @@ func cuePath(path []string) cue.Path {
 		}
 	}
 	return cue.MakePath(sels...)
+}
+
+// throughLet reports whether the error at path, placed at pos, is placed
+// at a reference to a let (CUE puts a value's missing field where the let
+// is used): then it gives the let's name, the rest of path inside the
+// let's value and the position of that value.
+func (l *loader) throughLet(v cue.Value, path []string, pos model.Pos) (string, []string, model.Pos, bool) {
+	if !v.Exists() || isSchema(pos) {
+		return "", nil, model.Pos{}, false
+	}
+	for n := len(path) - 1; n > 0; n-- {
+		pv := v.LookupPath(cuePath(path[:n]))
+		conj := []cue.Value{pv}
+		if op, args := pv.Expr(); op == cue.AndOp {
+			conj = args
+		}
+		for _, c := range conj {
+			id, ok := c.Source().(*ast.Ident)
+			if !ok || l.pos(id.Pos()) != pos {
+				continue
+			}
+			if let, ok := id.Node.(*ast.LetClause); ok {
+				return let.Ident.Name, path[n:], l.pos(let.Expr.Pos()), true
+			}
+		}
+	}
+	return "", nil, model.Pos{}, false
 }
 
 // userPos finds the nearest enclosing value of path that is written in a
