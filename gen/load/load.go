@@ -21,6 +21,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/runtime/adapter"
 )
 
 // Config says where the atlas is.
@@ -146,6 +147,11 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		} else if strings.HasPrefix(msg, "incompatible list lengths (0 and ") {
 			msg = "needs at least one entry, has none"
 		}
+		if msg == "field not allowed" && len(path) > 1 {
+			if near := adapter.Closest(strings.Trim(path[len(path)-1], `"`), l.allowed(v, path[:len(path)-1])); near != "" {
+				msg += "; did you mean " + near + "?"
+			}
+		}
 		if msg == "field is required but not present" && strings.HasSuffix(strings.Join(e.Path(), "."), ".effect") {
 			msg += ": say what the output does, effect: {call: …, session: …, evidence: […]} (docs/adding-a-harness.md)"
 		}
@@ -255,6 +261,33 @@ func (l *loader) throughLet(v cue.Value, path []string, pos model.Pos) (string, 
 		}
 	}
 	return "", nil, model.Pos{}, false
+}
+
+// allowed lists the fields the schema's definition declares for the
+// struct at path (none for a definition of pattern fields alone).
+func (l *loader) allowed(v cue.Value, path []string) []string {
+	if !v.Exists() {
+		return nil
+	}
+	pv := v.LookupPath(cuePath(path))
+	conj := []cue.Value{pv}
+	if op, args := pv.Expr(); op == cue.AndOp {
+		conj = args
+	}
+	var out []string
+	for _, c := range conj {
+		if !isSchema(l.pos(c.Pos())) {
+			continue
+		}
+		it, err := c.Fields(cue.Optional(true))
+		if err != nil {
+			continue
+		}
+		for it.Next() {
+			out = append(out, it.Selector().Unquoted())
+		}
+	}
+	return out
 }
 
 // userPos finds the nearest enclosing value of path that is written in a
