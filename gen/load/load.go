@@ -237,9 +237,10 @@ func cuePath(path []string) cue.Path {
 }
 
 // throughLet reports whether the error at path, placed at pos, is placed
-// at a reference to a let (CUE puts a value's missing field where the let
-// is used): then it gives the let's name, the rest of path inside the
-// let's value and the position of that value.
+// where a let is used (CUE puts a value's missing field there: at the
+// reference, or at the field whose value it is): then it gives the let's
+// name, the rest of path inside the let's value and the position of that
+// value.
 func (l *loader) throughLet(v cue.Value, path []string, pos model.Pos) (string, []string, model.Pos, bool) {
 	if !v.Exists() || isSchema(pos) {
 		return "", nil, model.Pos{}, false
@@ -251,8 +252,12 @@ func (l *loader) throughLet(v cue.Value, path []string, pos model.Pos) (string, 
 			conj = args
 		}
 		for _, c := range conj {
-			id, ok := c.Source().(*ast.Ident)
-			if !ok || l.pos(id.Pos()) != pos {
+			src := c.Source()
+			if f, ok := src.(*ast.Field); ok {
+				src = f.Value
+			}
+			id, ok := src.(*ast.Ident)
+			if !ok || (l.pos(c.Pos()) != pos && l.pos(id.Pos()) != pos) {
 				continue
 			}
 			if let, ok := id.Node.(*ast.LetClause); ok {
