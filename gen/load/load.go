@@ -134,12 +134,6 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 			msg = "missing or incomplete value (want " + rest + ")"
 		}
 		path := e.Path()
-		if name, rel, p, ok := l.throughLet(v, path, best); ok {
-			// A value shared through a let and wrong in the let is
-			// reported at the let, where the fix goes, once for all
-			// its uses.
-			best, path = p, append([]string{"let " + name}, rel...)
-		}
 		if list, ok := l.missingList(v, path); ok {
 			// events: [#Event, ...#Event] left out: CUE reports each
 			// field of the first entry the schema stands in for.
@@ -154,6 +148,12 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		}
 		if msg == "field is required but not present" && strings.HasSuffix(strings.Join(e.Path(), "."), ".effect") {
 			msg += ": say what the output does, effect: {call: …, session: …, evidence: […]} (docs/adding-a-harness.md)"
+		}
+		if name, rel, p, ok := l.throughLet(v, path, best); ok {
+			// A value shared through a let and wrong in the let is
+			// reported at the let, where the fix goes, once for all
+			// its uses.
+			best, path = p, append([]string{"let " + name}, rel...)
 		}
 		it := cueItem{best, strings.Join(path, "."), msg}
 		if !slices.Contains(items, it) {
