@@ -54,6 +54,7 @@ func TestBundleReadmesNameWhatShips(t *testing.T) {
 			continue
 		}
 		dir := path.Dir(rf.Path) + "/"
+		plugin := strings.Split(rf.Path, "/")[1] // artifacts/<plugin>/…
 		var shipped []string
 		for _, f := range files {
 			if rest, ok := strings.CutPrefix(f.Path, dir); ok {
@@ -68,7 +69,8 @@ func TestBundleReadmesNameWhatShips(t *testing.T) {
 					if len(parts) >= 2 && parts[len(parts)-2] == name && parts[len(parts)-1] == "SKILL.md" {
 						return true
 					}
-				case "Commands": // a command file: <dir>/<name>.<ext>
+				case "Commands": // a command file: <dir>/<name>.<ext>, listed as the layout's commandForm types it (/plugin:name in Claude Code)
+					name := strings.TrimPrefix(name, plugin+":")
 					if base := parts[len(parts)-1]; strings.TrimSuffix(base, path.Ext(base)) == name && len(parts) > 1 {
 						return true
 					}
