@@ -701,6 +701,10 @@ func schemaErrors(file string, err error, at map[string]model.Pos) model.Errors 
 			}
 			msg += " (see atlas/phases.cue or generated/schema/plugin.json)"
 		}
+		if _, ok := e.ErrorKind.(*kind.Type); ok && strings.HasSuffix(field, ".timeout") {
+			// timeout: 5 is a number; the unit is part of the value.
+			msg += `; write it with its unit, as a string such as "10s" or "1500ms"`
+		}
 		if t, ok := e.ErrorKind.(*kind.Pattern); ok && strings.HasSuffix(field, ".timeout") {
 			// Say why, in the hook's words where it would refuse it too.
 			if _, err := hook.ParseTimeout(t.Got); err != nil {
