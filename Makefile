@@ -23,14 +23,14 @@ all: generate build
 ## generate: regenerate generated/ (and later artifacts/) from atlas/ (the main job),
 ## then the CLI reference docs/cli from the command tree
 generate:
-	@echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
+	@[ -x $(BIN)/sitter-gen ] || echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
 	@$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 	@$(BIN)/sitter-gen
 	$(GO) run ./runtime/cmd/sitter-clidoc docs/cli
 
 ## check: load and check the atlas without writing anything
 check:
-	@echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
+	@[ -x $(BIN)/sitter-gen ] || echo "sitter-gen: building the generator (a first build compiles CUE: about a minute)"
 	@$(GO) build -o $(BIN)/sitter-gen ./gen/cmd/sitter-gen
 	@$(BIN)/sitter-gen -check
 
