@@ -192,6 +192,24 @@ func corruptRun(t *testing.T, project, name string) string {
 	return dir
 }
 
+// freshBoard is the board of a new server on project and state (served
+// from the index cache before any sweep), fetched with the token.
+func freshBoard(t *testing.T, project, state string) string {
+	t.Helper()
+	s, err := New(Options{Dirs: []string{project}, StateDir: state, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	r, err := (&http.Client{Jar: jar}).Get(ts.URL + "/?token=tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body(t, r)
+}
+
 func TestCorruptJournalIsAnErrorCard(t *testing.T) {
 	f := newFixture(t)
 	good := newRun(t, f.project, "good")
@@ -734,18 +752,7 @@ func TestIndexCache(t *testing.T) {
 	if n := len(ix2.Runs()); n != 3 {
 		t.Fatalf("before any sweep the index has %d runs, want the 3 cached", n)
 	}
-	s, err := New(Options{Dirs: []string{project}, StateDir: state, Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	jar, _ := cookiejar.New(nil)
-	r, err := (&http.Client{Jar: jar}).Get(ts.URL + "/?token=tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if board := body(t, r); !strings.Contains(board, "from-the-cache") || !strings.Contains(board, `data-key="`+moved+`"`) {
+	if board := freshBoard(t, project, state); !strings.Contains(board, "from-the-cache") || !strings.Contains(board, `data-key="`+moved+`"`) {
 		t.Errorf("the first board (no sweep yet) lacks the cached runs:\n%s", board)
 	}
 	ix2.Sweep()
@@ -1174,18 +1181,7 @@ func TestFailedCardSaysWhy(t *testing.T) {
 	if err := f.s.ix.SaveCache(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := New(Options{Dirs: []string{f.project}, StateDir: f.s.ix.stateDir, Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s2.Handler())
-	defer ts.Close()
-	jar, _ := cookiejar.New(nil)
-	r, err := (&http.Client{Jar: jar}).Get(ts.URL + "/?token=tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	check(body(t, r), "from the cache")
+	check(freshBoard(t, f.project, f.s.ix.stateDir), "from the cache")
 
 	// A cache of the version before (no error line) is not used: its
 	// failed runs would say only "failed" until they changed.
