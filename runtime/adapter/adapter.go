@@ -348,11 +348,11 @@ func (r *Registry) suggest(name string) string {
 }
 
 // Closest is the candidate a mistyped name most likely means: one equal
-// to it but for case, else the only one it begins if it is at most half
-// as long again ("preTool" for preToolUse, but not "BeforeTool", Gemini's
-// name for it, for beforeToolSelection), else the nearest at most two
-// edits away, and fewer for a short candidate ("pi" is no suggestion for
-// "px"); "" when none is that close.
+// to it but for case, else the only one a name of four letters or more
+// begins, if at most half as long again ("preTool" for preToolUse, but
+// not "BeforeTool", Gemini's name for it, for beforeToolSelection), else
+// the nearest at most two edits away, and fewer for a short candidate
+// ("pi" is no suggestion for "px"); "" when none is that close.
 func Closest(name string, cands []string) string {
 	low := strings.ToLower(name)
 	sorted := slices.Sorted(slices.Values(cands))
