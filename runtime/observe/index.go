@@ -325,16 +325,16 @@ func (ix *Index) Runs() []RunView {
 		out = append(out, *r)
 	}
 	ix.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return newer(&out[i], &out[j]) })
+	sort.Slice(out, func(i, j int) bool { return newest(&out[i], &out[j]) < 0 })
 	return out
 }
 
-// newer is the board's order: newest activity first, then by directory.
-func newer(a, b *RunView) bool {
-	if !a.Last.Equal(b.Last) {
-		return a.Last.After(b.Last)
+// newest is the board's order: newest activity first, then by directory.
+func newest(a, b *RunView) int {
+	if c := b.Last.Compare(a.Last); c != 0 {
+		return c
 	}
-	return a.Dir < b.Dir
+	return strings.Compare(a.Dir, b.Dir)
 }
 
 // ColumnPage is what the board shows of one triage column: at most a
@@ -358,15 +358,7 @@ func (ix *Index) Page(from map[string]int, n int) (map[string]ColumnPage, int) {
 	}
 	out := make(map[string]ColumnPage, len(byBucket))
 	for b, rs := range byBucket {
-		slices.SortFunc(rs, func(x, y *RunView) int {
-			switch {
-			case newer(x, y):
-				return -1
-			case newer(y, x):
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(rs, newest)
 		start := from[b]
 		if start >= len(rs) {
 			start = (len(rs) - 1) / n * n
