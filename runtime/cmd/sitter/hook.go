@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -421,15 +422,79 @@ func readPayload(stdin io.Reader) ([]byte, error) {
 
 // pluginTable is DIR/sitter-handlers.json.
 type pluginTable struct {
-	Handlers []struct {
-		Phase   string   `json:"phase"`
-		Command string   `json:"command"`
-		Kinds   []string `json:"kinds"`
-		Timeout string   `json:"timeout"`
-		OnError string   `json:"onError"`
-		Redact  bool     `json:"redact"`
-		Watch   []string `json:"watch"`
-	} `json:"handlers"`
+	Handlers []tableEntry `json:"handlers"`
+}
+
+// tableEntry is one handler of a pluginTable.
+type tableEntry struct {
+	Phase   string   `json:"phase"`
+	Command string   `json:"command"`
+	Kinds   []string `json:"kinds"`
+	Timeout string   `json:"timeout"`
+	OnError string   `json:"onError"`
+	Redact  bool     `json:"redact"`
+	Watch   []string `json:"watch"`
+	bad     string   // what of it did not decode ("" = all of it)
+}
+
+// decodeTable reads a handler table. A value of the wrong JSON type in an
+// entry (`"timeout": 5`, a hand edit) spoils that entry alone: it is
+// decoded as far as it goes and says what is wrong in bad. The table is
+// decoded once more, entry by entry, only then.
+func decodeTable(b []byte) (pluginTable, error) {
+	var t pluginTable
+	err := json.Unmarshal(b, &t)
+	var te *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &te) {
+		return t, err
+	}
+	var raw struct {
+		Handlers []json.RawMessage `json:"handlers"`
+	}
+	if json.Unmarshal(b, &raw) != nil {
+		return t, errors.New(typeProblem(err)) // the list itself is of the wrong type
+	}
+	t.Handlers = make([]tableEntry, len(raw.Handlers))
+	for i, r := range raw.Handlers {
+		if err := json.Unmarshal(r, &t.Handlers[i]); err != nil {
+			t.Handlers[i].bad = typeProblem(err)
+		}
+	}
+	return t, nil
+}
+
+// typeProblem says which field of an entry has the wrong JSON type.
+func typeProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" {
+		return "is " + jsonKind(te.Value) + ", want an object"
+	}
+	want := map[string]string{"string": "a string", "[]string": "a list of strings", "bool": "true or false"}[te.Type.String()]
+	switch {
+	case want != "":
+	case te.Type.Kind() == reflect.Slice:
+		want = "a list"
+	case te.Type.Kind() == reflect.Struct:
+		want = "an object"
+	default:
+		want = te.Type.String()
+	}
+	return te.Field + ": is " + jsonKind(te.Value) + ", want " + want
+}
+
+// jsonKind is "a number", "an array", … for the Value of an
+// UnmarshalTypeError.
+func jsonKind(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "":
+		return "of the wrong type"
+	}
+	return "a " + v
 }
 
 // collectHandlers lists the handlers of this call: the plugin's own table
@@ -459,15 +524,16 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 		case err != nil:
 			return nil, nil, fmt.Errorf("plugin handlers: %v", err)
 		default:
-			var t pluginTable
-			if err := json.Unmarshal(b, &t); err != nil {
+			t, err := decodeTable(b)
+			if err != nil {
 				return nil, nil, fmt.Errorf("plugin handlers %s: %v", path, err)
 			}
 			for i, h := range t.Handlers {
 				if h.Phase == "fileChanged" {
 					watch = hook.AddPaths(watch, h.Watch...)
 				}
-				if h.Phase != phase {
+				// An entry whose phase did not decode may be this call's.
+				if h.Phase != phase && !(h.bad != "" && h.Phase == "") {
 					continue
 				}
 				// The folder's name for now; a failure reads the
@@ -478,6 +544,9 @@ func collectHandlers(a hookArgs, phase string) (hs []hook.Handler, watch []strin
 				// handler, under its own onError if that reads, else the
 				// hook's: the table's other handlers still run.
 				var bad []string
+				if h.bad != "" {
+					bad = append(bad, h.bad)
+				}
 				if h.OnError != "" {
 					if p, err := hook.ParsePolicy(h.OnError); err != nil {
 						bad = append(bad, "onError: "+err.Error())
