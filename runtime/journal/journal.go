@@ -98,6 +98,18 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("journal file %s: %s%s", e.File, e.Reason, hint)
 }
 
+// Advice is err's text for a person, with the `sitter run repair` that a
+// CorruptError in it advises naming the run (ref: its id or directory);
+// advised says whether err carries such advice of its own (a repair, or
+// a restore from a backup, which a repair would not mend).
+func Advice(err error, ref string) (text string, advised bool) {
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		return err.Error(), false
+	}
+	return strings.Replace(err.Error(), "`sitter run repair`", "`sitter run repair "+ref+"`", 1), true
+}
+
 // encode renders an event as the SDK does: JSON.stringify(ev, null, 2)
 // plus a newline, the checksum its sha256, then the same with the
 // checksum as last key.

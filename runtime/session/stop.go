@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -202,11 +201,11 @@ func decide(st *State, ev hook.Event, load func(dir string) (*run.Summary, error
 	if err != nil {
 		say := fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %v. `sitter run repair %s` quarantines damaged journal files; then tell the agent to continue (this session still drives the run).",
 			runName(st), err, st.RunRef())
-		if ce := (*journal.CorruptError)(nil); errors.As(err, &ce) {
-			// Its own hint says whether a repair helps: the command it
-			// names gets the run, and is the only one given.
+		if text, advised := journal.Advice(err, st.RunRef()); advised {
+			// Its own advice says whether a repair helps, and is the
+			// only advice given.
 			say = fmt.Sprintf("Babysitter run %s cannot be read, so the agent was let stop: %s. Once it reads again, tell the agent to continue (this session still drives the run).",
-				runName(st), strings.Replace(err.Error(), "`sitter run repair`", "`sitter run repair "+st.RunRef()+"`", 1))
+				runName(st), text)
 		}
 		return Decision{Row: RowUnreadable, Reason: "the bound run cannot be read: " + err.Error(), Say: say}
 	}

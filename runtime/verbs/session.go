@@ -394,6 +394,9 @@ func bindRun(ctx context.Context, harness, sessionID, cwd, runID, runsDir, store
 	}
 	rs, err := runs.Load(dir)
 	if err != nil {
+		if text, advised := journal.Advice(err, dir); advised {
+			return nil, fmt.Errorf("run %s cannot be read: %s", runID, text)
+		}
 		return nil, fmt.Errorf("run %s cannot be read (%v): `sitter run repair %s` quarantines damaged journal files", runID, err, dir)
 	}
 	if rs.Terminal() {
