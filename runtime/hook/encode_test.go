@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -225,5 +226,32 @@ func TestRenderWatch(t *testing.T) {
 	out = Render(ev, Result{Decision: Noop}, rules)
 	if len(out.Stdout) != 0 {
 		t.Errorf("Render of nothing to watch = %q, want nothing", out.Stdout)
+	}
+}
+
+// An allow that came with a rewrite the event cannot take is dropped with
+// it: said alone it would approve the call as the agent wrote it. Where
+// the rewrite is taken, or no rewrite came, the allow stands.
+func TestRenderAllowWithDroppedRewrite(t *testing.T) {
+	allow := &Rule{Stdout: []Member{{Key: "permission", Const: `"allow"`}}}
+	rewrite := &Rule{Stdout: []Member{{Key: "input", Slot: SlotUpdatedInput}}}
+	ev := Event{Phase: "preToolUse", Harness: "h", NativeEvent: "E"}
+	in := json.RawMessage(`{"command":"npm test -- --ci"}`)
+	for _, c := range []struct {
+		name      string
+		r         Result
+		rules     *Rules
+		stdout    string
+		diagCount int
+	}{
+		{"allow and rewrite, no rewrite rule", Result{Decision: Allow, UpdatedInput: in}, &Rules{Allow: allow}, "", 2},
+		{"allow and rewrite", Result{Decision: Allow, UpdatedInput: in}, &Rules{Allow: allow, Rewrite: rewrite}, `{"permission":"allow","input":{"command":"npm test -- --ci"}}`, 0},
+		{"allow alone", Result{Decision: Allow}, &Rules{Allow: allow}, `{"permission":"allow"}`, 0},
+		{"rewrite alone, no rewrite rule", Result{Decision: Noop, UpdatedInput: in}, &Rules{Allow: allow}, "", 1},
+	} {
+		out := Render(ev, c.r, c.rules)
+		if got := strings.TrimSuffix(string(out.Stdout), "\n"); got != c.stdout || len(out.Diags) != c.diagCount {
+			t.Errorf("%s: Render = %q %q, want %q and %d diagnostics", c.name, got, out.Diags, c.stdout, c.diagCount)
+		}
 	}
 }

@@ -87,6 +87,18 @@ func Render(ev Event, r Result, rules *Rules) Output {
 	drop := func(what string) {
 		out.Diags = append(out.Diags, fmt.Sprintf("sitter: %s %s cannot express %s; dropped", ev.Harness, ev.NativeEvent, what))
 	}
+	rewrite := len(r.UpdatedInput) > 0 && (d == Allow || d == Noop)
+	if rewrite && rules.Rewrite == nil {
+		rewrite = false
+		drop("updatedInput")
+		if d == Allow && rules.Allow != nil {
+			// The allow approved the call as rewritten; said alone it
+			// would approve the call as the agent wrote it. The harness
+			// decides as it does when no hook answers.
+			d = Noop
+			out.Diags = append(out.Diags, fmt.Sprintf("sitter: %s %s: the allow that came with the rewrite is dropped too: it would approve the call as the agent wrote it", ev.Harness, ev.NativeEvent))
+		}
+	}
 	var dr *Rule
 	switch d {
 	case Allow:
@@ -108,12 +120,8 @@ func Render(ev Event, r Result, rules *Rules) Output {
 			apply = append(apply, dr)
 		}
 	}
-	if len(r.UpdatedInput) > 0 && (d == Allow || d == Noop) {
-		if rules.Rewrite == nil {
-			drop("updatedInput")
-		} else {
-			apply = append(apply, rules.Rewrite)
-		}
+	if rewrite {
+		apply = append(apply, rules.Rewrite)
 	}
 	if r.AdditionalContext != "" {
 		if rules.Context == nil {
