@@ -315,6 +315,10 @@ func bundleLit(l *model.Layout) jen.Code {
 		d[jen.Id("Required")] = jen.Index().String().Values(items...)
 	}
 	lit("Skills", l.Skills.Name)
+	lit("Commands", l.CommandFiles())
+	mcpFile, mcpKey := l.MCPServers()
+	lit("MCPFile", mcpFile)
+	lit("MCPKey", mcpKey)
 	if len(l.Manifest.Paths) > 0 {
 		var items []jen.Code
 		for _, p := range l.Manifest.Paths {

@@ -261,3 +261,50 @@ func (l *Layout) Required() []string {
 	}
 	return out
 }
+
+// CommandFiles is where a bundle of the layout keeps its commands, with
+// {command} for a command's name: <commands folder>/{command}.md when it
+// copies them, else the path of the file it writes per command; "" when
+// it keeps none.
+func (l *Layout) CommandFiles() string {
+	if l.Commands.Name != "" {
+		return l.Commands.Name + "/{command}.md"
+	}
+	for _, f := range l.Files {
+		if f.Each.Name == "commands" {
+			return strings.ReplaceAll(f.Path.Name, "{command.name}", "{command}")
+		}
+	}
+	return ""
+}
+
+// MCPServers is the JSON file of the layout that carries the plugin's MCP
+// servers and the dotted key of the object holding them ("", "" when no
+// file does).
+func (l *Layout) MCPServers() (file, key string) {
+	var find func(t *Tmpl, key string) string
+	find = func(t *Tmpl, key string) string {
+		if t == nil {
+			return ""
+		}
+		if t.Kind == TmplString && t.Str == "{mcpServers}" {
+			return key
+		}
+		for _, k := range t.Keys {
+			sub := k.Key
+			if key != "" {
+				sub = key + "." + k.Key
+			}
+			if found := find(k.Val, sub); found != "" {
+				return found
+			}
+		}
+		return ""
+	}
+	for _, f := range l.Files {
+		if k := find(f.JSON, ""); k != "" && f.Each.Name == "" {
+			return f.Path.Name, k
+		}
+	}
+	return "", ""
+}

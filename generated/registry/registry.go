@@ -1428,8 +1428,11 @@ func descriptorClaudeCode() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "command",
+				Commands:       "commands/{command}.md",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-matcher-groups",
+				MCPFile:        ".mcp.json",
+				MCPKey:         "mcpServers",
 				Manifest:       ".claude-plugin/plugin.json",
 				ManifestSchema: "claude-plugin",
 				Paths: []adapter.BundlePath{{Key: "agents"}, {Key: "commands"}, {Key: "hooks"}, {Key: "mcpServers"}, {
@@ -2219,6 +2222,8 @@ func descriptorCodex() *adapter.Descriptor {
 				CommandKey:     "command",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-matcher-groups",
+				MCPFile:        ".mcp.json",
+				MCPKey:         "mcpServers",
 				Manifest:       ".codex-plugin/plugin.json",
 				ManifestSchema: "codex-plugin",
 				Paths: []adapter.BundlePath{{Key: "apps"}, {Key: "hooks"}, {Key: "mcpServers"}, {
@@ -2981,8 +2986,11 @@ func descriptorCopilot() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "bash",
+				Commands:       "commands/{command}.md",
 				Hooks:          "hooks.json",
 				HooksSchema:    "hooks-copilot",
+				MCPFile:        "plugin.json",
+				MCPKey:         "mcpServers.mcpServers",
 				Manifest:       "plugin.json",
 				ManifestSchema: "copilot-plugin",
 				Paths: []adapter.BundlePath{{Key: "agents"}, {Key: "commands"}, {Key: "hooks"}, {Key: "mcpServers"}, {
@@ -3685,8 +3693,11 @@ func descriptorCursor() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "command",
+				Commands:       "commands/{command}.md",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-cursor",
+				MCPFile:        ".cursor-plugin/plugin.json",
+				MCPKey:         "mcpServers.mcpServers",
 				Manifest:       ".cursor-plugin/plugin.json",
 				ManifestSchema: "cursor-plugin",
 				Paths: []adapter.BundlePath{{Key: "agents"}, {Key: "commands"}, {Key: "hooks"}, {Key: "mcpServers"}, {Key: "rules"}, {
@@ -4005,8 +4016,11 @@ func descriptorDroid() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "command",
+				Commands:       "commands/{command}.md",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-matcher-groups",
+				MCPFile:        ".mcp.json",
+				MCPKey:         "mcpServers",
 				Manifest:       ".claude-plugin/plugin.json",
 				ManifestSchema: "claude-plugin",
 				Shape:          "matcher-groups",
@@ -4477,8 +4491,11 @@ func descriptorGeminiCli() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "command",
+				Commands:       "commands/{command}.toml",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-matcher-groups",
+				MCPFile:        "gemini-extension.json",
+				MCPKey:         "mcpServers",
 				Manifest:       "gemini-extension.json",
 				ManifestSchema: "gemini-extension",
 				Paths:          []adapter.BundlePath{{Key: "contextFileName"}},
@@ -6074,6 +6091,7 @@ func descriptorOhMyPi() *adapter.Descriptor {
 		},
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
+				Commands:       "prompts/{command}.md",
 				Manifest:       "package.json",
 				ManifestSchema: "pi-package",
 				Paths: []adapter.BundlePath{{Key: "pi.extensions"}, {Key: "pi.prompts"}, {
@@ -7585,6 +7603,7 @@ func descriptorPi() *adapter.Descriptor {
 		},
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
+				Commands:       "prompts/{command}.md",
 				Manifest:       "package.json",
 				ManifestSchema: "pi-package",
 				Paths: []adapter.BundlePath{{Key: "pi.extensions"}, {Key: "pi.prompts"}, {
@@ -7814,8 +7833,11 @@ func descriptorQoder() *adapter.Descriptor {
 		Packaging: adapter.Packaging{
 			Bundle: adapter.Bundle{
 				CommandKey:     "command",
+				Commands:       "commands/{command}.md",
 				Hooks:          "hooks/hooks.json",
 				HooksSchema:    "hooks-matcher-groups",
+				MCPFile:        ".mcp.json",
+				MCPKey:         "mcpServers",
 				Manifest:       ".claude-plugin/plugin.json",
 				ManifestSchema: "claude-plugin",
 				Shape:          "matcher-groups",

@@ -65,7 +65,10 @@ type Bundle struct {
 	Manifest       string        `json:"manifest"`
 	ManifestSchema string        `json:"manifestSchema,omitempty"`
 	Required       []string      `json:"required,omitempty"`
-	Skills         string        `json:"skills,omitempty"` // the folder skills are copied into
+	Skills         string        `json:"skills,omitempty"`   // the folder skills are copied into
+	Commands       string        `json:"commands,omitempty"` // each command's file, {command} its name; "" = none
+	MCPFile        string        `json:"mcpFile,omitempty"`  // the JSON file holding the MCP servers, "" = none
+	MCPKey         string        `json:"mcpKey,omitempty"`   // the dotted key of their object in it
 	Paths          []BundlePath  `json:"paths,omitempty"`
 	Requires       []BundleValue `json:"requires,omitempty"`
 	Hooks          string        `json:"hooks,omitempty"`

@@ -14,6 +14,9 @@ type format struct {
 	schema      string   // schemas/<schema>.json for the manifest
 	required    []string // files that must exist besides the manifest
 	skills      string   // the folder skills are copied into, "" = none
+	commands    string   // each command's file, {command} its name; "" = none
+	mcpFile     string   // the JSON file holding the MCP servers, "" = none
+	mcpKey      string   // the dotted key of their object in mcpFile
 	paths       []adapter.BundlePath
 	requires    []adapter.BundleValue
 	hooksFile   string // "" for the programmatic formats
@@ -26,6 +29,6 @@ type format struct {
 func formatOf(d *adapter.Descriptor) format {
 	b := d.Packaging.Bundle
 	return format{manifest: b.Manifest, schema: b.ManifestSchema, required: b.Required,
-		skills: b.Skills, paths: b.Paths, requires: b.Requires,
+		skills: b.Skills, commands: b.Commands, mcpFile: b.MCPFile, mcpKey: b.MCPKey, paths: b.Paths, requires: b.Requires,
 		hooksFile: b.Hooks, hooksSchema: b.HooksSchema, shape: b.Shape, commandKey: b.CommandKey}
 }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -348,9 +350,20 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		r.Files = append(r.Files, fc)
 	}
 	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
-		if names := skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills); len(names) > 0 {
-			r.Notes = append(r.Notes, fmt.Sprintf("skills not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
-				strings.Join(names, ", "), d.DisplayName, filepath.Join(p.copy, "README.md")))
+		// What the harness's own loading of the bundle would bring and
+		// this install does not.
+		for _, left := range []struct {
+			what  string
+			names []string
+		}{
+			{"skills", skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills)},
+			{"commands", commandNames(p.copy, f.commands)},
+			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey)},
+		} {
+			if len(left.names) > 0 {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
+					left.what, strings.Join(left.names, ", "), d.DisplayName, filepath.Join(p.copy, "README.md")))
+			}
 		}
 	}
 	return r, nil
@@ -1234,4 +1247,45 @@ func skillNames(dir, rel string) []string {
 		}
 	}
 	return names
+}
+
+// commandNames are the names of the commands in bundle dir, whose layout
+// keeps each at pattern ({command} its name; "" = none), sorted.
+func commandNames(dir, pattern string) []string {
+	prefix, suffix, ok := strings.Cut(pattern, "{command}")
+	if !ok {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(prefix+"*"+suffix)))
+	var names []string
+	for _, f := range files {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(rel), prefix), suffix)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() && name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// mcpServerNames are the names of the MCP servers in bundle dir: the
+// members of the object at the dotted key of its JSON file (none when the
+// layout names no file, or the file or key is absent), sorted.
+func mcpServerNames(dir, file, key string) []string {
+	if file == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
+	if err != nil {
+		return nil
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	servers, _ := lookup(doc, key).(map[string]any)
+	return slices.Sorted(maps.Keys(servers))
 }

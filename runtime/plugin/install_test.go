@@ -795,3 +795,47 @@ func TestInstallNamesWhereJSONIsBroken(t *testing.T) {
 		t.Errorf("marker with a number for a name: %v", err)
 	}
 }
+
+// An install into a hooks config loads neither the bundle's skills nor its
+// commands nor its MCP servers, and its report names each, where the
+// layout keeps them: Claude Code's commands/*.md and .mcp.json, Gemini
+// CLI's commands/*.toml and gemini-extension.json's mcpServers.
+func TestInstallNotesWhatHooksLeaveOut(t *testing.T) {
+	for _, c := range []struct {
+		harness, mcpFile, mcpDoc string
+	}{
+		{"claude-code", ".mcp.json", `{"mcpServers":{"search":{"command":"npx"},"docs":{"command":"./docs.sh"}}}`},
+		{"gemini-cli", "gemini-extension.json", `{"name":"babysitter","version":"0.1.0","contextFileName":"GEMINI.md","mcpServers":{"search":{"command":"npx"},"docs":{"command":"./docs.sh"}}}`},
+	} {
+		t.Run(c.harness, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "b")
+			copyDir(t, filepath.Join(artifacts, "babysitter", c.harness), src)
+			writeFile(t, filepath.Join(src, c.mcpFile), c.mcpDoc)
+			b, err := OpenBundle(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := desc(t, c.harness)
+			r, err := Install(b, d, Options{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tail := ": this install registers hooks only; load the bundle in " + d.DisplayName + " itself for them: " + filepath.Join(r.Copy, "README.md") + ", Install"
+			want := []string{
+				"skills not loaded (babysit)" + tail,
+				"commands not loaded (call, plan, resume, yolo)" + tail,
+				"MCP servers not loaded (docs, search)" + tail,
+			}
+			if diff := cmp.Diff(want, r.Notes); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The guard ships no commands and no MCP servers: no note about them.
+	r := install(t, "claude", trickyDir(t), false)
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "commands") || strings.HasPrefix(n, "MCP") {
+			t.Errorf("note for what the guard does not ship: %s", n)
+		}
+	}
+}
