@@ -236,6 +236,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 			errs = append(errs, checkRefs(root, p, h, fmt.Sprintf("/overrides/%s/handlers/%d/command", id, i), at)...)
 		}
 	}
+	errs = append(errs, checkMCPFiles(root, p, a, at)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -288,13 +289,45 @@ func checkTimeout(h *Handler, ptr string, at map[string]model.Pos) model.Errors 
 
 // checkRefs holds the bundle files a handler's command names through
 // $SITTER_PLUGIN_DIR (rplugin.HandlerRefs, as sitter plugin verify reads
-// them) to what every bundle of p ships: its files (or a folder of them),
-// its skills and commands as written in its source, and what the
-// generator writes (launcher, handler table, marker, README). A layout
-// that puts skills elsewhere is left to verify.
+// them) to what every bundle of p ships (shippedFiles). A layout that puts
+// skills elsewhere is left to verify.
 func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]model.Pos) model.Errors {
 	var errs model.Errors
 	pos, field := at[ptr], h.Field+".command"
+	shipped := shippedFiles(p)
+	own := map[string]bool{}
+	for _, f := range p.Files {
+		own[f.Path] = true
+	}
+	for _, sk := range p.Skills {
+		for _, f := range sk.Files {
+			own[f.Path] = true
+		}
+	}
+	for _, w := range strings.FieldsFunc(h.Command, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>`", r) }) {
+		w = strings.Trim(w, `"'`)
+		if w == "" || strings.ContainsAny(w, "$*?[") || path.IsAbs(w) {
+			continue
+		}
+		if rel := path.Clean(w); own[rel] {
+			errs.Addf(pos, "%s: %s is looked up from the session's folder (the project), not the bundle: write \"$SITTER_PLUGIN_DIR/%s\"", field, w, rel)
+		}
+	}
+	for _, r := range rplugin.HandlerRefs(h.Command) {
+		if r.Path == "" {
+			errs.Addf(pos, "%s: %q leaves the bundle", field, r.Ref)
+		} else if msg := fileProblem(root, p, shipped, r.Path, r.Runs); msg != "" {
+			errs.Addf(pos, "%s: %s", field, msg)
+		}
+	}
+	return errs
+}
+
+// shippedFiles are the paths (files and their folders) every bundle of p
+// has: its files (or a folder of them), its skills and commands as written
+// in its source, and what the generator writes (launcher, handler table,
+// marker, README).
+func shippedFiles(p *Plugin) map[string]os.FileMode {
 	shipped := map[string]os.FileMode{}
 	add := func(rel string, mode os.FileMode) {
 		shipped[rel] = mode
@@ -317,41 +350,73 @@ func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]mode
 	for _, c := range p.Commands {
 		add("commands/"+c.Name+".md", 0o644)
 	}
-	own := map[string]bool{}
-	for _, f := range p.Files {
-		own[f.Path] = true
+	return shipped
+}
+
+// fileProblem says what is wrong with rel, a bundle path something of p
+// names (runs: it is run, not read), given what the bundles ship; "" when
+// nothing is.
+func fileProblem(root string, p *Plugin, shipped map[string]os.FileMode, rel string, runs bool) string {
+	mode, ok := shipped[rel]
+	switch {
+	case !ok:
+		if _, err := os.Stat(filepath.Join(root, p.Dir, filepath.FromSlash(rel))); err == nil {
+			return fmt.Sprintf("%s is in %s but not in files:, so no bundle ships it: add it to files", rel, p.Dir)
+		}
+		return fmt.Sprintf("%s is not a file of %s: add it there and to files", rel, p.Dir)
+	case !runs:
+		// A file read: being there is enough.
+	case mode.IsDir():
+		return fmt.Sprintf("%s is a folder, which the command cannot run", rel)
+	case mode&0o100 == 0:
+		return fmt.Sprintf("%s is not executable, and the command runs it: chmod +x %s/%s", rel, p.Dir, rel)
 	}
-	for _, sk := range p.Skills {
-		for _, f := range sk.Files {
-			own[f.Path] = true
+	return ""
+}
+
+// checkMCPFiles holds the plugin files an MCP server's command and args
+// name by a plugin-relative path to what every bundle of p ships, as
+// checkRefs does a handler's. Plugin-relative is $SITTER_PLUGIN_DIR/…,
+// a layout's plugin-root variable (${CLAUDE_PLUGIN_ROOT}/…) or ./…;
+// anything else (npx, /usr/bin/python3, a package name) is left alone.
+func checkMCPFiles(root string, p *Plugin, a *model.Atlas, at map[string]model.Pos) model.Errors {
+	var errs model.Errors
+	var roots []string
+	for _, l := range a.Layouts {
+		if l.Hooks != nil && strings.HasPrefix(l.Hooks.RootVar, "$") && !slices.Contains(roots, l.Hooks.RootVar+"/") {
+			roots = append(roots, l.Hooks.RootVar+"/")
 		}
 	}
-	for _, w := range strings.FieldsFunc(h.Command, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>`", r) }) {
-		w = strings.Trim(w, `"'`)
-		if w == "" || strings.ContainsAny(w, "$*?[") || path.IsAbs(w) {
-			continue
-		}
-		if rel := path.Clean(w); own[rel] {
-			errs.Addf(pos, "%s: %s is looked up from the session's folder (the project), not the bundle: write \"$SITTER_PLUGIN_DIR/%s\"", field, w, rel)
-		}
-	}
-	for _, r := range rplugin.HandlerRefs(h.Command) {
-		mode, ok := shipped[r.Path]
-		switch {
-		case r.Path == "":
-			errs.Addf(pos, "%s: %q leaves the bundle", field, r.Ref)
-		case !ok:
-			if _, err := os.Stat(filepath.Join(root, p.Dir, filepath.FromSlash(r.Path))); err == nil {
-				errs.Addf(pos, "%s: %s is in %s but not in files:, so no bundle ships it: add it to files", field, r.Path, p.Dir)
-			} else {
-				errs.Addf(pos, "%s: %s is not a file of %s: add it there and to files", field, r.Path, p.Dir)
+	shipped := shippedFiles(p)
+	check := func(w, ptr, field string, runs bool) {
+		var rels []string
+		for _, r := range rplugin.HandlerRefs(w) {
+			if r.Path == "" {
+				errs.Addf(at[ptr], "%s: %q leaves the bundle", field, r.Ref)
+				continue
 			}
-		case !r.Runs:
-			// A file the handler reads: being there is enough.
-		case mode.IsDir():
-			errs.Addf(pos, "%s: %s is a folder, which the command cannot run", field, r.Path)
-		case mode&0o100 == 0:
-			errs.Addf(pos, "%s: %s is not executable, and the command runs it: chmod +x %s/%s", field, r.Path, p.Dir, r.Path)
+			rels = append(rels, r.Path)
+		}
+		if len(rels) == 0 {
+			for _, pre := range append([]string{"./"}, roots...) {
+				if rest, ok := strings.CutPrefix(w, pre); ok && rest != "" && !strings.ContainsAny(rest, "$*?[") {
+					rels = append(rels, path.Clean(rest))
+				}
+			}
+		}
+		for _, rel := range rels {
+			if rel == ".." || strings.HasPrefix(rel, "../") {
+				errs.Addf(at[ptr], "%s: %q leaves the bundle", field, w)
+			} else if msg := fileProblem(root, p, shipped, rel, runs); msg != "" {
+				errs.Addf(at[ptr], "%s: %s", field, msg)
+			}
+		}
+	}
+	for _, s := range p.MCPServers {
+		base := "/mcpServers/" + pointerToken(s.Name)
+		check(s.Command, base+"/command", "mcpServers."+s.Name+".command", true)
+		for i, arg := range s.Args {
+			check(arg, fmt.Sprintf("%s/args/%d", base, i), fmt.Sprintf("mcpServers.%s.args[%d]", s.Name, i), false)
 		}
 	}
 	return errs
