@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,13 +214,28 @@ func (v *verifier) refPath(file, field, ref string, wantDir bool) (string, bool)
 	fi, err := os.Stat(v.abs(clean))
 	switch {
 	case err != nil:
-		v.add(file, "%s: %q does not exist", field, ref)
+		v.add(file, "%s: %q does not exist: %s", field, ref, v.fixMissing(clean))
 		return "", false
 	case wantDir && !fi.IsDir():
 		v.add(file, "%s: %q is not a folder", field, ref)
 		return "", false
 	}
 	return clean, true
+}
+
+// fixMissing says how to put back rel, a missing file a manifest names:
+// one the layout writes comes back by regenerating the bundle; any other
+// is the plugin's own (a manifest override names it), which a bundle has
+// only when the plugin's files: lists it.
+func (v *verifier) fixMissing(rel string) string {
+	written := []string{v.f.manifest, v.f.hooksFile, v.f.skills, v.f.mcpFile, path.Dir(v.f.commands)}
+	for _, r := range v.f.required {
+		written = append(written, r, path.Dir(r))
+	}
+	if slices.Contains(written, rel) {
+		return "the generator writes it; regenerate the bundle (make generate)"
+	}
+	return fmt.Sprintf("add it to files: in plugins-src/%s/plugin.yaml, so that every bundle ships it, and run make generate", v.marker.Plugin)
 }
 
 // lookup is the value at a dotted key path of a manifest ("pi.skills"),

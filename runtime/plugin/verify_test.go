@@ -111,6 +111,12 @@ func TestVerifyNamesTheBrokenFile(t *testing.T) {
 			`.codex-plugin/plugin.json: hooks: "./hooks/hooks.json" does not exist`,
 			`hooks/hooks.json: missing, but .sitter-bundle.json lists hooks`,
 		}},
+		{"gemini context file the plugin does not ship", "guard/gemini-cli", func(t *testing.T, dir string) {
+			edit(t, filepath.Join(dir, "gemini-extension.json"), `"contextFileName": "GEMINI.md"`, `"contextFileName": "CONTEXT.md"`)
+		}, []string{`gemini-extension.json: contextFileName: "CONTEXT.md" does not exist: add it to files: in plugins-src/guard/plugin.yaml, so that every bundle ships it, and run make generate`}},
+		{"gemini context file the layout writes, removed", "guard/gemini-cli", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "GEMINI.md"))
+		}, []string{`GEMINI.md: missing`, `gemini-extension.json: contextFileName: "GEMINI.md" does not exist: the generator writes it; regenerate the bundle (make generate)`}},
 		{"handler phase the harness lacks", "guard/pi", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "sitter-handlers.json"), `"phase": "preToolUse"`, `"phase": "beforeTeaTime"`)
 		}, []string{`sitter-handlers.json: /handlers/0/phase: pi has no "beforeTeaTime" phase`}},
