@@ -2,6 +2,7 @@ package emit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
@@ -19,8 +20,16 @@ func ArtifactsIndex(a *model.Atlas, plugins []*model.Plugin) []File {
 	}
 	for _, p := range plugins {
 		fmt.Fprintf(&b, "- %s:", p.Name)
-		var without []string
+		var without, skipped []string
 		for _, h := range a.Harnesses {
+			// Left out by the plugin itself, where it would build otherwise.
+			if o := p.Overrides[h.ID]; o.Skip && h.Packaging.Format.Name != "" && (len(p.Harnesses) == 0 || slices.Contains(p.Harnesses, h.ID)) {
+				if o.SkipReason != "" {
+					skipped = append(skipped, fmt.Sprintf("%s (%s)", h.ID, o.SkipReason))
+				} else {
+					skipped = append(skipped, h.ID)
+				}
+			}
 			if !targets(p, h) {
 				continue
 			}
@@ -33,6 +42,9 @@ func ArtifactsIndex(a *model.Atlas, plugins []*model.Plugin) []File {
 		b.WriteString("\n")
 		if len(without) > 0 {
 			fmt.Fprintf(&b, "  - none for %s: the plugin requires it\n", strings.Join(without, "; "))
+		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(&b, "  - skipped for %s: overrides.<harness>.skip in %s/plugin.yaml\n", strings.Join(skipped, "; "), p.Dir)
 		}
 	}
 	return []File{{Path: "artifacts/README.md", Bytes: []byte(b.String()), Mode: 0o644}}

@@ -71,9 +71,10 @@ func PluginSchema(a *model.Atlas) File {
 				"additionalProperties": map[string]any{
 					"type": "object", "additionalProperties": false,
 					"properties": map[string]any{
-						"skip":     map[string]any{"type": "boolean"},
-						"handlers": map[string]any{"type": "array", "items": handler},
-						"manifest": map[string]any{"type": "object", "description": "Extra keys merged into this harness's plugin manifest."},
+						"skip":       map[string]any{"type": "boolean"},
+						"skipReason": map[string]any{"type": "string", "minLength": 1, "description": "Why skip leaves this harness out; artifacts/README.md shows it."},
+						"handlers":   map[string]any{"type": "array", "items": handler},
+						"manifest":   map[string]any{"type": "object", "description": "Extra keys merged into this harness's plugin manifest."},
 					},
 				},
 			},

@@ -82,7 +82,8 @@ type PluginFile struct {
 
 // Override changes what one harness's bundle gets.
 type Override struct {
-	Skip     bool
-	Handlers []Handler
-	Manifest map[string]any
+	Skip       bool
+	SkipReason string // why, when the plugin says (skipReason), for artifacts/README.md
+	Handlers   []Handler
+	Manifest   map[string]any
 }

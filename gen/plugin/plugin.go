@@ -124,9 +124,10 @@ type manifest struct {
 	Harnesses []string `yaml:"harnesses"`
 	Requires  []string `yaml:"requires"`
 	Overrides map[string]struct {
-		Skip     bool           `yaml:"skip"`
-		Handlers []Handler      `yaml:"handlers"`
-		Manifest map[string]any `yaml:"manifest"`
+		Skip       bool           `yaml:"skip"`
+		SkipReason string         `yaml:"skipReason"`
+		Handlers   []Handler      `yaml:"handlers"`
+		Manifest   map[string]any `yaml:"manifest"`
 	} `yaml:"overrides"`
 }
 
@@ -202,7 +203,10 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		if h := a.Harness(id); h != nil && o.Manifest != nil {
 			errs = append(errs, checkManifest(a, h, o.Manifest, "/overrides/"+id+"/manifest", at)...)
 		}
-		p.Overrides[id] = Override{Skip: o.Skip, Handlers: o.Handlers, Manifest: o.Manifest}
+		if o.SkipReason != "" && !o.Skip {
+			errs.Addf(at["/overrides/"+id+"/skipReason"], "overrides.%s.skipReason: says why a harness is skipped, but skip: true is not set", id)
+		}
+		p.Overrides[id] = Override{Skip: o.Skip, SkipReason: o.SkipReason, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
 	for name, s := range m.MCPServers {
 		p.MCPServers = append(p.MCPServers, MCPServer{Name: name, Command: s.Command, Args: s.Args, Env: s.Env})
