@@ -634,6 +634,11 @@ func loadCommands(root, dir string, errs model.Errors) ([]Command, model.Errors)
 			errs.Addf(pos, "%v", ferr)
 			continue
 		}
+		if strings.TrimSpace(body) == "" {
+			// Gemini CLI refuses a TOML command without its prompt.
+			errs.Addf(pos, "no prompt: a command is the text after its front matter, and this one has none")
+			continue
+		}
 		cmds = append(cmds, Command{Name: name, Description: fm["description"], Prompt: body, Source: src})
 	}
 	return cmds, errs
