@@ -269,7 +269,8 @@ func (l *loader) throughLet(v cue.Value, path []string, pos model.Pos) (string, 
 }
 
 // allowed lists the fields the schema's definition declares for the
-// struct at path (none for a definition of pattern fields alone).
+// struct at path: its regular and optional fields, and the names a
+// pattern of string literals admits (fields: [#Field]: […]).
 func (l *loader) allowed(v cue.Value, path []string) []string {
 	if !v.Exists() {
 		return nil
@@ -290,6 +291,55 @@ func (l *loader) allowed(v cue.Value, path []string) []string {
 		}
 		for it.Next() {
 			out = append(out, it.Selector().Unquoted())
+		}
+		out = append(out, patternNames(v, c)...)
+	}
+	return out
+}
+
+// patternNames lists the labels the pattern fields of a schema struct
+// admit when a pattern is a disjunction of strings ([#Field]: …), its
+// names resolved in root; a pattern of a regular expression admits no
+// list of names.
+func patternNames(root, c cue.Value) []string {
+	src := c.Source()
+	if f, ok := src.(*ast.Field); ok {
+		src = f.Value
+	}
+	st, ok := src.(*ast.StructLit)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, d := range st.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		pat, ok := f.Label.(*ast.ListLit)
+		if !ok || len(pat.Elts) != 1 {
+			continue
+		}
+		label := pat.Elts[0]
+		if a, ok := label.(*ast.Alias); ok { // [ID=string]
+			label = a.Expr
+		}
+		// The schema's names are already resolved in its AST: look a
+		// name up by its path rather than build it again.
+		var lv cue.Value
+		if id, ok := label.(*ast.Ident); ok {
+			lv = root.LookupPath(cue.ParsePath(id.Name))
+		} else {
+			lv = root.Context().BuildExpr(label)
+		}
+		alts := []cue.Value{lv}
+		if op, args := lv.Expr(); op == cue.OrOp {
+			alts = args
+		}
+		for _, a := range alts {
+			if s, err := a.String(); err == nil {
+				out = append(out, s)
+			}
 		}
 	}
 	return out
