@@ -132,6 +132,11 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		}
 		if rest, ok := strings.CutPrefix(msg, "incomplete value "); ok {
 			msg = "missing or incomplete value (want " + rest + ")"
+			if nonEmpty(rest) {
+				msg = "must be a non-empty string, is missing"
+			}
+		} else if rest, ok := strings.CutPrefix(msg, `invalid value "" (out of bound `); ok && nonEmpty(strings.TrimSuffix(rest, ")")) {
+			msg = `must be a non-empty string, is ""`
 		}
 		path := e.Path()
 		if list, ok := l.missingList(v, path); ok {
@@ -201,6 +206,12 @@ func (l *loader) cueErrors(v cue.Value, err error) model.Errors {
 		out.Addf(model.Pos{}, "%v", err) // CUE named no position: the atlas as a whole
 	}
 	return out.Sort()
+}
+
+// nonEmpty reports whether a constraint CUE prints is the schema's
+// non-empty string (string & !=""), which reads as noise to a user.
+func nonEmpty(constraint string) bool {
+	return constraint == `!=""` || constraint == `string & !=""`
 }
 
 // missingList reports the prefix of path that is a list the user did not
