@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"sitter.dev/sitter/gen/model"
+	"sitter.dev/sitter/runtime/adapter"
 )
 
 // Layouts checks the plugin layouts (atlas/layouts.cue) and the harnesses'
@@ -21,7 +22,13 @@ func Layouts(a *model.Atlas) model.Errors {
 		}
 		lay := a.Layout(f.Name)
 		if lay == nil {
-			errs.Addf(f.Pos, "harness %s: packaging format %q is no layout (%s); declare it in layouts", h.ID, f.Name, layoutIDs(a))
+			// As for a phase: a typo of a declared layout is likelier
+			// than a new one.
+			if near := adapter.Closest(f.Name, layoutNames(a)); near != "" {
+				errs.Addf(f.Pos, "harness %s: packaging format %q is no layout: did you mean %q? (%s; a new layout is declared in layouts)", h.ID, f.Name, near, layoutIDs(a))
+			} else {
+				errs.Addf(f.Pos, "harness %s: packaging format %q is no layout (%s); declare it in layouts", h.ID, f.Name, layoutIDs(a))
+			}
 			continue
 		}
 		if fam := a.Family(h.Family.Name); fam != nil && fam.Delivery == "shell-hook" && (lay.Hooks == nil || lay.Hooks.Path.Name == "") {
@@ -257,11 +264,16 @@ func layoutIDs(a *model.Atlas) string {
 	if len(a.Layouts) == 0 {
 		return "no layout is declared"
 	}
+	return "known: " + strings.Join(layoutNames(a), ", ")
+}
+
+// layoutNames lists the ids of the declared layouts.
+func layoutNames(a *model.Atlas) []string {
 	ids := make([]string, len(a.Layouts))
 	for i, l := range a.Layouts {
 		ids[i] = l.ID
 	}
-	return "known: " + strings.Join(ids, ", ")
+	return ids
 }
 
 // hooksAtTop reports whether a hook config document holds the
