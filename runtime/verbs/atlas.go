@@ -29,8 +29,9 @@ func newAtlasCmd(e *env) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show <harness>",
 		Short: "Show a descriptor and how its name resolved",
-		Long: `Show a harness descriptor: events, capabilities, evidence and the resolution
-trace of the name you typed (aliases such as claude work).`,
+		Long: `Show a harness descriptor: events, capabilities, evidence, its plugin
+packaging (layout, bundle files, install command and target) and the
+resolution trace of the name you typed (aliases such as claude work).`,
 		Example:           "  sitter atlas show claude-code\n  sitter atlas show claude --json",
 		Args:              nArgs(1, 1, "<harness>"),
 		ValidArgsFunction: harnessNames(e),
@@ -87,8 +88,8 @@ func atlasList(stdout, stderr io.Writer, r *adapter.Registry, asJSON bool) int {
 }
 
 // atlasShow is `sitter atlas show`: the descriptor name resolves to, its
-// config, readiness checks and tools, its events, and the resolution
-// trace of name.
+// config, readiness checks and tools, its packaging, its events, and the
+// resolution trace of name.
 func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSON bool) int {
 	d, trace, err := r.Resolve(name)
 	if err != nil {
@@ -104,6 +105,7 @@ func atlasShow(stdout, stderr io.Writer, r *adapter.Registry, name string, asJSO
 	w := &errWriter{w: stdout}
 	showHeader(w, d)
 	showTables(w, d)
+	showPackaging(w, d.Packaging)
 	showEvents(w, d.Events)
 	w.printf("resolution of %q:\n", name)
 	for _, t := range trace {
@@ -157,6 +159,48 @@ func showTables(w *errWriter, d *adapter.Descriptor) {
 	for _, p := range sortedKeys(d.ToolPrefixes) {
 		fmt.Fprintf(tw, "  %s*\t%s\n", p, d.ToolPrefixes[p])
 	}
+	tw.Flush()
+}
+
+// showPackaging prints how a plugin bundle for the harness is laid out
+// (its layout, the files `sitter plugin verify` reads, the bundle root
+// and timeout unit its hook commands use), how a user installs it and
+// where `sitter plugin install` registers it.
+func showPackaging(w *errWriter, p adapter.Packaging) {
+	if p.Format == "" {
+		w.printf("packaging: - (no plugin bundle)\n")
+		return
+	}
+	w.printf("packaging:\n")
+	b := p.Bundle
+	parts := []string{"manifest " + b.Manifest}
+	if b.Hooks != "" {
+		hooks := "hooks " + b.Hooks
+		if b.Shape != "" {
+			hooks += " (" + b.Shape + ")"
+		}
+		parts = append(parts, hooks)
+	}
+	if b.Skills != "" {
+		parts = append(parts, "skills "+b.Skills+"/")
+	}
+	t := p.Target
+	target := fmt.Sprintf("%s: project %s, user ~/%s", t.Kind, t.Project, t.User)
+	for _, kv := range [][2]string{{"shape", t.Shape}, {"command key", t.CommandKey}, {"timeout key", t.TimeoutKey}, {"entry", t.Entry}} {
+		if kv[1] != "" && !(kv[0] == "shape" && kv[1] == b.Shape) {
+			target += "; " + kv[0] + " " + kv[1]
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  layout:\t%s\n", p.Format)
+	fmt.Fprintf(tw, "  bundle:\t%s\n", strings.Join(parts, ", "))
+	if p.RootVar == "" {
+		fmt.Fprintf(tw, "  root:\t- (a bridge module registers the hooks)\n")
+	} else {
+		fmt.Fprintf(tw, "  root:\t%s (hook timeouts in %s)\n", p.RootVar, p.TimeoutUnit)
+	}
+	fmt.Fprintf(tw, "  install:\t%s\n", p.Install)
+	fmt.Fprintf(tw, "  target:\t%s\n", target)
 	tw.Flush()
 }
 
