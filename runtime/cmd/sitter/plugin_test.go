@@ -152,11 +152,12 @@ func sameShape(want, got any) bool {
 	return cmp.Equal(want, got)
 }
 
-// installedCommands lists the (event, command) pairs an install wrote,
-// read back from the harness's config file the way the harness reads it.
-func installedCommands(t *testing.T, rep *plugin.Report, commandKey string) map[string]string {
+// installedCommands lists the (event, command) pairs of a hooks config
+// file (the one an install wrote, or a bundle's own), read the way the
+// harness reads it.
+func installedCommands(t *testing.T, file, commandKey string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(rep.Target)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,9 @@ func runShell(t *testing.T, dir, command, payload string, env []string) shellRun
 
 // Every guard bundle, installed into a project whose path has a space, a
 // $, a single and a double quote, answers `rm -rf /` with the harness's
-// own deny when its installed command runs exactly as the harness runs it.
+// own deny when its installed command runs exactly as the harness runs it;
+// so does a shell-hook harness whose target is a plugin folder, which no
+// harness of the atlas is yet (a synthetic descriptor stands in).
 func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 	sitter, err := exec.LookPath("sitter") // testscript.Main put it on PATH
 	if err != nil {
@@ -222,107 +225,139 @@ func TestPluginInstallEveryHarnessShellSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "SITTER_BIN="+sitter, "SITTER_STATE_DIR="+t.TempDir())
-	reg := registry.Registry()
-	for _, d := range reg.Descriptors {
+	check := func(t *testing.T, d *adapter.Descriptor, reg func() *adapter.Registry) {
 		payloads := denyCases(t, d)
-		t.Run(d.ID, func(t *testing.T) {
-			if d.Packaging.Format == "" {
-				// The atlas's packaging block is optional: such a
-				// harness gets no bundle to install.
-				t.Skipf("%s has no packaging in the atlas: no bundle to install", d.ID)
+		runEnv := env
+		if d.Packaging.Format == "" {
+			// The atlas's packaging block is optional: such a
+			// harness gets no bundle to install.
+			t.Skipf("%s has no packaging in the atlas: no bundle to install", d.ID)
+		}
+		var out, errOut bytes.Buffer
+		if code := verbs.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, reg); code != 0 {
+			t.Fatalf("install: exit %d: %s", code, errOut.String())
+		}
+		var rep plugin.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		commands := map[string]string{}
+		switch d.Packaging.Target.Kind {
+		case "hooks-config":
+			commands = installedCommands(t, rep.Target, d.Packaging.Target.CommandKey)
+			for event, c := range commands {
+				want := plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
+				if c != want {
+					t.Errorf("%s command = %s, want %s", event, c, want)
+				}
 			}
-			var out, errOut bytes.Buffer
-			if code := verbs.Run([]string{"plugin", "install", filepath.Join(artifactsDir, "guard"), "--harness", d.ID, "--dir", project, "--json"}, nil, &out, &errOut, registry.Registry); code != 0 {
-				t.Fatalf("install: exit %d: %s", code, errOut.String())
+		case "hooks-folder":
+			// One script per event in the target folder, run as the
+			// harness runs it: sh <folder>/<file>.
+			for _, e := range rep.Entries {
+				want := plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + e.Event
+				if e.Command != want {
+					t.Errorf("%s command = %s, want %s", e.Event, e.Command, want)
+				}
+				name := strings.ReplaceAll(path.Base(d.Packaging.Bundle.Hooks), "{event}", e.Event)
+				commands[e.Event] = "sh " + plugin.ShellQuote(filepath.Join(rep.Target, name))
 			}
-			var rep plugin.Report
-			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		case "module":
+			// The module re-exports the installed entry by its exact
+			// path; the bridge in it spawns ROOT/bin/sitter-hook
+			// <harness> <event> without a shell, which is this:
+			src, err := os.ReadFile(rep.Target)
+			if err != nil {
 				t.Fatal(err)
 			}
-			commands := map[string]string{}
-			switch d.Packaging.Target.Kind {
-			case "hooks-config":
-				commands = installedCommands(t, &rep, d.Packaging.Target.CommandKey)
+			lit := regexp.MustCompile(`from ("(?:[^"\\]|\\.)*");`).FindSubmatch(src)
+			var entry string
+			if lit == nil || json.Unmarshal(lit[1], &entry) != nil {
+				t.Fatalf("no re-export in %s", src)
+			}
+			if entry != filepath.Join(rep.Copy, d.Packaging.Target.Entry) {
+				t.Errorf("module re-exports %s", entry)
+			}
+			if _, err := os.Stat(entry); err != nil {
+				t.Error(err)
+			}
+			for event := range payloads {
+				commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
+			}
+		case "folder":
+			// The copy is the plugin folder the harness loads.
+			if rep.Copy != rep.Target {
+				t.Errorf("copy %s, want it at the target %s", rep.Copy, rep.Target)
+			}
+			if _, err := os.Stat(rep.Launcher); err != nil {
+				t.Error(err)
+			}
+			if d.Family.Delivery == "shell-hook" {
+				// A shell-hook harness reads the copy's own hooks
+				// file and runs each command with sh -c, its root
+				// variable set to the copy (under the project's
+				// path): the commands as the bundle has them.
+				root := regexp.MustCompile(`^\$\{([A-Z_][A-Z0-9_]*)\}$`).FindStringSubmatch(d.Packaging.RootVar)
+				if root == nil {
+					t.Fatalf("root %q is no variable a hook process gets", d.Packaging.RootVar)
+				}
+				commands = installedCommands(t, filepath.Join(rep.Copy, filepath.FromSlash(d.Packaging.Bundle.Hooks)), d.Packaging.Bundle.CommandKey)
 				for event, c := range commands {
-					want := plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
-					if c != want {
-						t.Errorf("%s command = %s, want %s", event, c, want)
+					if !strings.Contains(c, d.Packaging.RootVar) {
+						t.Errorf("%s command = %s: does not run the copy's launcher through %s", event, c, d.Packaging.RootVar)
 					}
 				}
-			case "hooks-folder":
-				// One script per event in the target folder, run as the
-				// harness runs it: sh <folder>/<file>.
-				for _, e := range rep.Entries {
-					want := plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + e.Event
-					if e.Command != want {
-						t.Errorf("%s command = %s, want %s", e.Event, e.Command, want)
-					}
-					name := strings.ReplaceAll(path.Base(d.Packaging.Bundle.Hooks), "{event}", e.Event)
-					commands[e.Event] = "sh " + plugin.ShellQuote(filepath.Join(rep.Target, name))
-				}
-			case "module":
-				// The module re-exports the installed entry by its exact
-				// path; the bridge in it spawns ROOT/bin/sitter-hook
-				// <harness> <event> without a shell, which is this:
-				src, err := os.ReadFile(rep.Target)
-				if err != nil {
-					t.Fatal(err)
-				}
-				lit := regexp.MustCompile(`from ("(?:[^"\\]|\\.)*");`).FindSubmatch(src)
-				var entry string
-				if lit == nil || json.Unmarshal(lit[1], &entry) != nil {
-					t.Fatalf("no re-export in %s", src)
-				}
-				if entry != filepath.Join(rep.Copy, d.Packaging.Target.Entry) {
-					t.Errorf("module re-exports %s", entry)
-				}
-				if _, err := os.Stat(entry); err != nil {
-					t.Error(err)
-				}
-				for event := range payloads {
-					commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
-				}
-			case "folder":
-				// The copy is the plugin folder the harness loads; its
-				// bridge spawns ROOT/bin/sitter-hook <harness> <event>
-				// without a shell, which is this:
-				if rep.Copy != rep.Target {
-					t.Errorf("copy %s, want it at the target %s", rep.Copy, rep.Target)
-				}
-				if _, err := os.Stat(rep.Launcher); err != nil {
-					t.Error(err)
-				}
-				for event := range payloads {
-					commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
-				}
+				runEnv = append(slices.Clip(env), root[1]+"="+rep.Copy)
+				break
 			}
-			ran := 0
-			for event, c := range commands {
-				payload, ok := payloads[event]
-				if !ok {
-					continue
-				}
-				ran++
-				if got := runShell(t, project, c, payload, env); !isDeny(d, event, got) {
-					t.Errorf("%s: exit %d, stdout %q (stderr %q), want %s's deny", event, got.exit, got.stdout, got.stderr, d.ID)
-				}
-				// Something harmless passes: the no-op.
-				if got := runShell(t, project, c, strings.ReplaceAll(payload, "rm -rf /", "ls -la"), env); got.stdout != "" || got.exit != 0 {
-					t.Errorf("%s: ls -la answered exit %d, %q (stderr %q), want the no-op", event, got.exit, got.stdout, got.stderr)
-				}
+			// A bridge spawns ROOT/bin/sitter-hook <harness> <event>
+			// without a shell, which is this:
+			for event := range payloads {
+				commands[event] = plugin.ShellQuote(rep.Launcher) + " " + d.ID + " " + event
 			}
-			if ran == 0 && len(payloads) > 0 {
-				t.Errorf("no installed command of %s had a payload here: %v", d.ID, commands)
+		}
+		ran := 0
+		for event, c := range commands {
+			payload, ok := payloads[event]
+			if !ok {
+				continue
 			}
-			if len(payloads) == 0 {
-				// Adding a harness is CUE alone, so a sample is not
-				// required; sitter-gen refuses a harness whose tool
-				// events name no shell tool (check.Atlas), the cause
-				// of a guard that never fires.
-				t.Logf("%s: no sample pre-tool payload of a shell tool (kind \"shell\" in its event.json) under %s/%s: install checked, deny not run", d.ID, samplesDir, d.ID)
+			ran++
+			if got := runShell(t, project, c, payload, runEnv); !isDeny(d, event, got) {
+				t.Errorf("%s: exit %d, stdout %q (stderr %q), want %s's deny", event, got.exit, got.stdout, got.stderr, d.ID)
 			}
-		})
+			// Something harmless passes: the no-op.
+			if got := runShell(t, project, c, strings.ReplaceAll(payload, "rm -rf /", "ls -la"), runEnv); got.stdout != "" || got.exit != 0 {
+				t.Errorf("%s: ls -la answered exit %d, %q (stderr %q), want the no-op", event, got.exit, got.stdout, got.stderr)
+			}
+		}
+		if ran == 0 && len(payloads) > 0 {
+			t.Errorf("no installed command of %s had a payload here: %v", d.ID, commands)
+		}
+		if len(payloads) == 0 {
+			// Adding a harness is CUE alone, so a sample is not
+			// required; sitter-gen refuses a harness whose tool
+			// events name no shell tool (check.Atlas), the cause
+			// of a guard that never fires.
+			t.Logf("%s: no sample pre-tool payload of a shell tool (kind \"shell\" in its event.json) under %s/%s: install checked, deny not run", d.ID, samplesDir, d.ID)
+		}
 	}
+	for _, d := range registry.Registry().Descriptors {
+		t.Run(d.ID, func(t *testing.T) { check(t, d, registry.Registry) })
+	}
+	// No harness of the atlas combines a shell-hook family with a folder
+	// target today (OpenClaw's folder plugin is a bridge module), but one
+	// may: Claude Code's descriptor with its plugin folder as the target
+	// stands in for it.
+	t.Run("shell-hook-folder", func(t *testing.T) {
+		base, _, err := registry.Registry().Resolve("claude-code")
+		if err != nil {
+			t.Fatal(err)
+		}
+		synth := *base
+		synth.Packaging.Target = adapter.Target{Kind: "folder", Project: ".claude/plugins/{plugin}", User: ".claude/plugins/{plugin}"}
+		check(t, &synth, func() *adapter.Registry { return &adapter.Registry{Descriptors: []*adapter.Descriptor{&synth}} })
+	})
 	if _, err := os.Stat(filepath.Join(project, "pwned")); err == nil {
 		t.Error("a command substitution in the project path ran")
 	}
@@ -385,7 +420,7 @@ func TestBabysitterBundleLoopNotRunHere(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatal(err)
 			}
-			commands := installedCommands(t, &rep, d.Packaging.Target.CommandKey)
+			commands := installedCommands(t, rep.Target, d.Packaging.Target.CommandKey)
 			envFile := filepath.Join(t.TempDir(), "session-env.sh")
 			if err := os.WriteFile(envFile, nil, 0o600); err != nil {
 				t.Fatal(err)
