@@ -124,10 +124,13 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	// Sorted and without repeats, so that workers of the same kinds name
+	// the same consumer whatever order --kinds gives them in.
+	o.Kinds = slices.Compact(slices.Sorted(slices.Values(o.Kinds)))
 	var filters []string
-	for _, k := range slices.Sorted(slices.Values(o.Kinds)) {
-		if !isToken64(k) {
-			return 0, fmt.Errorf("--kinds: %q is not a kind", k)
+	for _, k := range o.Kinds {
+		if err := CheckKind(k); err != nil {
+			return 0, err
 		}
 		filters = append(filters, WorkPrefix+k)
 	}
@@ -142,7 +145,7 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: -1,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("work queue consumer: %w", err)
+		return 0, fmt.Errorf("work queue consumer: %w", overlapErr(ctx, ws, o.Kinds, err))
 	}
 	if o.Reconcile == 0 {
 		o.Reconcile = time.Minute
@@ -181,6 +184,45 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// CheckKind refuses what cannot be an effect kind of the work queue (a
+// subject token).
+func CheckKind(k string) error {
+	if !isToken64(k) {
+		return fmt.Errorf("--kinds: %q is not a kind: a kind is letters, digits, - and _ (at most 64)", k)
+	}
+	return nil
+}
+
+// overlapErr explains the queue's refusal of a consumer whose subjects
+// overlap another's (a work queue gives each subject to one consumer):
+// it names the kinds of the consumers in the way, which outlive their
+// workers.
+func overlapErr(ctx context.Context, ws jetstream.Stream, kinds []string, err error) error {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10100 /* filtered consumer not unique on workqueue stream */ {
+		return err
+	}
+	var others []string
+	names := ws.ListConsumers(ctx)
+	for c := range names.Info() {
+		var theirs []string
+		overlap := false
+		for _, f := range append([]string{c.Config.FilterSubject}, c.Config.FilterSubjects...) {
+			if k, ok := strings.CutPrefix(f, WorkPrefix); ok {
+				theirs = append(theirs, k)
+				overlap = overlap || slices.Contains(kinds, k)
+			}
+		}
+		if overlap {
+			others = append(others, "--kinds "+strings.Join(theirs, ","))
+		}
+	}
+	if len(others) == 0 {
+		return err
+	}
+	return fmt.Errorf("--kinds %s overlaps the kinds of this store's workers (%s): a kind is taken by one set of kinds on a store, so run this worker with the same --kinds, or with kinds no worker takes (%w)", strings.Join(kinds, ","), strings.Join(others, "; "), err)
 }
 
 // carryOut does one effect and acknowledges its message.

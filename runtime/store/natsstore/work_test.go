@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -199,5 +200,33 @@ func writerDiesBeforeEnqueue(t *testing.T, url string) {
 	}
 	if n := onQueue(); n != 1 {
 		t.Errorf("%d items of run %s on the queue, want 1", n, id2)
+	}
+}
+
+// Workers of the same kinds share one consumer, whatever order --kinds
+// names them in; a worker whose kinds overlap another consumer's without
+// being the same set is refused with an error that names that consumer's
+// kinds (the queue gives each subject to one consumer only).
+func TestWorkerKindsOrder(t *testing.T) {
+	url := startServer(t).ClientURL()
+	nop := func(context.Context, json.RawMessage) run.PostOptions { return run.PostOptions{} }
+	work := func(kinds ...string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		_, err := machine(t, url, Options{}).Work(ctx, WorkOptions{Kinds: kinds, Reconcile: ReconcileAtStart, Do: nop})
+		return err
+	}
+	if err := work("shell", "node"); err != nil {
+		t.Fatalf("--kinds shell,node: %v", err)
+	}
+	if err := work("node", "shell"); err != nil {
+		t.Fatalf("--kinds node,shell after shell,node: %v", err)
+	}
+	if err := work("shell", "node", "shell"); err != nil {
+		t.Fatalf("--kinds shell,node,shell: %v", err)
+	}
+	err := work("shell")
+	if err == nil || !strings.Contains(err.Error(), "--kinds node,shell") {
+		t.Fatalf("--kinds shell beside a node,shell consumer: %v, want an error naming --kinds node,shell", err)
 	}
 }
