@@ -57,6 +57,11 @@ func worker(f *cmdFlags, e *env) int {
 	o := natsstore.WorkOptions{Log: e.stderr, Do: shellEffect}
 	if k := f.vals["kinds"]; k != "" {
 		o.Kinds = strings.Split(k, ",")
+		for _, k := range o.Kinds {
+			if err := natsstore.CheckKind(k); err != nil {
+				return flagFail(e.stderr, f, err)
+			}
+		}
 	}
 	if v := f.vals["max"]; v != "" {
 		n, err := strconv.Atoi(v)

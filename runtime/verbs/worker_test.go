@@ -33,7 +33,7 @@ func TestWorkerShellEffect(t *testing.T) {
 	}
 }
 
-// A bad --max, --ack-wait or --reconcile is a usage error, as every
+// A bad --max, --ack-wait, --reconcile or --kinds is a usage error, as every
 // verb's bad flag value: the line naming the flag, the usage, exit 2,
 // before the store is dialled, and before a missing --store is named
 // (the README's `sitter worker --max x` names --max).
@@ -47,6 +47,8 @@ func TestWorkerBadFlags(t *testing.T) {
 		{"--reconcile", "10ms", `--reconcile "10ms": want a Go duration of at least 1s, or 0`},
 		{"--reconcile", "-1s", `--reconcile "-1s": want a Go duration of at least 1s, or 0`},
 		{"--reconcile", "soon", `--reconcile "soon": want a Go duration of at least 1s, or 0`},
+		{"--kinds", "a.b", `--kinds: "a.b" is not a kind: a kind is letters, digits, - and _ (at most 64)`},
+		{"--kinds", "shell,", `--kinds: "" is not a kind: a kind is letters, digits, - and _ (at most 64)`},
 	} {
 		for _, store := range [][]string{{"--store", "nats://127.0.0.1:1"}, nil} {
 			var out, errb bytes.Buffer
