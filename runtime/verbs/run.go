@@ -21,6 +21,7 @@ import (
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
 	"sitter.dev/sitter/runtime/session"
+	"sitter.dev/sitter/runtime/store/natsstore"
 )
 
 // cmdFlags is a parsed command line: positionals and flags, in any order.
@@ -413,14 +414,21 @@ func bindCreated(ctx context.Context, f *cmdFlags, o runs.CreateOptions, dir str
 	}
 	c := session.Caller{Harness: o.Harness, SessionID: o.SessionID, Via: "flags"}
 	if c.Harness == "" || c.SessionID == "" {
+		// A stored run is bound with its store named: without it, session
+		// bind looks in the local runs dir.
+		bind := "sitter session bind --run-id " + m.RunID
+		if url := f.storeURL(); url != "" {
+			bind += " --store " + shellQuote(natsstore.RedactURL(url))
+		}
+		bind += " --harness H --session-id S"
 		found, err := session.Discover()
 		if errors.Is(err, session.ErrNoCaller) {
 			// A run made by hand, outside any agent: nothing is wrong.
-			fmt.Fprintf(stderr, "sitter: run create: note: run %s is not bound to a session (this command runs under no harness session the babysitter plugin saw start): fine for a run you drive by hand (`sitter run iterate`); for a session's stop hook to drive it, `sitter session bind --run-id %s --harness H --session-id S`\n", m.RunID, m.RunID)
+			fmt.Fprintf(stderr, "sitter: run create: note: run %s is not bound to a session (this command runs under no harness session the babysitter plugin saw start): fine for a run you drive by hand (`sitter run iterate`); for a session's stop hook to drive it, `%s`\n", m.RunID, bind)
 			return nil, ""
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "sitter: run create: run %s is not bound to a session: %v; bind one with `sitter session bind --run-id %s --harness H --session-id S`\n", m.RunID, err, m.RunID)
+			fmt.Fprintf(stderr, "sitter: run create: run %s is not bound to a session: %v; bind one with `%s`\n", m.RunID, err, bind)
 			return nil, ""
 		}
 		c = found

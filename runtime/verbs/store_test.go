@@ -18,6 +18,7 @@ import (
 	"sitter.dev/sitter/generated/registry"
 	"sitter.dev/sitter/runtime/journal"
 	runs "sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/store/natsstore"
 )
 
 // natsServer runs an in-process JetStream server on loopback.
@@ -402,5 +403,30 @@ func TestStoreExportOntoCopy(t *testing.T) {
 	want := "sitter: run export: " + filepath.Join(to, "done-1") + " already holds a run\n"
 	if msg, code := run("run", "export", "done-1", "--to", to); code != 1 || msg != want {
 		t.Errorf("run export again: exit %d, %q; want %q", code, msg, want)
+	}
+}
+
+// run create --store outside any session says how to bind the run, with
+// the store in the command (without it, session bind looks for the run in
+// the local runs dir and finds none), the URL's secret hidden.
+func TestStoreCreateBindHint(t *testing.T) {
+	url := natsServer(t)
+	t.Setenv("SITTER_STATE_DIR", t.TempDir())
+	t.Setenv("SITTER_STORE_CACHE", t.TempDir())
+	t.Setenv("SITTER_STORE", "")
+	t.Setenv("SITTER_HARNESS", "")
+	t.Setenv("SITTER_SESSION_ID", "")
+	ws := t.TempDir()
+	entry := filepath.Join(ws, "p.mjs")
+	os.WriteFile(entry, []byte("export async function process() {}\n"), 0o644)
+	secret := strings.Replace(url, "nats://", "nats://me:hunter2@", 1)
+	for _, u := range []string{url, secret} {
+		var out, errb bytes.Buffer
+		id := fmt.Sprintf("hint-%d", len(u))
+		code := Run([]string{"run", "create", "--store", u, "--process-id", "p", "--entry", entry, "--run-id", id}, nil, &out, &errb, registry.Registry)
+		want := "`sitter session bind --run-id " + id + " --store " + shellQuote(natsstore.RedactURL(u)) + " --harness H --session-id S`"
+		if msg := errb.String(); code != 0 || !strings.Contains(msg, want) || strings.Contains(msg, "hunter2") {
+			t.Errorf("run create --store %s: exit %d, stderr %q; want a note with %s", u, code, msg, want)
+		}
 	}
 }
