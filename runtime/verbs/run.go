@@ -78,7 +78,12 @@ func (f *cmdFlags) runDir() (string, error) {
 		return d, nil
 	}
 	d := sdkRunDir(f.pos[0], f.runsDir())
-	return d, fmt.Errorf("ENOENT: no such file or directory, open '%s'", filepath.Join(d, runs.MetadataFile))
+	err := fmt.Errorf("ENOENT: no such file or directory, open '%s'", filepath.Join(d, runs.MetadataFile))
+	if os.Getenv("SITTER_STORE") != "" && !f.has("store") {
+		// A verb without --store, given a stored run's id.
+		err = fmt.Errorf("%w ($SITTER_STORE is set, but sitter %s acts on local runs only)", err, f.verb)
+	}
+	return d, err
 }
 
 // sdkRunDir is the run directory the SDK reads for arg: an absolute path

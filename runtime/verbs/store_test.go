@@ -430,3 +430,22 @@ func TestStoreCreateBindHint(t *testing.T) {
 		}
 	}
 }
+
+// rebuild-state and repair, given a run id while $SITTER_STORE is set,
+// say that they act on local runs only (the store's run is not theirs to
+// find); without the variable their answer is the SDK's.
+func TestStoreLocalOnlyVerbsSaySo(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, verb := range []string{"rebuild-state", "repair"} {
+		for _, url := range []string{"nats://127.0.0.1:1", ""} {
+			t.Setenv("SITTER_STORE", url)
+			var out, errb bytes.Buffer
+			code := Run([]string{"run", verb, "stored-1"}, nil, &out, &errb, registry.Registry)
+			msg := errb.String()
+			said := strings.Contains(msg, "($SITTER_STORE is set, but sitter run "+verb+" acts on local runs only)")
+			if code != 1 || !strings.Contains(msg, "ENOENT") || said != (url != "") {
+				t.Errorf("SITTER_STORE=%q run %s stored-1: exit %d, %q", url, verb, code, msg)
+			}
+		}
+	}
+}
