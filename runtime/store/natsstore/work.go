@@ -2,6 +2,8 @@ package natsstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,8 +142,12 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	}
 	// Workers of the same kinds share one durable consumer: the queue
 	// gives each effect to one of them.
+	name, err := consumerFor(ctx, ws, filters)
+	if err != nil {
+		return 0, fmt.Errorf("work queue consumer: %w", err)
+	}
 	cons, err := ws.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: "sitter-worker-" + strings.Join(o.Kinds, "-"), FilterSubjects: filters,
+		Durable: name, FilterSubjects: filters,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: -1,
 	})
 	if err != nil {
@@ -184,6 +190,40 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// consumerFor names the durable consumer of the workers of filters (the
+// work subjects of their kinds, sorted): the store's consumer of that same
+// set, whatever it was named (releases before this one joined the kinds
+// typed with "-", in the order typed), else sitter-worker-<kinds joined
+// with ",">, with a hash of the set after it when another set holds that
+// name.
+func consumerFor(ctx context.Context, ws jetstream.Stream, filters []string) (string, error) {
+	kinds := make([]string, len(filters))
+	for i, f := range filters {
+		kinds[i] = strings.TrimPrefix(f, WorkPrefix)
+	}
+	name := "sitter-worker-" + strings.Join(kinds, ",")
+	taken := false
+	list := ws.ListConsumers(ctx)
+	for c := range list.Info() {
+		theirs := c.Config.FilterSubjects
+		if c.Config.FilterSubject != "" {
+			theirs = append([]string{c.Config.FilterSubject}, theirs...)
+		}
+		if slices.Equal(slices.Sorted(slices.Values(theirs)), filters) {
+			return c.Name, nil
+		}
+		taken = taken || c.Name == name
+	}
+	if err := list.Err(); err != nil {
+		return "", err
+	}
+	if taken {
+		sum := sha256.Sum256([]byte(strings.Join(filters, "\n")))
+		name += "-" + hex.EncodeToString(sum[:4])
+	}
+	return name, nil
 }
 
 // CheckKind refuses what cannot be an effect kind of the work queue (a

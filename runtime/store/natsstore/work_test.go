@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"sitter.dev/sitter/runtime/journal"
 	"sitter.dev/sitter/runtime/run"
@@ -228,5 +231,33 @@ func TestWorkerKindsOrder(t *testing.T) {
 	err := work("shell")
 	if err == nil || !strings.Contains(err.Error(), "--kinds node,shell") {
 		t.Fatalf("--kinds shell beside a node,shell consumer: %v, want an error naming --kinds node,shell", err)
+	}
+
+	// A consumer an earlier release named (kinds joined with "-", in the
+	// order typed) is the same set's: its workers still run, and take it.
+	ctx := context.Background()
+	ws, err := machine(t, url, Options{}).workStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "sitter-worker-b-a", FilterSubjects: []string{WorkPrefix + "a", WorkPrefix + "b"}, AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if err := work("a", "b"); err != nil {
+		t.Fatalf("--kinds a,b beside an earlier release's b-a consumer: %v", err)
+	}
+	// Kinds whose names join alike are other sets, with other consumers.
+	if err := work("b-a"); err != nil {
+		t.Fatalf("--kinds b-a beside an a,b consumer named sitter-worker-b-a: %v", err)
+	}
+	var names []string
+	list := ws.ListConsumers(ctx)
+	for c := range list.Info() {
+		names = append(names, c.Name+"="+strings.Join(c.Config.FilterSubjects, "+"))
+	}
+	slices.Sort(names)
+	want := []string{"sitter-worker-b-a=sitter.work.a+sitter.work.b", "sitter-worker-node,shell=sitter.work.node+sitter.work.shell"}
+	if len(names) != 3 || !slices.Equal(names[1:], want) || !strings.HasPrefix(names[0], "sitter-worker-b-a-") || !strings.HasSuffix(names[0], "=sitter.work.b-a") {
+		t.Errorf("consumers = %q, want one per set of kinds: %q and sitter-worker-b-a-<hash> for b-a", names, want)
 	}
 }
