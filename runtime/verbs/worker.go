@@ -103,7 +103,9 @@ func worker(f *cmdFlags, e *env) int {
 	defer s.Close()
 	n, err := s.Work(ctx, o)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "sitter worker: %d effect(s) done\n", n)
+		if n > 0 {
+			fmt.Fprintf(e.stderr, "sitter worker: %d effect(s) done\n", n)
+		}
 		return fail(e.stderr, verb, err)
 	}
 	return out(e.stdout, e.stderr, f.bools["json"], map[string]any{"effects": n}, fmt.Sprintf("[worker] %d effect(s) done\n", n))

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"sitter.dev/sitter/generated/registry"
+	"sitter.dev/sitter/runtime/run"
+	"sitter.dev/sitter/runtime/store/natsstore"
 )
 
 // A worker's shell effect: ok with the output on exit 0, an error with
@@ -57,5 +60,26 @@ func TestWorkerBadFlags(t *testing.T) {
 				t.Errorf("%v %s %s: exit %d, stderr %q; want exit 2, %q and the usage", store, tc.flag, tc.val, code, msg, tc.want)
 			}
 		}
+	}
+}
+
+// A worker that fails to start (here: its kinds overlap those another set
+// of kinds took on the store) says why, and no "0 effect(s) done" before.
+func TestWorkerStartFailureSaysOnlyWhy(t *testing.T) {
+	url := natsServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := openStore(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A worker of shell and node took its consumer, and ended.
+	s.Work(ctx, natsstore.WorkOptions{Kinds: []string{"shell", "node"}, Reconcile: natsstore.ReconcileAtStart, Max: 1,
+		Do: func(context.Context, json.RawMessage) run.PostOptions { return run.PostOptions{} }})
+	var out, errb bytes.Buffer
+	code := Run([]string{"worker", "--store", url, "--kinds", "shell"}, nil, &out, &errb, registry.Registry)
+	if code != 1 || !strings.HasPrefix(errb.String(), "sitter: worker: work queue consumer: --kinds shell overlaps") || strings.Contains(errb.String(), "effect(s) done") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and only the overlap", code, errb.String())
 	}
 }
