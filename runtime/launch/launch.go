@@ -387,6 +387,15 @@ func (l *launcher) prepare() error {
 	if err != nil {
 		return err
 	}
+	// The provider's URL and key are checked here whether the harness
+	// reaches the provider directly or through the proxy (which would
+	// refuse them with exit 2): a variable left unset is one error, exit 1.
+	var base, key string
+	if o.Routes == "" {
+		if base, key, err = upstreamOf(o); err != nil {
+			return err
+		}
+	}
 	if o.Proxy {
 		url, token, err := l.startProxy(model)
 		if err != nil {
@@ -394,24 +403,6 @@ func (l *launcher) prepare() error {
 		}
 		l.vals.BaseURL, l.vals.Key = url+l.conn.ProxyPath, token
 	} else {
-		base := o.Upstream
-		if base == "" {
-			base = o.Provider.BaseURL
-			for _, p := range o.Provider.Params {
-				v := getenv(o.Env, p.Value)
-				if v == "" {
-					return fmt.Errorf("provider %s: set %s (fills {%s} in %s), or pass --upstream", o.Provider.ID, p.Value, p.Name, base)
-				}
-				base = strings.ReplaceAll(base, "{"+p.Name+"}", v)
-			}
-		}
-		key := getenv(o.Env, o.Provider.KeyEnv)
-		if key == "" {
-			if o.Upstream == "" {
-				return fmt.Errorf("provider %s: set %s to its key", o.Provider.ID, o.Provider.KeyEnv)
-			}
-			key = "sitter-launch-no-key"
-		}
 		l.vals.BaseURL, l.vals.Key = base, key
 		l.emit("pass_through", "provider", o.Provider.ID, "protocol", o.Provider.Protocol, "baseURL", base)
 	}
@@ -557,6 +548,32 @@ func sortedKeys(m map[string]string) []string {
 		}
 	}
 	return ks
+}
+
+// upstreamOf is the provider's base URL (--upstream, else the atlas's
+// with its placeholders filled from the environment) and its key, or an
+// error naming the variable to set. With --upstream the key may be unset
+// (a local server): the harness then gets a placeholder.
+func upstreamOf(o Options) (base, key string, err error) {
+	base = o.Upstream
+	if base == "" {
+		base = o.Provider.BaseURL
+		for _, p := range o.Provider.Params {
+			v := getenv(o.Env, p.Value)
+			if v == "" {
+				return "", "", fmt.Errorf("provider %s: set %s (fills {%s} in %s), or pass --upstream", o.Provider.ID, p.Value, p.Name, o.Provider.BaseURL)
+			}
+			base = strings.ReplaceAll(base, "{"+p.Name+"}", v)
+		}
+	}
+	key = getenv(o.Env, o.Provider.KeyEnv)
+	if key == "" {
+		if o.Upstream == "" {
+			return "", "", fmt.Errorf("provider %s: set %s to its key", o.Provider.ID, o.Provider.KeyEnv)
+		}
+		key = "sitter-launch-no-key"
+	}
+	return base, key, nil
 }
 
 // usageError is a setting of the launch that it refuses before the

@@ -211,7 +211,7 @@ func TestRunErrorsCleanUp(t *testing.T) {
 	_, err := launch.Run(context.Background(), launch.Options{
 		Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
 		Proxy: true, Prompt: "hi", Workspace: t.TempDir(), Bin: filepath.Join(bin, "missing"), ProxyBin: proxyBin, StateDir: state,
-		Env: []string{"HOME=/nonexistent"}, Stdout: &out, JSON: true,
+		Env: []string{"HOME=/nonexistent", "OPENAI_API_KEY=x"}, Stdout: &out, JSON: true,
 	})
 	if err == nil {
 		t.Fatal("want an error for a missing binary")
@@ -400,7 +400,7 @@ func TestRunProxyRejectsConfig(t *testing.T) {
 		code, err := launch.Run(context.Background(), launch.Options{
 			Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
 			Proxy: true, Prompt: "hi", Workspace: t.TempDir(), Bin: script(t, bin, "harness", "touch "+ran+"\n"), ProxyBin: proxyBin, StateDir: t.TempDir(),
-			Env: []string{"HOME=/nonexistent"}, Stdout: io.Discard,
+			Env: []string{"HOME=/nonexistent", "OPENAI_API_KEY=x"}, Stdout: io.Discard,
 		})
 		if code != c.want || err == nil || !strings.Contains(err.Error(), "r.json:1:16: providers.nosuch: unknown provider") {
 			t.Errorf("proxy exit %d: launch code %d, err %v; want %d and the proxy's message", c.exit, code, err, c.want)
@@ -481,6 +481,33 @@ func TestRunJSONSaysWhyItFailed(t *testing.T) {
 		last := evs[len(evs)-1]
 		if last["type"] != "error" || last["error"] != err.Error() || last["code"] != float64(code) || last["harness"] != "codex" || last["time"] == nil {
 			t.Errorf("%s: last event %v; want type error with the error %q, code %d, harness and time", c.name, last, err.Error(), code)
+		}
+	}
+}
+
+// TestRunMissingKeySameWithProxy: a provider key variable left unset is
+// the same error, exit 1 (not a usage error), whether the harness would
+// reach the provider directly or through the proxy: the launch checks it
+// before it starts the proxy, which would refuse it with exit 2.
+func TestRunMissingKeySameWithProxy(t *testing.T) {
+	bin := t.TempDir()
+	ran := filepath.Join(bin, "ran")
+	proxyBin := script(t, bin, "sitter-proxy", "echo 'sitter proxy: provider openai: set OPENAI_API_KEY to the upstream key' >&2\nexit 2\n")
+	for _, c := range []struct {
+		harness string
+		proxy   bool
+	}{{"copilot", false}, {"claude-code", true}} {
+		spec, _ := launch.Find(genlaunch.Specs, c.harness)
+		code, err := launch.Run(context.Background(), launch.Options{
+			Spec: spec, Provider: launch.Provider{ID: "openai", Protocol: "openai-chat", BaseURL: "https://o.example/v1", KeyEnv: "OPENAI_API_KEY", DefaultModel: "g"},
+			Proxy: c.proxy, Prompt: "hi", Workspace: t.TempDir(), Bin: script(t, bin, "harness", "touch "+ran+"\n"), ProxyBin: proxyBin, StateDir: t.TempDir(),
+			Env: []string{"HOME=/nonexistent"}, Stdout: io.Discard,
+		})
+		if code != 1 || err == nil || launch.IsUsage(err) || err.Error() != "provider openai: set OPENAI_API_KEY to its key" {
+			t.Errorf("%s (proxy %v): Run = %d, %v (usage %v); want 1 and \"provider openai: set OPENAI_API_KEY to its key\"", c.harness, c.proxy, code, err, launch.IsUsage(err))
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Errorf("%s: the harness ran", c.harness)
 		}
 	}
 }
