@@ -135,7 +135,7 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 		Short:             "Run a harness on a provider in one command",
 		Long:              launchLong,
 		Example:           launchExample,
-		Args:              nArgs(1, 1, "<harness> (see 'sitter atlas list')"),
+		Args:              nArgs(1, 1, "<harness> (sitter launch runs "+launchable()+")"),
 		ValidArgsFunction: harnessNames(e),
 		RunE: func(c *cobra.Command, args []string) error {
 			a.harness, a.mode, a.modeSet, a.usage = args[0], mode, c.Flags().Changed("mode"), c.UsageString
@@ -418,6 +418,17 @@ type launchTo struct {
 	routes string
 }
 
+// launchable names the harnesses that have launch settings, the ones
+// sitter launch runs (sitter atlas list names every harness).
+func launchable() string {
+	ids := make([]string, 0, len(genlaunch.Specs))
+	for _, s := range genlaunch.Specs {
+		ids = append(ids, s.Harness)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
+}
+
 // launchTarget resolves the harness and the provider (a.provider gets the
 // harness's default) and decides the proxy.
 func launchTarget(a *launchArgs, r *adapter.Registry) (launchTo, error) {
@@ -429,7 +440,7 @@ func launchTarget(a *launchArgs, r *adapter.Registry) (launchTo, error) {
 	t.d = d
 	spec, ok := launch.Find(genlaunch.Specs, d.ID)
 	if !ok {
-		return t, launchUsage("%s has no launch settings in the atlas (atlas/launch.cue)", d.ID)
+		return t, launchUsage("%s has no launch settings in the atlas (atlas/launch.cue): sitter launch runs %s", d.ID, launchable())
 	}
 	t.spec = spec
 	if a.provider == "" {

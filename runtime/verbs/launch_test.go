@@ -75,6 +75,8 @@ func TestLaunchHelpAndErrors(t *testing.T) {
 	for args, want := range map[string]string{
 		"launch nope --prompt x":                  "unknown harness",
 		"launch cursor --prompt x":                "no launch settings",
+		"launch amp --prompt x":                   "sitter launch runs claude-code, codex, copilot, gemini-cli, opencode, pi",
+		"launch":                                  "missing <harness> (sitter launch runs claude-code, codex, copilot, gemini-cli, opencode, pi)",
 		"launch codex --provider mars --prompt x": "unknown provider",
 		"launch codex --mode bridge-interactive --provider openai-responses --upstream http://127.0.0.1:1 --bin /bin/true": "needs --prompt",
 	} {
