@@ -170,7 +170,7 @@ func launchCmd(e *env, run func(context.Context, launchArgs) int) *cobra.Command
 	fs.StringVar(&a.promptFile, "prompt-file", "", "read the task from `FILE`")
 	fs.StringVar(&mode, "mode", launch.AgentDriven, "the run's `MODE`: agent-driven, hook-driven, bridge-hooks or bridge-interactive (see Modes)")
 	fs.IntVar(&a.maxIterations, "max-iterations", 0, "bridge-hooks: at most `N` harness runs; bridge-interactive: at most N turns (default 10)")
-	fs.IntVar(&a.maxTurns, "max-turns", 0, "at most `N` turns, where the harness has a turn limit")
+	fs.IntVar(&a.maxTurns, "max-turns", 0, "at most `N` turns, where the harness has a turn limit ("+turnLimited()+"; the others ignore it)")
 	fs.DurationVar(&a.idleTimeout, "idle-timeout", 0, "bridge-interactive: end the harness after output quiet for `D` (default 30s)")
 	fs.DurationVar(&a.timeout, "timeout", 0, "end the harness after `D` in all, even while it writes output (SIGTERM to its process group, then SIGKILL; exit 124; default: no limit; not in hook-driven mode)")
 	fs.StringVar(&a.workspace, "workspace", "", "the folder `DIR` the harness runs in (default: the current directory)")
@@ -424,6 +424,19 @@ func launchable() string {
 	ids := make([]string, 0, len(genlaunch.Specs))
 	for _, s := range genlaunch.Specs {
 		ids = append(ids, s.Harness)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
+}
+
+// turnLimited names the harnesses whose launch settings pass --max-turns
+// on to them.
+func turnLimited() string {
+	var ids []string
+	for _, s := range genlaunch.Specs {
+		if len(s.MaxTurns) > 0 {
+			ids = append(ids, s.Harness)
+		}
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, ", ")

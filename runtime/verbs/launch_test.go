@@ -72,6 +72,14 @@ func TestLaunchHelpAndErrors(t *testing.T) {
 			t.Errorf("help has no example for %s", s.Harness)
 		}
 	}
+	// --max-turns names the harnesses that take it: the others ignore it.
+	for _, s := range genlaunch.Specs {
+		line := out.String()[strings.Index(out.String(), "--max-turns"):]
+		line = line[:strings.Index(line, "\n")]
+		if got := strings.Contains(line, s.Harness); got != (len(s.MaxTurns) > 0) {
+			t.Errorf("--max-turns help %q names %s: %v, but its launch settings pass %v", line, s.Harness, got, s.MaxTurns)
+		}
+	}
 	for args, want := range map[string]string{
 		"launch nope --prompt x":                  "unknown harness",
 		"launch cursor --prompt x":                "no launch settings",
