@@ -874,6 +874,9 @@ func (l *launcher) cleanup() error {
 	if l.dir != "" {
 		if l.o.KeepState {
 			l.emit("state_kept", "dir", l.dir)
+			if l.events == nil && l.o.Stderr != nil {
+				fmt.Fprintf(l.o.Stderr, "sitter launch: overlay kept in %s\n", l.dir)
+			}
 		} else if err := os.RemoveAll(l.dir); err != nil {
 			errs = append(errs, err)
 		} else {

@@ -511,3 +511,28 @@ func TestRunMissingKeySameWithProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKeepStateSaysWhere: --keep-state without --json says on stderr
+// where the overlay was kept (with --json the state_kept event does).
+func TestRunKeepStateSaysWhere(t *testing.T) {
+	bin := t.TempDir()
+	spec, _ := launch.Find(genlaunch.Specs, "gemini-cli")
+	state := t.TempDir()
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(context.Background(), launch.Options{
+		Spec: spec, Provider: launch.Provider{ID: "gemini", Protocol: "gemini", BaseURL: "https://g.example", KeyEnv: "GEMINI_API_KEY", DefaultModel: "g"},
+		Prompt: "hi", Workspace: t.TempDir(), Bin: script(t, bin, "gemini", "exit 0\n"), StateDir: state, KeepState: true,
+		Env: []string{"HOME=/nonexistent", "GEMINI_API_KEY=gk"}, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil || code != 0 {
+		t.Fatalf("Run: %d %v\nstderr %s", code, err, errOut.String())
+	}
+	left, _ := os.ReadDir(state)
+	if len(left) != 1 {
+		t.Fatalf("overlays in the state dir: %v; want the one kept", left)
+	}
+	dir := filepath.Join(state, left[0].Name())
+	if want := "sitter launch: overlay kept in " + dir + "\n"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr %q; want %q", errOut.String(), want)
+	}
+}
