@@ -152,6 +152,27 @@ func handleLLM(mux *http.ServeMux, route func(proto, kind string) http.HandlerFu
 	mux.HandleFunc("POST /responses", route(OpenAIResponses, "responses"))
 	mux.HandleFunc("POST /v1beta/models/{call}", route(Gemini, "gemini"))
 	mux.HandleFunc("POST /v1/models/{call}", route(Gemini, "gemini"))
+	mux.HandleFunc("/", notFound)
+}
+
+// notFound answers a path the proxy does not serve (a client's base URL
+// with a doubled /v1, say) with the paths it does, in the error shape of
+// the protocol the path looks like.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	proto := OpenAIChat
+	switch p := r.URL.Path; {
+	case strings.Contains(p, "/messages"):
+		proto = Anthropic
+	case strings.Contains(p, "/models/"):
+		proto = Gemini
+	}
+	st, b := encodeError(proto, &APIError{Status: http.StatusNotFound, Message: fmt.Sprintf(
+		"sitter proxy: no route for %s %s: it serves POST /v1/messages, /v1/chat/completions, /v1/responses, "+
+			"/v1beta/models/{model}:generateContent and GET /healthz (is the client's base URL the proxy's URL, with /v1 for OpenAI clients?)",
+		r.Method, r.URL.Path)})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(st)
+	w.Write(b)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
