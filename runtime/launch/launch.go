@@ -363,7 +363,9 @@ func (l *launcher) prepare() error {
 	}
 	ws := workspaceOf(o)
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return fmt.Errorf("workspace %s is not a directory", ws)
+		// Only --workspace can name one (the default is the current
+		// directory): a bad flag, exit 2.
+		return usageError{fmt.Errorf("--workspace %s: not a directory", ws)}
 	}
 	dir, err := os.MkdirTemp(o.StateDir, "sitter-launch-")
 	if err != nil {

@@ -461,6 +461,7 @@ func TestRunJSONSaysWhyItFailed(t *testing.T) {
 			o.ProxyBin = failingProxy("upstream-bad", "sitter proxy: --upstream: base URL \"x\": want an http:// or https:// URL", 2)
 		}, 2, "--upstream: base URL"},
 		{"no prompt", func(o *launch.Options) { o.Prompt = "" }, 2, "needs --prompt"},
+		{"workspace missing", func(o *launch.Options) { o.Workspace = "/nonexistent/ws" }, 2, "--workspace /nonexistent/ws: not a directory"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
