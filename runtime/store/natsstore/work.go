@@ -149,6 +149,7 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	cons, err := ws.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable: name, FilterSubjects: filters,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: -1,
+		InactiveThreshold: consumerIdle,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("work queue consumer: %w", overlapErr(ctx, ws, o.Kinds, err))
@@ -191,6 +192,12 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	}
 	return done, nil
 }
+
+// consumerIdle is how long the queue keeps a set of kinds' consumer once
+// no worker of it pulls: the server then removes it, and its kinds are
+// free for another set (the items stay on the queue, for the next
+// consumer of their kind).
+var consumerIdle = 10 * time.Minute
 
 // consumerFor names the durable consumer of the workers of filters (the
 // work subjects of their kinds, sorted): the store's consumer of that same
@@ -262,7 +269,7 @@ func overlapErr(ctx context.Context, ws jetstream.Stream, kinds []string, err er
 	if len(others) == 0 {
 		return err
 	}
-	return fmt.Errorf("--kinds %s overlaps the kinds of this store's workers (%s): a kind is taken by one set of kinds on a store, so run this worker with the same --kinds, or with kinds no worker takes (%w)", strings.Join(kinds, ","), strings.Join(others, "; "), err)
+	return fmt.Errorf("--kinds %s overlaps the kinds of this store's workers (%s): a kind is taken by one set of kinds on a store, so run this worker with the same --kinds, or with kinds no worker takes; a set's kinds are free %v after its last worker stops (%w)", strings.Join(kinds, ","), strings.Join(others, "; "), consumerIdle, err)
 }
 
 // carryOut does one effect and acknowledges its message.

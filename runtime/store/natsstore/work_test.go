@@ -233,6 +233,26 @@ func TestWorkerKindsOrder(t *testing.T) {
 		t.Fatalf("--kinds shell beside a node,shell consumer: %v, want an error naming --kinds node,shell", err)
 	}
 
+	// The kinds are free once no worker of the set that took them has
+	// pulled for consumerIdle.
+	idle := consumerIdle
+	defer func() { consumerIdle = idle }()
+	consumerIdle = time.Second
+	if err := work("x", "y"); err != nil {
+		t.Fatalf("--kinds x,y: %v", err)
+	}
+	if err := work("x"); err == nil || !strings.Contains(err.Error(), "free 1s after its last worker stops") {
+		t.Fatalf("--kinds x while x,y's worker has just stopped: %v, want the overlap and when it ends", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for err := work("x"); err != nil; err = work("x") {
+		if time.Now().After(deadline) {
+			t.Fatalf("--kinds x long after x,y's last worker stopped: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	consumerIdle = idle
+
 	// A consumer an earlier release named (kinds joined with "-", in the
 	// order typed) is the same set's: its workers still run, and take it.
 	ctx := context.Background()
@@ -257,6 +277,7 @@ func TestWorkerKindsOrder(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{"sitter-worker-b-a=sitter.work.a+sitter.work.b", "sitter-worker-node,shell=sitter.work.node+sitter.work.shell"}
+	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, "sitter-worker-x") })
 	if len(names) != 3 || !slices.Equal(names[1:], want) || !strings.HasPrefix(names[0], "sitter-worker-b-a-") || !strings.HasSuffix(names[0], "=sitter.work.b-a") {
 		t.Errorf("consumers = %q, want one per set of kinds: %q and sitter-worker-b-a-<hash> for b-a", names, want)
 	}
