@@ -127,7 +127,7 @@ func tail(s string, n int) string {
 // (synth-pack, declared in testdata/synth/synth.cue): the manifest has the
 // declared fields, the hook config parses in the declared shape and runs
 // the launcher with synth's root variable, skills and commands land where
-// the layout puts them.
+// the layout puts them, without the $ARGUMENTS synth has no placeholder for.
 func checkSynthLayout(t *testing.T, artifacts string) {
 	t.Helper()
 	readJSON := func(rel string) map[string]any {
@@ -182,6 +182,10 @@ func checkSynthLayout(t *testing.T, artifacts string) {
 		if _, err := os.Stat(filepath.Join(artifacts, rel)); err != nil {
 			t.Errorf("synth layout: %v", err)
 		}
+	}
+	// synth has no argument placeholder: the command's $ARGUMENTS is dropped.
+	if toml, err := os.ReadFile(filepath.Join(artifacts, "babysitter/synth/macros/call.toml")); err != nil || !strings.Contains(string(toml), "\nTask:\n") || strings.Contains(string(toml), "$ARGUMENTS") {
+		t.Errorf("synth layout: macros/call.toml = %q, %v; want Task: without $ARGUMENTS", toml, err)
 	}
 	if md, err := os.ReadFile(filepath.Join(artifacts, "babysitter/synth/SYNTH.md")); err != nil || !strings.Contains(string(md), "# babysitter for synth\n- babysit: ") {
 		t.Errorf("synth layout: SYNTH.md = %q, %v; want the title and one line per skill", md, err)

@@ -104,6 +104,9 @@ func (c layoutChecker) check() {
 			c.errs.Addf(hk.Pos, "layout %s: hooks.entry has no key whose value is \"{%s}\": nothing runs the launcher", lay.ID, model.SlotCommand)
 		}
 	}
+	if lay.CarriesCommands() && lay.CommandArgs == nil {
+		c.errs.Addf(lay.Pos, "layout %s carries commands but declares no commandArgs: say what the harness writes for the text typed after a command (placeholder, \"\" when it appends that text itself), with evidence", lay.ID)
+	}
 	manifest := lay.Manifest.Path.Name == "" // a layout without one
 	for _, f := range lay.Files {
 		claim(f.Path.Name, f.Path.Pos, "a layout file")

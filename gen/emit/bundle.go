@@ -468,15 +468,52 @@ func (b *bundle) copySkills(dir string) {
 	}
 }
 
-// copyCommands writes commands/<name>.md unchanged into dir ("" = not carried).
+// copyCommands writes commands/<name>.md into dir ("" = not carried),
+// with the layout's argument placeholder for $ARGUMENTS.
 func (b *bundle) copyCommands(dir string) {
 	if dir == "" {
 		return
 	}
 	for _, c := range b.p.Commands {
-		b.add(dir+"/"+c.Name+".md", c.Source, 0o644)
+		b.add(dir+"/"+c.Name+".md", []byte(b.commandText(string(c.Source))), 0o644)
 		b.ship("commands", map[string]any{"command.name": c.Name})
 	}
+}
+
+// argumentsRE finds the $ARGUMENTS of a command, with the [N] of Claude's
+// indexed form, which is not the placeholder and is left alone.
+var argumentsRE = regexp.MustCompile(`\$ARGUMENTS(\[[0-9]+\])?`)
+
+// commandText is a command's text as the harness reads it: each
+// $ARGUMENTS (model.ArgumentsToken) becomes the layout's placeholder;
+// where the harness has none (it appends the text typed after the
+// command itself), the token goes, with the blanks before it when it
+// ended its line.
+func (b *bundle) commandText(s string) string {
+	args := b.lay.CommandArgs
+	if args == nil || args.Placeholder == model.ArgumentsToken {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	for i, line := range lines {
+		changed := false
+		line = argumentsRE.ReplaceAllStringFunc(line, func(m string) string {
+			if m != model.ArgumentsToken {
+				return m
+			}
+			changed = true
+			return args.Placeholder
+		})
+		if changed && args.Placeholder == "" {
+			body, nl := strings.CutSuffix(line, "\n")
+			line = strings.TrimRight(body, " \t")
+			if nl {
+				line += "\n"
+			}
+		}
+		lines[i] = line
+	}
+	return strings.Join(lines, "")
 }
 
 func names(regs []registration) []string {

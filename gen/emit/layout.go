@@ -89,7 +89,7 @@ func (b *bundle) items(each string) []map[string]any {
 		}
 	case "commands":
 		for _, c := range b.p.Commands {
-			out = append(out, with(b.scope, map[string]any{"command.name": c.Name, "command.description": c.Description, "command.prompt": c.Prompt}))
+			out = append(out, with(b.scope, map[string]any{"command.name": c.Name, "command.description": c.Description, "command.prompt": b.commandText(c.Prompt)}))
 		}
 	}
 	return out

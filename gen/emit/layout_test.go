@@ -52,3 +52,21 @@ func TestRenderTemplate(t *testing.T) {
 		t.Errorf("fill touched braces that are no slot: %s", s)
 	}
 }
+
+// commandText writes the layout's placeholder for $ARGUMENTS, leaves
+// Claude's indexed $ARGUMENTS[N] alone, and with no placeholder (the
+// harness appends the text itself) drops the token and the blanks it
+// leaves at the end of its line.
+func TestCommandText(t *testing.T) {
+	src := "Task: $ARGUMENTS\nFirst: $ARGUMENTS[0]\nDo $ARGUMENTS now.\n"
+	for _, c := range []struct{ placeholder, want string }{
+		{"$ARGUMENTS", src},
+		{"{{args}}", "Task: {{args}}\nFirst: $ARGUMENTS[0]\nDo {{args}} now.\n"},
+		{"", "Task:\nFirst: $ARGUMENTS[0]\nDo  now.\n"},
+	} {
+		b := &bundle{lay: &model.Layout{CommandArgs: &model.CommandArgs{Placeholder: c.placeholder}}}
+		if got := b.commandText(src); got != c.want {
+			t.Errorf("placeholder %q:\n%s\nwant:\n%s", c.placeholder, got, c.want)
+		}
+	}
+}

@@ -44,6 +44,13 @@ func (l *loader) layout(id string, lv cue.Value) *model.Layout {
 		CommandForm: l.str(lv, "commandForm"),
 		Evidence:    l.evidence(lv.LookupPath(cue.ParsePath("evidence"))),
 	}
+	if av := lv.LookupPath(cue.ParsePath("commandArgs")); av.Exists() {
+		lay.CommandArgs = &model.CommandArgs{
+			Placeholder: l.str(av, "placeholder"),
+			Evidence:    l.evidence(av.LookupPath(cue.ParsePath("evidence"))),
+			Pos:         l.vpos(av),
+		}
+	}
 	l.fields(lv.LookupPath(cue.ParsePath("manifest.paths")), func(key string, pv cue.Value) {
 		lay.Manifest.Paths = append(lay.Manifest.Paths, model.ManifestPath{
 			Key: key, Folder: l.boolean(pv, "folder"), Skills: l.boolean(pv, "skills"), Pos: l.vpos(pv),

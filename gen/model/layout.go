@@ -15,11 +15,28 @@ type Layout struct {
 	Skills      Named        // folder the skills are copied into, "" = not carried
 	Commands    Named        // folder the commands are copied into, "" = not carried
 	CommandForm string       // how a user types a command: {plugin}, {command} filled in
+	CommandArgs *CommandArgs // nil when not declared (an error where the layout carries commands)
 	Files       []*LayoutFile
 	EventLists  []EventList // sorted by name
 	Marketplace *Marketplace
 	Evidence    []Evidence
 }
+
+// ArgumentsToken is what a plugin's command writes for the text the user
+// typed after the command's name (Claude Code's placeholder); each bundle
+// gets its layout's CommandArgs.Placeholder instead.
+const ArgumentsToken = "$ARGUMENTS"
+
+// CommandArgs is how a harness hands a command the text typed after it.
+type CommandArgs struct {
+	Placeholder string // "" = none: the harness appends the text to the prompt itself
+	Evidence    []Evidence
+	Pos         Pos
+}
+
+// CarriesCommands reports whether bundles of the layout carry the
+// plugin's commands (copied into a folder, or a file written per command).
+func (l *Layout) CarriesCommands() bool { return l.CommandFiles() != "" }
 
 // LayoutManifest is the file `sitter plugin verify` reads as the manifest.
 type LayoutManifest struct {
