@@ -439,20 +439,87 @@ exec "$bin" hook "$@" --plugin "$root"
 }
 
 // mcpServers renders the plugin's MCP servers in the common
-// {name: {command, args, env}} shape.
+// {name: {command, args, env}} shape, with the harness's MCP root variable
+// (layout mcpRoot) for $SITTER_PLUGIN_DIR; a server naming a plugin file
+// where the harness expands none is left out (MCPUnrooted warns).
 func (b *bundle) mcpServers() map[string]any {
 	m := map[string]any{}
 	for _, s := range b.p.MCPServers {
-		e := map[string]any{"command": s.Command}
+		root := ""
+		if namesPluginDir(s) {
+			if b.lay.MCPRoot == nil {
+				continue
+			}
+			root = b.lay.MCPRoot.Var
+		}
+		rw := func(v string) string {
+			if root == "" {
+				return v
+			}
+			return model.RewritePluginDir(v, root)
+		}
+		e := map[string]any{"command": rw(s.Command)}
 		if len(s.Args) > 0 {
-			e["args"] = s.Args
+			args := make([]string, len(s.Args))
+			for i, a := range s.Args {
+				args[i] = rw(a)
+			}
+			e["args"] = args
 		}
 		if len(s.Env) > 0 {
-			e["env"] = s.Env
+			env := map[string]string{}
+			for k, v := range s.Env {
+				env[k] = rw(v)
+			}
+			e["env"] = env
 		}
 		m[s.Name] = e
 	}
 	return m
+}
+
+// namesPluginDir reports whether an MCP server's command, args or env
+// name the plugin's folder through $SITTER_PLUGIN_DIR.
+func namesPluginDir(s model.MCPServer) bool {
+	if model.NamesPluginDir(s.Command) || slices.ContainsFunc(s.Args, model.NamesPluginDir) {
+		return true
+	}
+	for _, v := range s.Env {
+		if model.NamesPluginDir(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// MCPUnrooted warns of each MCP server of p that names a plugin file
+// through $SITTER_PLUGIN_DIR, once, naming the harnesses p builds for
+// whose bundles carry MCP servers but whose harness expands no bundle-root
+// variable in them (no layout mcpRoot): those bundles leave it out.
+func MCPUnrooted(a *model.Atlas, p *model.Plugin) (warns model.Errors) {
+	for _, s := range p.MCPServers {
+		if !namesPluginDir(s) {
+			continue
+		}
+		var ids []string
+		for _, h := range a.Harnesses {
+			lay := a.Layout(h.Packaging.Format.Name)
+			if !builds(p, h) || lay == nil || lay.MCPRoot != nil {
+				continue
+			}
+			if file, _ := lay.MCPServers(); file != "" {
+				ids = append(ids, h.ID)
+			}
+		}
+		switch len(ids) {
+		case 0:
+		case 1:
+			warns.Addf(s.Pos, "warning: mcpServers.%s: %s expands no plugin-root variable in MCP server definitions, so its bundle leaves out this server, which names a plugin file through $SITTER_PLUGIN_DIR", s.Name, ids[0])
+		default:
+			warns.Addf(s.Pos, "warning: mcpServers.%s: %s expand no plugin-root variable in MCP server definitions, so their bundles leave out this server, which names a plugin file through $SITTER_PLUGIN_DIR", s.Name, strings.Join(ids, ", "))
+		}
+	}
+	return warns
 }
 
 // copySkills writes skills/<name>/… unchanged into dir ("" = not carried).
@@ -619,6 +686,7 @@ func Bundles(a *model.Atlas, plugins []*model.Plugin) (files []File, warns model
 		errs, warns = append(errs, e...), append(warns, w...)
 		warns = append(warns, Unreached(a, p)...)
 		warns = append(warns, Dropped(a, p)...)
+		warns = append(warns, MCPUnrooted(a, p)...)
 	}
 	if len(errs) > 0 {
 		return nil, warns.Sort(), errs.Sort()

@@ -72,7 +72,7 @@ func (b *bundle) has(cond string) bool {
 	case "commands":
 		return len(b.p.Commands) > 0
 	case "mcpServers":
-		return len(b.p.MCPServers) > 0
+		return !empty(b.scope["mcpServers"])
 	}
 	return false
 }

@@ -51,6 +51,13 @@ func (l *loader) layout(id string, lv cue.Value) *model.Layout {
 			Pos:         l.vpos(av),
 		}
 	}
+	if rv := lv.LookupPath(cue.ParsePath("mcpRoot")); rv.Exists() {
+		lay.MCPRoot = &model.MCPRoot{
+			Var:      l.str(rv, "var"),
+			Evidence: l.evidence(rv.LookupPath(cue.ParsePath("evidence"))),
+			Pos:      l.vpos(rv),
+		}
+	}
 	l.fields(lv.LookupPath(cue.ParsePath("manifest.paths")), func(key string, pv cue.Value) {
 		lay.Manifest.Paths = append(lay.Manifest.Paths, model.ManifestPath{
 			Key: key, Folder: l.boolean(pv, "folder"), Skills: l.boolean(pv, "skills"), Pos: l.vpos(pv),

@@ -16,6 +16,7 @@ type Layout struct {
 	Commands    Named        // folder the commands are copied into, "" = not carried
 	CommandForm string       // how a user types a command: {plugin}, {command} filled in
 	CommandArgs *CommandArgs // nil when not declared (an error where the layout carries commands)
+	MCPRoot     *MCPRoot     // nil: the harness expands no bundle-root variable in MCP config
 	Files       []*LayoutFile
 	EventLists  []EventList // sorted by name
 	Marketplace *Marketplace
@@ -37,6 +38,29 @@ type CommandArgs struct {
 // CarriesCommands reports whether bundles of the layout carry the
 // plugin's commands (copied into a folder, or a file written per command).
 func (l *Layout) CarriesCommands() bool { return l.CommandFiles() != "" }
+
+// MCPRoot is what a harness expands to the bundle root in the command,
+// args and env of an MCP server its bundle declares.
+type MCPRoot struct {
+	Var      string
+	Evidence []Evidence
+	Pos      Pos
+}
+
+// pluginDirRE finds how a plugin names its own folder, in a handler's
+// command and in an MCP server's command, args and env: $SITTER_PLUGIN_DIR
+// or ${SITTER_PLUGIN_DIR} (set for handlers; the generator rewrites it in
+// MCP servers to the harness's MCPRoot).
+var pluginDirRE = regexp.MustCompile(`\$\{SITTER_PLUGIN_DIR\}|\$SITTER_PLUGIN_DIR\b`)
+
+// NamesPluginDir reports whether s names the plugin's folder (the folder
+// itself or a path under it) through $SITTER_PLUGIN_DIR.
+func NamesPluginDir(s string) bool { return pluginDirRE.MatchString(s) }
+
+// RewritePluginDir writes root for each $SITTER_PLUGIN_DIR of s.
+func RewritePluginDir(s, root string) string {
+	return pluginDirRE.ReplaceAllLiteralString(s, root)
+}
 
 // LayoutManifest is the file `sitter plugin verify` reads as the manifest.
 type LayoutManifest struct {

@@ -28,3 +28,21 @@ func TestAddf(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// RewritePluginDir writes the root for both spellings of
+// $SITTER_PLUGIN_DIR and leaves a longer variable name alone.
+func TestRewritePluginDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"$SITTER_PLUGIN_DIR/bin/x":                  "${R}/bin/x",
+		"${SITTER_PLUGIN_DIR}/a:$SITTER_PLUGIN_DIR": "${R}/a:${R}",
+		"$SITTER_PLUGIN_DIRS/x":                     "$SITTER_PLUGIN_DIRS/x",
+		"npx":                                       "npx",
+	} {
+		if got := RewritePluginDir(in, "${R}"); got != want {
+			t.Errorf("RewritePluginDir(%q) = %q, want %q", in, got, want)
+		}
+		if NamesPluginDir(in) != (want != in) {
+			t.Errorf("NamesPluginDir(%q) = %v", in, NamesPluginDir(in))
+		}
+	}
+}

@@ -58,6 +58,7 @@ type MCPServer struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	Pos     Pos // where the entry is written in plugin.yaml
 }
 
 // Skill is skills/<name>/SKILL.md with its front matter.

@@ -209,7 +209,7 @@ func loadOne(root, dir string, sch *jsonschema.Schema, a *model.Atlas) (*Plugin,
 		p.Overrides[id] = Override{Skip: o.Skip, SkipReason: o.SkipReason, Handlers: o.Handlers, Manifest: o.Manifest}
 	}
 	for name, s := range m.MCPServers {
-		p.MCPServers = append(p.MCPServers, MCPServer{Name: name, Command: s.Command, Args: s.Args, Env: s.Env})
+		p.MCPServers = append(p.MCPServers, MCPServer{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Pos: at["/mcpServers/"+pointerToken(name)]})
 	}
 	sort.Slice(p.MCPServers, func(i, j int) bool { return p.MCPServers[i].Name < p.MCPServers[j].Name })
 	for i, f := range m.Files {
@@ -378,42 +378,54 @@ func fileProblem(root string, p *Plugin, shipped map[string]os.FileMode, rel str
 	return ""
 }
 
-// checkMCPFiles holds the plugin files an MCP server's command and args
-// name by a plugin-relative path to what every bundle of p ships, as
-// checkRefs does a handler's. Plugin-relative is $SITTER_PLUGIN_DIR/…,
-// a layout's plugin-root variable (${CLAUDE_PLUGIN_ROOT}/…) or ./…;
-// anything else (npx, /usr/bin/python3, a package name) is left alone.
+// checkMCPFiles holds what an MCP server's command, args and env name of
+// its plugin to what the generator rewrites (emit: the layout's mcpRoot
+// for $SITTER_PLUGIN_DIR): a file named through $SITTER_PLUGIN_DIR/… must
+// be one every bundle of p ships, as for a handler's command (checkRefs);
+// a file of the plugin named by a relative path (./server.js), which the
+// harness looks up from its own working folder, or through one harness's
+// plugin-root variable (${CLAUDE_PLUGIN_ROOT}/…), which the others do not
+// expand, is an error that says to write $SITTER_PLUGIN_DIR/… instead.
+// Anything else (npx, /usr/bin/python3, a package name, a project path)
+// is left alone.
 func checkMCPFiles(root string, p *Plugin, a *model.Atlas, at map[string]model.Pos) model.Errors {
 	var errs model.Errors
-	var roots []string
+	roots := map[string]string{} // a layout's root variable + "/" → its layout
 	for _, l := range a.Layouts {
-		if l.Hooks != nil && strings.HasPrefix(l.Hooks.RootVar, "$") && !slices.Contains(roots, l.Hooks.RootVar+"/") {
-			roots = append(roots, l.Hooks.RootVar+"/")
+		if l.Hooks != nil && strings.HasPrefix(l.Hooks.RootVar, "$") {
+			roots[l.Hooks.RootVar+"/"] = l.ID
+		}
+		if l.MCPRoot != nil {
+			roots[l.MCPRoot.Var+"/"] = l.ID
 		}
 	}
 	shipped := shippedFiles(p)
 	check := func(w, ptr, field string, runs bool) {
-		var rels []string
-		for _, r := range rplugin.HandlerRefs(w) {
-			if r.Path == "" {
-				errs.Addf(at[ptr], "%s: %q leaves the bundle", field, r.Ref)
-				continue
-			}
-			rels = append(rels, r.Path)
-		}
-		if len(rels) == 0 {
-			for _, pre := range append([]string{"./"}, roots...) {
-				if rest, ok := strings.CutPrefix(w, pre); ok && rest != "" && !strings.ContainsAny(rest, "$*?[") {
-					rels = append(rels, path.Clean(rest))
+		if model.NamesPluginDir(w) {
+			for _, r := range rplugin.HandlerRefs(w) {
+				if r.Path == "" {
+					errs.Addf(at[ptr], "%s: %q leaves the bundle", field, r.Ref)
+				} else if msg := fileProblem(root, p, shipped, r.Path, runs); msg != "" {
+					errs.Addf(at[ptr], "%s: %s", field, msg)
 				}
 			}
+			return
 		}
-		for _, rel := range rels {
-			if rel == ".." || strings.HasPrefix(rel, "../") {
-				errs.Addf(at[ptr], "%s: %q leaves the bundle", field, w)
-			} else if msg := fileProblem(root, p, shipped, rel, runs); msg != "" {
-				errs.Addf(at[ptr], "%s: %s", field, msg)
+		for pre, lay := range roots {
+			if rest, ok := strings.CutPrefix(w, pre); ok {
+				errs.Addf(at[ptr], "%s: %s is the plugin-root variable of %s bundles only: write \"$SITTER_PLUGIN_DIR/%s\", which each bundle gets as its harness's own", field, strings.TrimSuffix(pre, "/"), lay, rest)
+				return
 			}
+		}
+		if w == "" || strings.ContainsAny(w, "$*?[") || path.IsAbs(w) {
+			return
+		}
+		rel := path.Clean(w)
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			return
+		}
+		if _, err := os.Stat(filepath.Join(root, p.Dir, filepath.FromSlash(rel))); err == nil {
+			errs.Addf(at[ptr], "%s: %s is looked up from the harness's working folder, not the bundle: write \"$SITTER_PLUGIN_DIR/%s\"", field, w, rel)
 		}
 	}
 	for _, s := range p.MCPServers {
@@ -421,6 +433,14 @@ func checkMCPFiles(root string, p *Plugin, a *model.Atlas, at map[string]model.P
 		check(s.Command, base+"/command", "mcpServers."+s.Name+".command", true)
 		for i, arg := range s.Args {
 			check(arg, fmt.Sprintf("%s/args/%d", base, i), fmt.Sprintf("mcpServers.%s.args[%d]", s.Name, i), false)
+		}
+		keys := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			check(s.Env[k], base+"/env/"+pointerToken(k), "mcpServers."+s.Name+".env."+k, false)
 		}
 	}
 	return errs
