@@ -12,17 +12,12 @@ import (
 // (atlas commandArgs): Gemini CLI's {{args}}, $ARGUMENTS where the harness
 // expands that. Claude's indexed $ARGUMENTS[0] is not the placeholder.
 func TestCommandArgs(t *testing.T) {
-	root := withAtlas(t)
-	extract(t, &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/args/plugin.yaml", Data: []byte(`name: args
+	_, files := generatePlugins(t, txtar.File{Name: "plugins-src/args/plugin.yaml", Data: []byte(`name: args
 version: 0.0.1
 description: A command that takes arguments.
 harnesses: [claude-code, gemini-cli, pi, oh-my-pi, cursor, copilot, droid, qoder]
-`)}, {Name: "plugins-src/args/commands/go.md", Data: []byte("---\ndescription: Go.\n---\nTask: $ARGUMENTS\nFirst: $ARGUMENTS[0]\n")}}}, root)
-	_, files := generateWarned(t, root)
-	got := map[string]string{}
-	for _, f := range files {
-		got[f.Path] = string(f.Bytes)
-	}
+`)}, txtar.File{Name: "plugins-src/args/commands/go.md", Data: []byte("---\ndescription: Go.\n---\nTask: $ARGUMENTS\nFirst: $ARGUMENTS[0]\n")})
+	got := byPath(files)
 	want := map[string]string{
 		"artifacts/args/gemini-cli/commands/go.toml": "Task: {{args}}\nFirst: $ARGUMENTS[0]\n",
 		"artifacts/args/claude-code/commands/go.md":  "Task: $ARGUMENTS\nFirst: $ARGUMENTS[0]\n",

@@ -17,8 +17,7 @@ import (
 // requires no harness meets gets no bundle at all; both build, and both
 // warn at plugin.yaml naming the handler (or requires) and the harnesses.
 func TestDroppedWarns(t *testing.T) {
-	root := withAtlas(t)
-	src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/drops/plugin.yaml", Data: []byte(`name: drops
+	warns, files := generatePlugins(t, txtar.File{Name: "plugins-src/drops/plugin.yaml", Data: []byte(`name: drops
 version: 0.0.1
 description: Some handlers run only in some harnesses.
 harnesses: [claude-code, cline, copilot]
@@ -34,7 +33,7 @@ overrides:
         command: echo
       - phase: notification
         command: echo
-`)}, {Name: "plugins-src/needs/plugin.yaml", Data: []byte(`name: needs
+`)}, txtar.File{Name: "plugins-src/needs/plugin.yaml", Data: []byte(`name: needs
 version: 0.0.1
 description: Needs a phase neither harness has.
 harnesses: [cline, copilot]
@@ -42,9 +41,7 @@ requires: [setup]
 handlers:
   - phase: setup
     command: echo
-`)}}}
-	extract(t, src, root)
-	warns, files := generateWarned(t, root)
+`)})
 	want := []string{
 		"plugins-src/drops/plugin.yaml:8:5: warning: handlers[1].phase: no event of copilot registers a setup handler, so its bundle never runs this one (sitter atlas show copilot)",
 		"plugins-src/drops/plugin.yaml:15:9: warning: overrides.cline.handlers[1].phase: no event of cline registers a notification handler, so its bundle never runs this one (sitter atlas show cline)",
@@ -62,6 +59,25 @@ handlers:
 	if built["needs/cline"] || built["needs/copilot"] {
 		t.Errorf("bundles of needs built, want none")
 	}
+}
+
+// generatePlugins runs the generator on a copy of the atlas with the
+// plugin sources files (paths under plugins-src/) beside it, failing the
+// test on an error, and returns its warnings and the files it wrote.
+func generatePlugins(t *testing.T, files ...txtar.File) ([]string, []emit.File) {
+	t.Helper()
+	root := withAtlas(t)
+	extract(t, &txtar.Archive{Files: append([]txtar.File{{Name: "stderr"}}, files...)}, root)
+	return generateWarned(t, root)
+}
+
+// byPath is the text of each file, by its path.
+func byPath(files []emit.File) map[string]string {
+	got := map[string]string{}
+	for _, f := range files {
+		got[f.Path] = string(f.Bytes)
+	}
+	return got
 }
 
 // generateWarned runs the generator on root, failing the test on an

@@ -15,8 +15,7 @@ import (
 // server, with a warning at the server naming the harness. A server that
 // names no plugin file is copied as it is everywhere.
 func TestMCPRoot(t *testing.T) {
-	root := withAtlas(t)
-	extract(t, &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/mcp/plugin.yaml", Data: []byte(`name: mcp
+	warns, files := generatePlugins(t, txtar.File{Name: "plugins-src/mcp/plugin.yaml", Data: []byte(`name: mcp
 version: 0.0.1
 description: Ships its own MCP server.
 harnesses: [claude-code, gemini-cli, qoder, copilot, codex]
@@ -29,12 +28,8 @@ mcpServers:
   npm:
     command: npx
     args: ["-y", "@acme/search-mcp"]
-`)}, {Name: "plugins-src/mcp/bin/serve.sh", Data: []byte("#!/bin/sh\n")}, {Name: "plugins-src/mcp/data/x.json", Data: []byte("{}\n")}}}, root)
-	warns, files := generateWarned(t, root)
-	got := map[string]string{}
-	for _, f := range files {
-		got[f.Path] = string(f.Bytes)
-	}
+`)}, txtar.File{Name: "plugins-src/mcp/bin/serve.sh", Data: []byte("#!/bin/sh\n")}, txtar.File{Name: "plugins-src/mcp/data/x.json", Data: []byte("{}\n")})
+	got := byPath(files)
 	for file, root := range map[string]string{
 		"artifacts/mcp/claude-code/.mcp.json":            "${CLAUDE_PLUGIN_ROOT}",
 		"artifacts/mcp/gemini-cli/gemini-extension.json": "${extensionPath}",

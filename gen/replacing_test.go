@@ -54,8 +54,7 @@ func TestReplacingLeftOut(t *testing.T) {
 // (whose file classifies none as mcp), builds both bundles and warns,
 // at the handler, that Copilot never runs it.
 func TestUnreachedWarns(t *testing.T) {
-	root := withAtlas(t)
-	src := &txtar.Archive{Files: []txtar.File{{Name: "stderr"}, {Name: "plugins-src/mcpwatch/plugin.yaml", Data: []byte(`name: mcpwatch
+	warns, files := generatePlugins(t, txtar.File{Name: "plugins-src/mcpwatch/plugin.yaml", Data: []byte(`name: mcpwatch
 version: 0.0.1
 description: Watches MCP calls.
 harnesses: [claude-code, copilot]
@@ -63,9 +62,7 @@ handlers:
   - phase: preToolUse
     command: echo
     kinds: [mcp]
-`)}}}
-	extract(t, src, root)
-	warns, files := generateWarned(t, root)
+`)})
 	want := []string{"plugins-src/mcpwatch/plugin.yaml:6:5: warning: handlers[0].kinds: no tool of GitHub Copilot CLI is of kind mcp in the atlas, so GitHub Copilot CLI never runs this handler of its bundle (its tools: atlas/harnesses/copilot.cue)"}
 	if !slices.Equal(warns, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(want, "\n"))
