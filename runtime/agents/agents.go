@@ -30,7 +30,7 @@ import (
 const (
 	CodeNoPresence       = "no-presence-facts"     // the atlas says nothing to check
 	CodeBinaryMissing    = "binary-not-found"      // none of the binaries is on PATH
-	CodeVersionUnknown   = "version-unreadable"    // warning: --version printed no version
+	CodeVersionUnknown   = "version-unreadable"    // warning: --version failed or printed no version
 	CodeVersionUnverfied = "version-unverified"    // warning: not a version the atlas verified
 	CodeNotDetected      = "project-not-detected"  // warning: the project has none of its files
 	CodeNotInstalled     = "hooks-not-installed"   // no sitter registration in any hook config
@@ -197,12 +197,34 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		c, cancel := context.WithTimeout(ctx, env.Timeout)
 		cmd := exec.CommandContext(c, rep.Binary, p.VersionArgs...)
 		cmd.Dir = env.Dir
-		out, _ := cmd.CombinedOutput()
+		out, runErr := cmd.CombinedOutput()
 		cancel()
 		rep.Version = versionRE().FindString(string(out))
+		// A --version that fails or prints no version is named with how:
+		// its exit status and first output line (a broken install says
+		// what to run), not only that no version came.
+		said := ""
+		for l := range strings.Lines(string(out)) {
+			if l = strings.TrimSpace(l); l != "" {
+				said = l
+				break
+			}
+		}
 		switch {
 		case rep.Version == "":
-			add(CodeVersionUnknown, true, rep.Binary+" "+strings.Join(p.VersionArgs, " ")+" printed no version", install())
+			detail := rep.Binary + " " + strings.Join(p.VersionArgs, " ")
+			switch {
+			case runErr != nil:
+				detail += " failed (" + runErr.Error() + ")"
+				if said != "" {
+					detail += ": " + said
+				}
+			case said != "":
+				detail += " printed no version: " + said
+			default:
+				detail += " printed nothing"
+			}
+			add(CodeVersionUnknown, true, detail, install())
 		case len(d.Verified) == 0:
 			add(CodeVersionUnverfied, true, "the atlas verified no version of "+d.DisplayName+" on its real CLI: its facts come from "+d.DisplayName+"'s package or docs", "")
 		case !contains(d.Verified, rep.Version):

@@ -237,3 +237,32 @@ func TestDoctorConfigPaths(t *testing.T) {
 		t.Errorf("invalid config: %+v, want a detail starting %s", p, want)
 	}
 }
+
+// A binary whose --version fails (a broken install) is named with how it
+// failed: its exit status and its first output line, which say what to
+// do; a silent one that succeeds says it printed nothing.
+func TestDoctorVersionUnreadableSaysWhy(t *testing.T) {
+	d, _, err := registry.Registry().Resolve("claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ script, want string }{
+		{"echo 'Error: claude native binary not installed.' >&2\necho 'Run the postinstall manually' >&2\nexit 1", ` --version failed (exit status 1): Error: claude native binary not installed.`},
+		{"echo 'no digits here'", ` --version printed no version: no digits here`},
+		{"true", ` --version printed nothing`},
+	} {
+		env := fakeEnv(t, d)
+		bin := filepath.Join(t.TempDir(), "claude")
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+c.script+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env.LookPath = func(string) (string, error) { return bin, nil }
+		p := problem(doctor(t, d, env), CodeVersionUnknown)
+		if p == nil {
+			t.Fatalf("%q: no %s problem", c.script, CodeVersionUnknown)
+		}
+		if p.Detail != bin+c.want {
+			t.Errorf("%q: detail %q, want %q", c.script, p.Detail, bin+c.want)
+		}
+	}
+}
