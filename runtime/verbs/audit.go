@@ -82,7 +82,14 @@ func newAuditCmd(e *env) *cobra.Command {
 decision, policy verdict, secrets masked) to audit.jsonl in the state dir
 ($SITTER_STATE_DIR, else $XDG_STATE_HOME/sitter, else ~/.local/state/sitter).
 sitter audit ship copies it to a team store (NATS JetStream); tail and query
-read that with --store (docs/store.md).`,
+read that with --store (docs/store.md).
+
+tail and query print one line a call: time, session, harness/native event,
+tool kind, command, merged decision→policy verdict, each handler's decision and
+latency ("-" for a value the call lacks; with --store, the source machine
+first); it ends with a deny's or block's "reason:", "HALTED:" and why (or "halt
+dropped"), "ERROR:" for a call or handler that failed, "WARNING:" for a result
+with unknown keys. --json prints the entries whole.`,
 		Example: "  sitter audit tail\n  sitter audit query --decision deny --json\n  sitter audit ship --store nats://nats.internal:4222 --follow\n  sitter audit query --store nats://nats.internal:4222 --decision deny",
 	},
 		sub("tail", "Print the newest entries", "  sitter audit tail\n  sitter audit tail -n 100 --json\n  sitter audit tail --store nats://nats.internal:4222", 20, false),
@@ -331,6 +338,7 @@ func entryLine(e audit.Entry) string {
 	if warn != "" {
 		tail += " WARNING: " + oneLine(warn, 120)
 	}
-	return fmt.Sprintf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), oneLine(e.Command, 60),
-		e.Decision, e.Verdict, strings.Join(hs, ", "), tail)
+	// A value the call lacks is "-", so every line has the same columns.
+	return fmt.Sprintf("%s %s %s/%s %s %s %s→%s %s%s\n", e.Time, orDash(e.Session), e.Harness, e.NativeEvent, orDash(e.ToolKind), orDash(oneLine(e.Command, 60)),
+		e.Decision, e.Verdict, orDash(strings.Join(hs, ", ")), tail)
 }
