@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -89,7 +90,8 @@ tool kind, command, merged decision→policy verdict, each handler's decision an
 latency ("-" for a value the call lacks; with --store, the source machine
 first); it ends with a deny's or block's "reason:", "HALTED:" and why (or "halt
 dropped"), "ERROR:" for a call or handler that failed, "WARNING:" for a result
-with unknown keys. --json prints the entries whole.`,
+with unknown keys. No entry to print is one line naming the log read. --json
+prints the entries whole (and nothing for none).`,
 		Example: "  sitter audit tail\n  sitter audit query --decision deny --json\n  sitter audit ship --store nats://nats.internal:4222 --follow\n  sitter audit query --store nats://nats.internal:4222 --decision deny",
 	},
 		sub("tail", "Print the newest entries", "  sitter audit tail\n  sitter audit tail -n 100 --json\n  sitter audit tail --store nats://nats.internal:4222", 20, false),
@@ -248,6 +250,15 @@ func runAudit(f audit.Filter, n int, asJSON bool, stdout, stderr io.Writer) int 
 		return 0
 	}
 	w := &errWriter{w: stdout}
+	// Nothing to print says which log was read: an empty output looks
+	// like a wrong state dir.
+	if len(es) == 0 {
+		if (f == audit.Filter{}) {
+			w.printf("no entries in %s\n", filepath.Join(dir, audit.FileName))
+		} else {
+			w.printf("no entries match in %s\n", filepath.Join(dir, audit.FileName))
+		}
+	}
 	for _, e := range es {
 		w.printf("%s", entryLine(e))
 	}
