@@ -42,7 +42,7 @@ func newCheckpointCmd(e *env) *cobra.Command {
 		c.Flags().StringArrayVar(&o.paths, "paths", nil, "only `PATH`, relative to the current directory or --dir (repeatable; more paths may follow <id>)")
 	}
 	list := sub("list", "List the checkpoints of every session, or of one",
-		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0c… --all --json", noArgs, o.list)
+		"  sitter checkpoint list\n  sitter checkpoint list --session 5f0e2c71-8a4b-4d3e-9c1a-2b7d6e9f0a13 --all --json", noArgs, o.list)
 	list.Flags().StringVar(&o.session, "session", "", "only the checkpoints of session `ID`")
 	list.Flags().BoolVar(&o.all, "all", false, "also the base snapshots taken at each turn's start")
 	jsonFlag(list, &o.asJSON, "print the checkpoints as JSON")
