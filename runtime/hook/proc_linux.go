@@ -55,7 +55,7 @@ func setDeathSignal(attr *syscall.SysProcAttr) {
 // container whose init runs the harness in its own session) the group
 // would never count as orphaned and the sentinel would stay stopped, so
 // holdGroup does nothing there; a subreaper in sitter's session cannot be
-// seen from here (see the README's limits).
+// seen from here (see docs/contract.md, "Limits and signals").
 func holdGroup(pgid int) *groupHold {
 	if !orphanRuleApplies() {
 		return nil
