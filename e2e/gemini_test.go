@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sitter.dev/sitter/e2e/llmscript"
+	"sitter.dev/sitter/gen"
+	"sitter.dev/sitter/gen/write"
 )
 
 const geminiModel = "gemini-2.5-flash"
@@ -187,6 +189,59 @@ func TestGeminiExtensionInstall(t *testing.T) {
 	}
 	if !llm.Any(func(r *llmscript.Request) bool { return r.HasToolResult() && r.Contains("guard: recursive-delete") }) {
 		t.Errorf("the model never received the guard's reason")
+	}
+}
+
+// TestGeminiCommandArgs: a bundle's slash command gets what the user typed
+// after it where its source wrote $ARGUMENTS. Gemini CLI expands only
+// {{args}} (and otherwise appends the whole invocation), so the bundle
+// must carry Gemini's placeholder: the model reads "Task: <the text>".
+// The plugin has no hooks: in a headless run Gemini CLI puts a
+// SessionStart hook's context before the prompt, and a prompt that does
+// not start with "/" runs no command (docs/harnesses.md).
+func TestGeminiCommandArgs(t *testing.T) {
+	root := t.TempDir()
+	if err := copyDir(filepath.Join(repo(t), "atlas"), filepath.Join(root, "atlas")); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "plugins-src", "argsdemo")
+	os.MkdirAll(filepath.Join(src, "commands"), 0o755)
+	os.WriteFile(filepath.Join(src, "plugin.yaml"), []byte("name: argsdemo\nversion: 0.0.1\ndescription: A command that takes arguments.\nharnesses: [gemini-cli]\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "commands", "task.md"), []byte("---\ndescription: Start a task.\n---\nPlan this first.\n\nTask: $ARGUMENTS\n"), 0o644)
+	_, files, err := gen.Generate(root)
+	if err == nil {
+		_, err = write.Files(root, files, gen.Owned)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	project, home := filepath.Join(root, "project"), filepath.Join(root, "home")
+	for _, d := range []string{project, home} {
+		os.MkdirAll(d, 0o755)
+	}
+	llm := startLLM(t, llmscript.Text("ready"))
+	// geminiRun writes the settings; a first run with a text answer does that.
+	if r := geminiRun(t, llm, project, home, nil, "hello"); r.err != nil {
+		t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	bin := install(t, clis["gemini-cli"])
+	cmd := exec.Command(bin, "extensions", "install", filepath.Join(root, "artifacts", "argsdemo", "gemini-cli"), "--consent")
+	cmd.Dir = project
+	cmd.Env = append(baseEnv(t, home), "GEMINI_CLI_TRUST_WORKSPACE=true")
+	cmd.Stdin = strings.NewReader("y\n")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `Extension "argsdemo" installed successfully`) {
+		t.Fatalf("gemini extensions install: %v\n%s", err, out)
+	}
+	r := geminiRun(t, llm, project, home, nil, "/task add a health check endpoint")
+	if r.err != nil {
+		t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if !llm.Any(func(r *llmscript.Request) bool { return r.Contains("Task: add a health check endpoint") }) {
+		t.Errorf("no model request held the command's prompt with the typed text in place (Task: add a health check endpoint)\n%s\n%s", r.stdout, r.stderr)
+	}
+	if llm.Any(func(r *llmscript.Request) bool { return r.Contains("$ARGUMENTS") }) {
+		t.Errorf("a model request holds a literal $ARGUMENTS")
 	}
 }
 

@@ -4107,7 +4107,7 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 				Ref:  "@google/gemini-cli@0.61.0: bundle/chunk-5FZXKDXH.js (HookEventHandler, DefaultHookOutput and subclasses, tool scheduler)",
 			}},
 			Name:    "SessionStart",
-			Note:    "Advisory: continue and decision are ignored. Context is the first history turn (interactive) or prepended to the prompt (headless).",
+			Note:    "Advisory: continue and decision are ignored. Context is the first history turn (interactive) or prepended to the prompt (headless), before the prompt is read for a slash command: a headless `-p \"/cmd …\"` with any SessionStart context runs no command, and the model gets the text as typed.",
 			Phase:   "sessionStart",
 			Support: "native",
 		}, true
