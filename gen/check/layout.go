@@ -49,6 +49,18 @@ func Layouts(a *model.Atlas) model.Errors {
 		case t.Kind == "hooks-config" && lay.Hooks != nil && t.TimeoutKey != "" && t.TimeoutKey != lay.Hooks.TimeoutKey():
 			errs.Addf(h.Packaging.Pos, "harness %s: install target timeoutKey %q is not the key that holds {timeout} in layout %s's hook entry (%q)", h.ID, t.TimeoutKey, lay.ID, lay.Hooks.TimeoutKey())
 		}
+		for _, x := range []struct {
+			what, carried string
+			dirs          model.TargetDirs
+		}{{"skills", lay.Skills.Name, t.Skills}, {"commands", lay.Commands.Name, t.Commands}} {
+			switch {
+			case x.dirs == model.TargetDirs{}:
+			case t.Kind != "hooks-config" && t.Kind != "hooks-folder":
+				errs.Addf(h.Packaging.Pos, "harness %s: install target %s.%s: only a hooks-config or hooks-folder install copies %s (a %s install places the whole bundle)", h.ID, t.Kind, x.what, x.what, t.Kind)
+			case x.carried == "":
+				errs.Addf(h.Packaging.Pos, "harness %s: install target %s, but layout %s carries no %s", h.ID, x.what, lay.ID, x.what)
+			}
+		}
 	}
 	users := map[string][]string{}
 	for _, h := range a.Harnesses {

@@ -175,12 +175,7 @@ func RegistryGo(a *model.Atlas) []File {
 			jen.Id("Packaging"): jen.Qual(adapterPkg, "Packaging").Values(keyed(jen.Dict{
 				jen.Id("Format"): jen.Lit(h.Packaging.Format.Name), jen.Id("RootVar"): jen.Lit(h.Packaging.RootVar),
 				jen.Id("TimeoutUnit"): jen.Lit(h.Packaging.TimeoutUnit), jen.Id("Install"): jen.Lit(h.Packaging.Install),
-				jen.Id("Target"): jen.Qual(adapterPkg, "Target").Values(keyed(jen.Dict{
-					jen.Id("Kind"): jen.Lit(h.Packaging.Target.Kind), jen.Id("Project"): jen.Lit(h.Packaging.Target.Project),
-					jen.Id("User"): jen.Lit(h.Packaging.Target.User), jen.Id("Shape"): jen.Lit(h.Packaging.Target.Shape),
-					jen.Id("CommandKey"): jen.Lit(h.Packaging.Target.CommandKey), jen.Id("TimeoutKey"): jen.Lit(h.Packaging.Target.TimeoutKey),
-					jen.Id("Entry"): jen.Lit(h.Packaging.Target.Entry),
-				})),
+				jen.Id("Target"): jen.Qual(adapterPkg, "Target").Values(targetDict(h.Packaging.Target)),
 				jen.Id("Bundle"): bundleLit(a.Layout(h.Packaging.Format.Name)),
 			})),
 			jen.Id("Tools"):        jen.Map(jen.String()).String().Values(tools),
@@ -370,4 +365,22 @@ func envSources(h *model.Harness) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// targetDict is the keyed fields of an install target's literal.
+func targetDict(t model.Target) jen.Dict {
+	d := keyed(jen.Dict{
+		jen.Id("Kind"): jen.Lit(t.Kind), jen.Id("Project"): jen.Lit(t.Project),
+		jen.Id("User"): jen.Lit(t.User), jen.Id("Shape"): jen.Lit(t.Shape),
+		jen.Id("CommandKey"): jen.Lit(t.CommandKey), jen.Id("TimeoutKey"): jen.Lit(t.TimeoutKey),
+		jen.Id("Entry"): jen.Lit(t.Entry),
+	})
+	for name, dirs := range map[string]model.TargetDirs{"Skills": t.Skills, "Commands": t.Commands} {
+		if dirs != (model.TargetDirs{}) {
+			d[jen.Id(name)] = jen.Qual(adapterPkg, "TargetDirs").Values(jen.Dict{
+				jen.Id("Project"): jen.Lit(dirs.Project), jen.Id("User"): jen.Lit(dirs.User),
+			})
+		}
+	}
+	return d
 }

@@ -588,6 +588,8 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 			CommandKey: l.str(hv, "packaging.target.commandKey"),
 			TimeoutKey: l.str(hv, "packaging.target.timeoutKey"),
 			Entry:      l.str(hv, "packaging.target.entry"),
+			Skills:     model.TargetDirs{Project: l.str(hv, "packaging.target.skills.project"), User: l.str(hv, "packaging.target.skills.user")},
+			Commands:   model.TargetDirs{Project: l.str(hv, "packaging.target.commands.project"), User: l.str(hv, "packaging.target.commands.user")},
 		},
 		HasRootVar: hv.LookupPath(cue.ParsePath("packaging.rootVar")).Exists(),
 		Pos:        l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),

@@ -171,7 +171,13 @@ type Packaging struct {
 // Target is where `sitter plugin install` registers a bundle.
 type Target struct {
 	Kind, Project, User, Shape, CommandKey, TimeoutKey, Entry string
+	// Skills and Commands: where the harness reads the user's own skills
+	// and commands, per scope (zero: not installed there).
+	Skills, Commands TargetDirs
 }
+
+// TargetDirs is a folder per install scope.
+type TargetDirs struct{ Project, User string }
 
 // EventsOf lists the harness's events of a phase, in atlas order.
 func (h *Harness) EventsOf(phase string) []*Event {

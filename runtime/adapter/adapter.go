@@ -104,6 +104,17 @@ type Target struct {
 	CommandKey string `json:"commandKey,omitempty"`
 	TimeoutKey string `json:"timeoutKey,omitempty"`
 	Entry      string `json:"entry,omitempty"`
+	// Skills and Commands: where the harness reads the user's own skills
+	// and commands, per scope; install copies the bundle's there (zero:
+	// it does not).
+	Skills   TargetDirs `json:"skills,omitzero"`
+	Commands TargetDirs `json:"commands,omitzero"`
+}
+
+// TargetDirs is a folder per install scope, relative like Target's paths.
+type TargetDirs struct {
+	Project string `json:"project"`
+	User    string `json:"user"`
 }
 
 // ConfigKey is one key of a descriptor's config schema.

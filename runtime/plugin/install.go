@@ -284,6 +284,17 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	// Skills and commands go where the harness reads the user's own when
+	// the atlas names the folders; one of the user's is refused here.
+	var xs []extra
+	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
+		if xs, err = extras(d, f, p, b.Dir); err != nil {
+			return nil, err
+		}
+		if err := planExtras(xs, b.Dir, p.copy); err != nil {
+			return nil, err
+		}
+	}
 
 	sw, err := stageTree(b.Dir, p.copy)
 	if err != nil {
@@ -291,7 +302,14 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	}
 	// From here on a failure puts the previous copy back (or removes the
 	// new one), so that a failed install leaves things as they were.
+	var xsw []*treeSwap // the extras placed so far
 	fail := func(err error) (*Report, error) {
+		for _, x := range xsw {
+			x.finish(false)
+		}
+		for _, x := range xs {
+			removeEmptyDirs(filepath.Dir(x.dst), x.top)
+		}
 		if rerr := sw.finish(false); rerr != nil {
 			r.Files = []FileChange{{Path: p.copy, Action: sw.action}}
 			r.Notes = append(r.Notes, fmt.Sprintf("could not undo the copy: %v", rerr))
@@ -306,6 +324,16 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		if err := installFault("copied"); err != nil {
 			return fail(err)
 		}
+	}
+	for _, x := range xs {
+		if x.action == "unchanged" {
+			continue
+		}
+		xw, err := stageTree(filepath.Join(p.copy, filepath.FromSlash(x.rel)), x.dst)
+		if err != nil {
+			return fail(fmt.Errorf("copy %s to %s: %v", x.rel, x.dst, err))
+		}
+		xsw = append(xsw, xw)
 	}
 	var fc FileChange
 	switch t.Kind {
@@ -345,22 +373,31 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		// removal failed.
 		r.Notes = append(r.Notes, fmt.Sprintf("the previous copy could not be removed: %v", err))
 	}
+	for _, x := range xsw {
+		if err := x.finish(true); err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("the previous %s could not be removed: %v", x.dst, err))
+		}
+	}
 	r.Files = append(r.Files, FileChange{Path: p.copy, Action: sw.action})
 	if fc.Path != "" {
 		r.Files = append(r.Files, fc)
+	}
+	for _, x := range xs {
+		r.Files = append(r.Files, FileChange{Path: x.dst, Action: x.action})
 	}
 	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
 		// What the harness's own loading of the bundle would bring and
 		// this install does not.
 		for _, left := range []struct {
-			what  string
-			names []string
+			what   string
+			names  []string
+			copied bool
 		}{
-			{"skills", skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills)},
-			{"commands", commandNames(p.copy, f.commands)},
-			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey)},
+			{"skills", skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills), t.Skills != (adapter.TargetDirs{})},
+			{"commands", commandNames(p.copy, f.commands), t.Commands != (adapter.TargetDirs{})},
+			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey), false},
 		} {
-			if len(left.names) > 0 {
+			if len(left.names) > 0 && !left.copied {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
 					left.what, strings.Join(left.names, ", "), d.DisplayName, filepath.Join(p.copy, "README.md")))
 			}
@@ -449,6 +486,18 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 		}
 	default:
 		return nil, fmt.Errorf("%s: unknown install target kind %q", d.ID, t.Kind)
+	}
+	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
+		xs, err := extras(d, formatOf(d), p, p.copy)
+		if err != nil {
+			return r, err
+		}
+		files, notes, err := removeExtras(xs, p.copy)
+		r.Files = append(r.Files, files...)
+		r.Notes = append(r.Notes, notes...)
+		if err != nil {
+			return r, err
+		}
 	}
 	fc := FileChange{Path: p.copy, Action: "absent"}
 	if _, err := os.Lstat(p.copy); err == nil {

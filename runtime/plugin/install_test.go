@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -838,4 +839,93 @@ func TestInstallNotesWhatHooksLeaveOut(t *testing.T) {
 			t.Errorf("note for what the guard does not ship: %s", n)
 		}
 	}
+}
+
+// A target that names where the harness reads the user's own skills and
+// commands gets the bundle's copied there (Droid's .factory/skills and
+// .factory/commands): a reinstall leaves them as they are, one of the
+// user's of the same name is refused before anything is written, and
+// uninstall removes those still as installed and keeps one the user
+// changed.
+func TestInstallSkillsAndCommands(t *testing.T) {
+	d := desc(t, "droid")
+	b, err := FindBundle(filepath.Join(artifacts, "babysitter"), d, registry.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := trickyDir(t)
+	r, err := Install(b, d, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := filepath.Join(dir, ".factory", "skills", "babysit", "SKILL.md")
+	if got, want := readFile(t, skill), readFile(t, filepath.Join(b.Dir, "skills", "babysit", "SKILL.md")); !bytes.Equal(got, want) {
+		t.Errorf("%s is not the bundle's", skill)
+	}
+	for _, c := range []string{"call", "plan", "resume", "yolo"} {
+		if got, want := readFile(t, filepath.Join(dir, ".factory", "commands", c+".md")), readFile(t, filepath.Join(b.Dir, "commands", c+".md")); !bytes.Equal(got, want) {
+			t.Errorf("command %s is not the bundle's", c)
+		}
+	}
+	files := changes(r)
+	for _, want := range []string{"copied " + filepath.Join(dir, ".factory", "skills", "babysit"), "copied " + filepath.Join(dir, ".factory", "commands", "call.md")} {
+		if !slices.Contains(files, want) {
+			t.Errorf("report files %q lack %q", files, want)
+		}
+	}
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "skills") || strings.HasPrefix(n, "commands") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	// A reinstall over its own copies.
+	r, err = Install(b, d, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := changes(r); !slices.Contains(files, "unchanged "+filepath.Join(dir, ".factory", "skills", "babysit")) {
+		t.Errorf("reinstall files: %q", files)
+	}
+	// The user's own command of one of the bundle's names.
+	other := trickyDir(t)
+	mine := filepath.Join(other, ".factory", "commands", "plan.md")
+	writeFile(t, mine, "my plan\n")
+	if _, err := Install(b, d, Options{Dir: other, Force: true}); err == nil || !strings.Contains(err.Error(), mine) {
+		t.Errorf("install over the user's command: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, ".sitter")); err == nil {
+		t.Errorf("a refused install left a copy")
+	}
+	if _, err := os.Stat(filepath.Join(other, ".factory", "skills")); err == nil {
+		t.Errorf("a refused install left skills")
+	}
+	// Uninstall keeps a command the user changed since.
+	changed := filepath.Join(dir, ".factory", "commands", "yolo.md")
+	writeFile(t, changed, "mine now\n")
+	if r, err = Uninstall("babysitter", d, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	files = changes(r)
+	if !slices.Contains(files, "kept "+changed) || !slices.Contains(files, "removed "+filepath.Join(dir, ".factory", "skills", "babysit")) {
+		t.Errorf("uninstall files: %q", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".factory", "skills")); err == nil {
+		t.Errorf("uninstall left the skills folder it emptied")
+	}
+	if got := readFile(t, changed); string(got) != "mine now\n" {
+		t.Errorf("uninstall changed the user's edit: %q", got)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, ".factory", "commands"))
+	if len(ents) != 1 {
+		t.Errorf("commands left: %d, want the changed one", len(ents))
+	}
+}
+
+// changes is a report's files as "action path".
+func changes(r *Report) []string {
+	var out []string
+	for _, f := range r.Files {
+		out = append(out, f.Action+" "+f.Path)
+	}
+	return out
 }

@@ -191,6 +191,14 @@ func showPackaging(w *errWriter, p adapter.Packaging) {
 			target += "; " + kv[0] + " " + kv[1]
 		}
 	}
+	for _, x := range []struct {
+		what string
+		dirs adapter.TargetDirs
+	}{{"skills", t.Skills}, {"commands", t.Commands}} {
+		if x.dirs != (adapter.TargetDirs{}) {
+			target += fmt.Sprintf("; %s into project %s, user ~/%s", x.what, x.dirs.Project, x.dirs.User)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "  layout:\t%s\n", p.Format)
 	fmt.Fprintf(tw, "  bundle:\t%s\n", strings.Join(parts, ", "))
