@@ -52,7 +52,7 @@ func Layouts(a *model.Atlas) model.Errors {
 		for _, x := range []struct {
 			what, carried string
 			dirs          model.TargetDirs
-		}{{"skills", lay.Skills.Name, t.Skills}, {"commands", lay.Commands.Name, t.Commands}} {
+		}{{"skills", lay.Skills.Name, t.Skills}, {"commands", lay.Commands.Name, t.Commands}, {"mcp", mcpFile(lay), t.MCP}} {
 			switch {
 			case x.dirs == model.TargetDirs{}:
 			case t.Kind != "hooks-config" && t.Kind != "hooks-folder":
@@ -313,4 +313,10 @@ func eachOf(slot string) string {
 		}
 	}
 	return ""
+}
+
+// mcpFile is the file of the layout that holds the MCP servers, "" if none.
+func mcpFile(l *model.Layout) string {
+	f, _ := l.MCPServers()
+	return f
 }

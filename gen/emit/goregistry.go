@@ -373,9 +373,9 @@ func targetDict(t model.Target) jen.Dict {
 		jen.Id("Kind"): jen.Lit(t.Kind), jen.Id("Project"): jen.Lit(t.Project),
 		jen.Id("User"): jen.Lit(t.User), jen.Id("Shape"): jen.Lit(t.Shape),
 		jen.Id("CommandKey"): jen.Lit(t.CommandKey), jen.Id("TimeoutKey"): jen.Lit(t.TimeoutKey),
-		jen.Id("Entry"): jen.Lit(t.Entry),
+		jen.Id("Entry"): jen.Lit(t.Entry), jen.Id("MCPKey"): jen.Lit(t.MCPKey),
 	})
-	for name, dirs := range map[string]model.TargetDirs{"Skills": t.Skills, "Commands": t.Commands} {
+	for name, dirs := range map[string]model.TargetDirs{"Skills": t.Skills, "Commands": t.Commands, "MCP": t.MCP} {
 		if dirs != (model.TargetDirs{}) {
 			d[jen.Id(name)] = jen.Qual(adapterPkg, "TargetDirs").Values(jen.Dict{
 				jen.Id("Project"): jen.Lit(dirs.Project), jen.Id("User"): jen.Lit(dirs.User),

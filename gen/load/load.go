@@ -590,6 +590,8 @@ func (l *loader) harness(id string, hv cue.Value) *model.Harness {
 			Entry:      l.str(hv, "packaging.target.entry"),
 			Skills:     model.TargetDirs{Project: l.str(hv, "packaging.target.skills.project"), User: l.str(hv, "packaging.target.skills.user")},
 			Commands:   model.TargetDirs{Project: l.str(hv, "packaging.target.commands.project"), User: l.str(hv, "packaging.target.commands.user")},
+			MCP:        model.TargetDirs{Project: l.str(hv, "packaging.target.mcp.project"), User: l.str(hv, "packaging.target.mcp.user")},
+			MCPKey:     l.str(hv, "packaging.target.mcp.key"),
 		},
 		HasRootVar: hv.LookupPath(cue.ParsePath("packaging.rootVar")).Exists(),
 		Pos:        l.vpos(hv.LookupPath(cue.ParsePath("packaging"))),

@@ -174,6 +174,10 @@ type Target struct {
 	// Skills and Commands: where the harness reads the user's own skills
 	// and commands, per scope (zero: not installed there).
 	Skills, Commands TargetDirs
+	// MCP: the JSON file where it reads the user's own MCP servers, per
+	// scope, and MCPKey the dotted key of their object in it.
+	MCP    TargetDirs
+	MCPKey string
 }
 
 // TargetDirs is a folder per install scope.

@@ -4027,7 +4027,7 @@ func descriptorDroid() *adapter.Descriptor {
 				Skills:         "skills",
 			},
 			Format:  "droid-plugin",
-			Install: "sitter plugin install {bundle} --harness droid (writes .factory/settings.json, and the bundle's skills and commands into .factory/skills/ and .factory/commands/)",
+			Install: "sitter plugin install {bundle} --harness droid (writes .factory/settings.json, and the bundle's skills, commands and MCP servers into .factory/skills/, .factory/commands/ and .factory/mcp.json)",
 			RootVar: "${DROID_PLUGIN_ROOT}",
 			Target: adapter.Target{
 				CommandKey: "command",
@@ -4035,7 +4035,12 @@ func descriptorDroid() *adapter.Descriptor {
 					Project: ".factory/commands",
 					User:    ".factory/commands",
 				},
-				Kind:    "hooks-config",
+				Kind: "hooks-config",
+				MCP: adapter.TargetDirs{
+					Project: ".factory/mcp.json",
+					User:    ".factory/mcp.json",
+				},
+				MCPKey:  "mcpServers",
 				Project: ".factory/settings.json",
 				Shape:   "matcher-groups",
 				Skills: adapter.TargetDirs{

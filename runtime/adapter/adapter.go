@@ -109,6 +109,11 @@ type Target struct {
 	// it does not).
 	Skills   TargetDirs `json:"skills,omitzero"`
 	Commands TargetDirs `json:"commands,omitzero"`
+	// MCP: the JSON file where the harness reads the user's own MCP
+	// servers, per scope, the servers an object at the dotted MCPKey;
+	// install merges the bundle's into it (zero: it does not).
+	MCP    TargetDirs `json:"mcp,omitzero"`
+	MCPKey string     `json:"mcpKey,omitempty"`
 }
 
 // TargetDirs is a folder per install scope, relative like Target's paths.

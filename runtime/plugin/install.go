@@ -295,6 +295,30 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	// MCP servers go into the harness's own MCP config when the atlas
+	// names it; a server of the user's of the same name is refused here.
+	var mcp *mcpPlan
+	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
+		path, err := mcpTarget(d, p)
+		if err != nil {
+			return nil, err
+		}
+		servers, err := bundleServers(b.Dir, f)
+		if err != nil {
+			return nil, err
+		}
+		old, _ := bundleServers(p.copy, f) // the installed copy's
+		if path != "" && (servers != nil || old != nil) {
+			if mcp, err = planMCP(path, t.MCPKey, servers, old); err != nil {
+				return nil, err
+			}
+			if mcp.out != nil {
+				if err := checkWritable(path); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 
 	sw, err := stageTree(b.Dir, p.copy)
 	if err != nil {
@@ -303,7 +327,13 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	// From here on a failure puts the previous copy back (or removes the
 	// new one), so that a failed install leaves things as they were.
 	var xsw []*treeSwap // the extras placed so far
+	mcpWritten := false
 	fail := func(err error) (*Report, error) {
+		if mcpWritten {
+			if uerr := mcp.undo(); uerr != nil {
+				r.Notes = append(r.Notes, fmt.Sprintf("could not put %s back: %v", mcp.path, uerr))
+			}
+		}
 		for _, x := range xsw {
 			x.finish(false)
 		}
@@ -334,6 +364,13 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 			return fail(fmt.Errorf("copy %s to %s: %v", x.rel, x.dst, err))
 		}
 		xsw = append(xsw, xw)
+	}
+	var mcpChange FileChange
+	if mcp != nil {
+		mcpWritten = true
+		if mcpChange, err = mcp.write(); err != nil {
+			return fail(err)
+		}
 	}
 	var fc FileChange
 	switch t.Kind {
@@ -385,6 +422,9 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 	for _, x := range xs {
 		r.Files = append(r.Files, FileChange{Path: x.dst, Action: x.action})
 	}
+	if mcp != nil {
+		r.Files = append(r.Files, mcpChange)
+	}
 	if t.Kind == "hooks-config" || t.Kind == "hooks-folder" {
 		// What the harness's own loading of the bundle would bring and
 		// this install does not.
@@ -395,7 +435,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		}{
 			{"skills", skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills), t.Skills != (adapter.TargetDirs{})},
 			{"commands", commandNames(p.copy, f.commands), t.Commands != (adapter.TargetDirs{})},
-			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey), false},
+			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey), t.MCP != (adapter.TargetDirs{})},
 		} {
 			if len(left.names) > 0 && !left.copied {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
@@ -497,6 +537,25 @@ func Uninstall(pluginName string, d *adapter.Descriptor, o Options) (*Report, er
 		r.Notes = append(r.Notes, notes...)
 		if err != nil {
 			return r, err
+		}
+		path, err := mcpTarget(d, p)
+		if err != nil {
+			return r, err
+		}
+		servers, err := bundleServers(p.copy, formatOf(d))
+		if err != nil {
+			return r, err
+		}
+		if path != "" && servers != nil {
+			fc, notes, err := removeMCP(path, t.MCPKey, servers)
+			if fc.Action == "removed" {
+				removeEmptyDirs(filepath.Dir(path), p.base+string(filepath.Separator))
+			}
+			r.Files = append(r.Files, fc)
+			r.Notes = append(r.Notes, notes...)
+			if err != nil {
+				return r, err
+			}
 		}
 	}
 	fc := FileChange{Path: p.copy, Action: "absent"}

@@ -929,3 +929,82 @@ func changes(r *Report) []string {
 	}
 	return out
 }
+
+// A target that names the harness's own MCP config (Droid's
+// .factory/mcp.json) gets the bundle's servers merged in beside the
+// user's; a server of the user's of the same name is refused; uninstall
+// takes out what it added, and a file it created.
+func TestInstallMCPServers(t *testing.T) {
+	d := desc(t, "droid")
+	src := filepath.Join(t.TempDir(), "b")
+	copyDir(t, filepath.Join(artifacts, "babysitter", "droid"), src)
+	writeFile(t, filepath.Join(src, ".mcp.json"), `{"mcpServers":{"search":{"command":"npx","args":["search-mcp"]}}}`)
+	b, err := OpenBundle(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file of the user's, with a server of their own.
+	dir := trickyDir(t)
+	cfg := filepath.Join(dir, ".factory", "mcp.json")
+	writeFile(t, cfg, `{"mcpServers": {"mine": {"command": "./mine.sh"}}, "x": 1}`)
+	r, err := Install(b, d, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(readFile(t, cfg), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"x": 1.0, "mcpServers": map[string]any{"mine": map[string]any{"command": "./mine.sh"}, "search": map[string]any{"command": "npx", "args": []any{"search-mcp"}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", cfg, diff)
+	}
+	if files := changes(r); !slices.Contains(files, "updated "+cfg) {
+		t.Errorf("report files: %q", files)
+	}
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "MCP") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	if r, err = Install(b, d, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if files := changes(r); !slices.Contains(files, "unchanged "+cfg) {
+		t.Errorf("reinstall files: %q", files)
+	}
+	if _, err := Uninstall("babysitter", d, Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if err := json.Unmarshal(readFile(t, cfg), &got); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{"x": 1.0, "mcpServers": map[string]any{"mine": map[string]any{"command": "./mine.sh"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after uninstall (-want +got):\n%s", diff)
+	}
+
+	// A server of the user's by the bundle's name.
+	other := trickyDir(t)
+	cfg = filepath.Join(other, ".factory", "mcp.json")
+	writeFile(t, cfg, `{"mcpServers":{"search":{"command":"my-search"}}}`)
+	if _, err := Install(b, d, Options{Dir: other, Force: true}); err == nil || !strings.Contains(err.Error(), `"search"`) {
+		t.Errorf("install over the user's server: %v", err)
+	}
+	if got := string(readFile(t, cfg)); got != `{"mcpServers":{"search":{"command":"my-search"}}}` {
+		t.Errorf("a refused install changed %s: %s", cfg, got)
+	}
+
+	// A file the install creates goes with the uninstall.
+	fresh := trickyDir(t)
+	if _, err := Install(b, d, Options{Dir: fresh}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Uninstall("babysitter", d, Options{Dir: fresh}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, ".factory", "mcp.json")); err == nil {
+		t.Errorf("uninstall left the mcp.json it created")
+	}
+}

@@ -194,7 +194,7 @@ func showPackaging(w *errWriter, p adapter.Packaging) {
 	for _, x := range []struct {
 		what string
 		dirs adapter.TargetDirs
-	}{{"skills", t.Skills}, {"commands", t.Commands}} {
+	}{{"skills", t.Skills}, {"commands", t.Commands}, {"MCP servers (" + t.MCPKey + ")", t.MCP}} {
 		if x.dirs != (adapter.TargetDirs{}) {
 			target += fmt.Sprintf("; %s into project %s, user ~/%s", x.what, x.dirs.Project, x.dirs.User)
 		}
