@@ -96,3 +96,33 @@ func TestDroidProbe(t *testing.T) {
 		observeAll(t, "droid", func(project, home string) { pluginInstall(t, observer, "droid", project, home) }, droidRun)
 	})
 }
+
+// TestDroidPluginLoads: Droid loads a plugin folder only through its own
+// marketplace, so sitter's install copies the babysitter bundle's skills
+// and commands into the project's .factory/: the model is offered the
+// babysit skill, and `/plan` reaches it as the command's prompt with the
+// text typed after it.
+func TestDroidPluginLoads(t *testing.T) {
+	tmp := t.TempDir()
+	project, home := filepath.Join(tmp, "project"), filepath.Join(tmp, "home")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o755)
+	pluginInstall(t, filepath.Join(repo(t), "artifacts", "babysitter", "droid"), "droid", project, home)
+	llm := startLLM(t, llmscript.Text("done"))
+	r := droidRun(t, llm, project, home, nil, "/plan write a haiku")
+	if r.err != nil {
+		t.Fatalf("droid: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	reqs := llm.Requests()
+	if len(reqs) == 0 {
+		t.Fatalf("no model request\n%s\n%s", r.stdout, r.stderr)
+	}
+	if !reqs[0].Contains("\nbabysit: ") {
+		t.Errorf("the babysit skill is not among the skills offered to the model")
+		logRequests(t, llm)
+	}
+	if !reqs[0].UserTextContains("Do not create or run it yet.") || !reqs[0].UserTextContains("Task: write a haiku") {
+		t.Errorf("/plan did not reach the model as the command's prompt")
+		logRequests(t, llm)
+	}
+}
