@@ -243,6 +243,27 @@ func TestGeminiCommandArgs(t *testing.T) {
 	if llm.Any(func(r *llmscript.Request) bool { return r.Contains("$ARGUMENTS") }) {
 		t.Errorf("a model request holds a literal $ARGUMENTS")
 	}
+
+	// The babysitter extension introduces itself to the agent. Headless,
+	// Gemini CLI would put SessionStart context before the prompt and run
+	// no command (atlas contextBeforePrompt), so the introduction comes
+	// with the first prompt instead, and /call runs.
+	cmd = exec.Command(bin, "extensions", "install", filepath.Join(repo(t), "artifacts", "babysitter", "gemini-cli"), "--consent")
+	cmd.Dir = project
+	cmd.Env = append(baseEnv(t, home), "GEMINI_CLI_TRUST_WORKSPACE=true")
+	cmd.Stdin = strings.NewReader("y\n")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), `Extension "babysitter" installed successfully`) {
+		t.Fatalf("gemini extensions install: %v\n%s", err, out)
+	}
+	r = geminiRun(t, llm, project, home, nil, "/call write a changelog entry")
+	if r.err != nil {
+		t.Fatalf("gemini: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	if !llm.Any(func(r *llmscript.Request) bool {
+		return r.Contains("Task: write a changelog entry") && r.Contains("Babysitter (sitter) is available in this gemini-cli session")
+	}) {
+		t.Errorf("no model request held both /call's prompt with the typed text and the babysitter's introduction\n%s\n%s", r.stdout, r.stderr)
+	}
 }
 
 // TestGeminiTUI drives the Gemini CLI's terminal UI: a shell call in the

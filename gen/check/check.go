@@ -102,6 +102,9 @@ func Atlas(a *model.Atlas) model.Errors {
 			}
 			errs = append(errs, checkRules(h, e)...)
 			errs = append(errs, checkUnverifiable(e)...)
+			if cb := e.ContextBeforePrompt; cb.Name != "" && !e.Has("addContext") {
+				errs.Addf(cb.Pos, "event %s: contextBeforePrompt says where the event's context goes, but can does not list addContext", e.Name)
+			}
 		}
 		if ae := h.AgentEnv; ae != nil {
 			for _, n := range ae.Events {

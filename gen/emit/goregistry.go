@@ -100,6 +100,9 @@ func RegistryGo(a *model.Atlas) []File {
 			if e.Note != "" {
 				spec[jen.Id("Note")] = jen.Lit(e.Note)
 			}
+			if e.ContextBeforePrompt.Name != "" {
+				spec[jen.Id("ContextBeforePrompt")] = jen.True()
+			}
 			if len(e.Unverifiable) > 0 {
 				reasons := jen.Dict{}
 				for _, r := range e.Unverifiable {

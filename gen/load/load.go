@@ -788,6 +788,11 @@ func (l *loader) event(ev cue.Value) *model.Event {
 		})
 		sort.Slice(e.Unverifiable, func(i, j int) bool { return e.Unverifiable[i].Cell < e.Unverifiable[j].Cell })
 	}
+	if cb := ev.LookupPath(cue.ParsePath("contextBeforePrompt")); cb.Exists() {
+		if b, _ := cb.Bool(); b {
+			e.ContextBeforePrompt = model.Named{Name: "true", Pos: l.vpos(cb)}
+		}
+	}
 	if rp := ev.LookupPath(cue.ParsePath("replaces")); rp.Exists() {
 		e.Replaces = &model.Replaces{What: l.str(rp, "what"), Output: l.str(rp, "output"), Instead: l.str(rp, "instead"),
 			Evidence: l.evidence(rp.LookupPath(cue.ParsePath("evidence"))), Pos: l.vpos(rp)}

@@ -261,6 +261,10 @@ type Event struct {
 	// harness's own work and its output is that work's result (nil
 	// otherwise): no plugin handler is registered there.
 	Replaces *Replaces
+	// ContextBeforePrompt: a headless run puts the event's context before
+	// the user's first prompt, ahead of the harness's slash-command
+	// parsing (atlas contextBeforePrompt).
+	ContextBeforePrompt Named
 }
 
 // Replaces says what a hook of a replacing event does instead of the

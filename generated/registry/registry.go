@@ -4096,7 +4096,8 @@ func eventGeminiCli(name string) (*adapter.EventSpec, bool) {
 	switch name {
 	case "SessionStart":
 		return &adapter.EventSpec{
-			Can: []string{"addContext", "userMessage"},
+			Can:                 []string{"addContext", "userMessage"},
+			ContextBeforePrompt: true,
 			Effects: []adapter.Effect{{
 				Aspect:  "context",
 				Call:    "addsContext",

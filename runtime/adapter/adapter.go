@@ -156,6 +156,11 @@ type EventSpec struct {
 	// why no offline run of the real CLI can prove it (atlas
 	// unverifiable); docs/fidelity.md shows it.
 	Unverifiable map[string]string `json:"unverifiable,omitempty"`
+	// ContextBeforePrompt: in a headless run the harness puts the event's
+	// context before the user's first prompt, ahead of its slash-command
+	// parsing (atlas contextBeforePrompt): context here keeps a
+	// "/command …" prompt from running.
+	ContextBeforePrompt bool `json:"contextBeforePrompt,omitempty"`
 	// Replaces is set when a hook of the event stands in for the
 	// harness's own work and the harness takes its output as that work's
 	// result (atlas replaces): no bundle registers such an event.

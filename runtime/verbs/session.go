@@ -269,14 +269,16 @@ func introduce(ev hook.Event) string {
 }
 
 // canTell reports whether the harness's events of a phase can add context
-// that the model sees (atlas capability addContext).
+// that the model sees (atlas capability addContext) without keeping the
+// user's first prompt from running a slash command (atlas
+// contextBeforePrompt: the prompt handler tells instead).
 func canTell(reg func() *adapter.Registry, harness, phase string) bool {
 	d, _, err := reg().Resolve(harness)
 	if err != nil {
 		return false
 	}
 	for _, e := range d.Events {
-		if e.Phase == phase && slices.Contains(e.Can, "addContext") {
+		if e.Phase == phase && slices.Contains(e.Can, "addContext") && !e.ContextBeforePrompt {
 			return true
 		}
 	}
