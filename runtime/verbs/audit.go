@@ -90,7 +90,7 @@ tool kind, command, merged decision→policy verdict, each handler's decision an
 latency ("-" for a value the call lacks; with --store, the source machine
 first); it ends with a deny's or block's "reason:", "HALTED:" and why (or "halt
 dropped"), "ERROR:" for a call or handler that failed, "WARNING:" for a result
-with unknown keys. No entry to print is one line naming the log read. --json
+with unknown keys. No entry to print is one line naming the log (or store) read. --json
 prints the entries whole (and nothing for none).`,
 		Example: "  sitter audit tail\n  sitter audit query --decision deny --json\n  sitter audit ship --store nats://nats.internal:4222 --follow\n  sitter audit query --store nats://nats.internal:4222 --decision deny",
 	},
@@ -206,6 +206,15 @@ func runAuditStore(verb, url, source string, f audit.Filter, n int, asJSON bool,
 		fmt.Fprintf(stderr, "sitter: %s: skipped %d message(s) of the store that are not an entry\n", verb, bad)
 	}
 	w := &errWriter{w: stdout}
+	if len(es) == 0 && !asJSON {
+		// As for the local log: nothing printed would look like a wrong
+		// store or source.
+		what := "no entries in the audit of " + natsstore.RedactURL(url)
+		if f != (audit.Filter{}) || source != "" {
+			what = "no entries match in the audit of " + natsstore.RedactURL(url)
+		}
+		w.printf("%s\n", what)
+	}
 	for _, x := range es {
 		if asJSON {
 			b, _ := json.Marshal(x)

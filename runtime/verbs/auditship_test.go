@@ -65,8 +65,11 @@ func TestAuditShipCLI(t *testing.T) {
 	}
 	// A source that shipped nothing has no entries, said at once.
 	start := time.Now()
-	if out, errs, code = run("audit", "query", "--store", url, "--source", "box-2"); code != 0 || out != "" || errs != "" {
-		t.Errorf("--source box-2: exit %d, %q, %q; want nothing", code, out, errs)
+	if out, errs, code = run("audit", "query", "--store", url, "--source", "box-2"); code != 0 || out != "no entries match in the audit of "+url+"\n" || errs != "" {
+		t.Errorf("--source box-2: exit %d, %q, %q; want the one line that says no entry matches", code, out, errs)
+	}
+	if out, errs, code = run("audit", "query", "--store", url, "--source", "box-2", "--json"); code != 0 || out != "" || errs != "" {
+		t.Errorf("--source box-2 --json: exit %d, %q, %q; want nothing", code, out, errs)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("--source box-2 took %s", d)
