@@ -221,7 +221,11 @@ func sumRoutes(file string) (*routeStats, error) {
 }
 
 func printRouteStats(w io.Writer, st *routeStats) {
-	fmt.Fprintf(w, "%d routed requests in %s\n", st.Requests, st.File)
+	noun := "requests"
+	if st.Requests == 1 {
+		noun = "request"
+	}
+	fmt.Fprintf(w, "%d routed %s in %s\n", st.Requests, noun, st.File)
 	for _, sec := range []struct {
 		title string
 		rows  []routeSum

@@ -53,6 +53,16 @@ not a record
 	}
 }
 
+// One routed request is "1 routed request".
+func TestProxyStatsOneRequest(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "routes.jsonl")
+	os.WriteFile(p, []byte(`{"rule":"default","provider":"a","model":"m","status":200,"latency_ms":2,"attempts":1,"client":"anthropic"}`+"\n"), 0o600)
+	var out, errb bytes.Buffer
+	if code := Run([]string{"proxy", "stats", "--file", p}, nil, &out, &errb, registry.Registry); code != 0 || !strings.HasPrefix(out.String(), "1 routed request in ") {
+		t.Errorf("exit %d, %q, %q; want it to begin with 1 routed request in", code, out.String(), errb.String())
+	}
+}
+
 // TestProxyStatsCutStreamIsError: a stream the upstream cut has status
 // 200 and an error: it counts as an error.
 func TestProxyStatsCutStreamIsError(t *testing.T) {
