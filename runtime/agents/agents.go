@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"sitter.dev/sitter/runtime/adapter"
+	"sitter.dev/sitter/runtime/hook"
 	"sitter.dev/sitter/runtime/internal/jsonpos"
 	"sitter.dev/sitter/runtime/plugin"
 	"sitter.dev/sitter/runtime/transcript"
@@ -203,13 +204,7 @@ func Doctor(ctx context.Context, r *adapter.Registry, name string, env Env) (*Re
 		// A --version that fails or prints no version is named with how:
 		// its exit status and first output line (a broken install says
 		// what to run), not only that no version came.
-		said := ""
-		for l := range strings.Lines(string(out)) {
-			if l = strings.TrimSpace(l); l != "" {
-				said = l
-				break
-			}
-		}
+		said := hook.FirstLine(out)
 		switch {
 		case rep.Version == "":
 			detail := rep.Binary + " " + strings.Join(p.VersionArgs, " ")

@@ -604,7 +604,7 @@ func stderrLine(b []byte) string {
 		b = b[:64<<10]
 	}
 	s, _ := redact.String(string(ValidUTF8(b)))
-	return firstLine([]byte(s))
+	return FirstLine([]byte(s))
 }
 
 // quoteCmd names a handler in a diagnostic: its secrets masked (the
@@ -633,8 +633,9 @@ func handlerName(h Handler) string {
 	return quoteCmd(h.Command) + " (plugin " + name + ")"
 }
 
-// firstLine is the first non-empty line of b, shortened.
-func firstLine(b []byte) string {
+// FirstLine is the first non-empty line of b, trimmed and shortened to 200
+// bytes: what a one-line message quotes of a command's output.
+func FirstLine(b []byte) string {
 	for _, l := range strings.Split(string(b), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			return shorten(l, 200)
