@@ -317,10 +317,19 @@ func checkRefs(root string, p *Plugin, h Handler, ptr string, at map[string]mode
 			errs.Addf(pos, "%s: %s is looked up from the session's folder (the project), not the bundle: write \"$SITTER_PLUGIN_DIR/%s\"", field, w, rel)
 		}
 	}
-	for _, r := range rplugin.HandlerRefs(h.Command) {
+	errs = append(errs, refProblems(root, p, shipped, h.Command, pos, field, func(r rplugin.HandlerRef) bool { return r.Runs })...)
+	return errs
+}
+
+// refProblems reports each bundle file s names through $SITTER_PLUGIN_DIR
+// that leaves the bundle or that the bundles do not ship as needed
+// (fileProblem); runs says whether a file is run, not only read.
+func refProblems(root string, p *Plugin, shipped map[string]os.FileMode, s string, pos model.Pos, field string, runs func(rplugin.HandlerRef) bool) model.Errors {
+	var errs model.Errors
+	for _, r := range rplugin.HandlerRefs(s) {
 		if r.Path == "" {
 			errs.Addf(pos, "%s: %q leaves the bundle", field, r.Ref)
-		} else if msg := fileProblem(root, p, shipped, r.Path, r.Runs); msg != "" {
+		} else if msg := fileProblem(root, p, shipped, r.Path, runs(r)); msg != "" {
 			errs.Addf(pos, "%s: %s", field, msg)
 		}
 	}
@@ -402,13 +411,7 @@ func checkMCPFiles(root string, p *Plugin, a *model.Atlas, at map[string]model.P
 	shipped := shippedFiles(p)
 	check := func(w, ptr, field string, runs bool) {
 		if model.NamesPluginDir(w) {
-			for _, r := range rplugin.HandlerRefs(w) {
-				if r.Path == "" {
-					errs.Addf(at[ptr], "%s: %q leaves the bundle", field, r.Ref)
-				} else if msg := fileProblem(root, p, shipped, r.Path, runs); msg != "" {
-					errs.Addf(at[ptr], "%s: %s", field, msg)
-				}
-			}
+			errs = append(errs, refProblems(root, p, shipped, w, at[ptr], field, func(rplugin.HandlerRef) bool { return runs })...)
 			return
 		}
 		for pre, lay := range roots {
