@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -435,7 +434,7 @@ func Install(b *Bundle, d *adapter.Descriptor, o Options) (*Report, error) {
 		}{
 			{"skills", skillNames(filepath.Join(p.copy, filepath.FromSlash(f.skills)), f.skills), t.Skills != (adapter.TargetDirs{})},
 			{"commands", commandNames(p.copy, f.commands), t.Commands != (adapter.TargetDirs{})},
-			{"MCP servers", mcpServerNames(p.copy, f.mcpFile, f.mcpKey), t.MCP != (adapter.TargetDirs{})},
+			{"MCP servers", mcpServerNames(p.copy, f), t.MCP != (adapter.TargetDirs{})},
 		} {
 			if len(left.names) > 0 && !left.copied {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s not loaded (%s): this install registers hooks only; load the bundle in %s itself for them: %s, Install",
@@ -1379,21 +1378,12 @@ func commandNames(dir, pattern string) []string {
 	return names
 }
 
-// mcpServerNames are the names of the MCP servers in bundle dir: the
-// members of the object at the dotted key of its JSON file (none when the
-// layout names no file, or the file or key is absent), sorted.
-func mcpServerNames(dir, file, key string) []string {
-	if file == "" {
+// mcpServerNames are the names of the MCP servers of the bundle at dir,
+// sorted; none when its layout has no MCP file or it cannot be read.
+func mcpServerNames(dir string, f format) []string {
+	servers, _ := bundleServers(dir, f)
+	if servers == nil {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
-	if err != nil {
-		return nil
-	}
-	var doc map[string]any
-	if json.Unmarshal(data, &doc) != nil {
-		return nil
-	}
-	servers, _ := lookup(doc, key).(map[string]any)
-	return slices.Sorted(maps.Keys(servers))
+	return slices.Sorted(slices.Values(servers.keys()))
 }
