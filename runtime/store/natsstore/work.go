@@ -142,17 +142,17 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 	}
 	// Workers of the same kinds share one durable consumer: the queue
 	// gives each effect to one of them.
-	name, err := consumerFor(ctx, ws, filters)
+	sets, err := kindSets(ctx, ws)
 	if err != nil {
 		return 0, fmt.Errorf("work queue consumer: %w", err)
 	}
 	cons, err := ws.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: name, FilterSubjects: filters,
+		Durable: consumerFor(o.Kinds, sets), FilterSubjects: filters,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: -1,
 		InactiveThreshold: consumerIdle,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("work queue consumer: %w", overlapErr(ctx, ws, o.Kinds, err))
+		return 0, fmt.Errorf("work queue consumer: %w", overlapErr(o.Kinds, sets, err))
 	}
 	if o.Reconcile == 0 {
 		o.Reconcile = time.Minute
@@ -199,38 +199,40 @@ func (s *Store) Work(ctx context.Context, o WorkOptions) (int, error) {
 // consumer of their kind).
 var consumerIdle = 10 * time.Minute
 
-// consumerFor names the durable consumer of the workers of filters (the
-// work subjects of their kinds, sorted): the store's consumer of that same
-// set, whatever it was named (releases before this one joined the kinds
-// typed with "-", in the order typed), else sitter-worker-<kinds joined
-// with ",">, with a hash of the set after it when another set holds that
-// name.
-func consumerFor(ctx context.Context, ws jetstream.Stream, filters []string) (string, error) {
-	kinds := make([]string, len(filters))
-	for i, f := range filters {
-		kinds[i] = strings.TrimPrefix(f, WorkPrefix)
-	}
-	name := "sitter-worker-" + strings.Join(kinds, ",")
-	taken := false
+// kindSets lists the work queue's consumers: the kinds of each (sorted),
+// by consumer name.
+func kindSets(ctx context.Context, ws jetstream.Stream) (map[string][]string, error) {
+	sets := map[string][]string{}
 	list := ws.ListConsumers(ctx)
 	for c := range list.Info() {
-		theirs := c.Config.FilterSubjects
-		if c.Config.FilterSubject != "" {
-			theirs = append([]string{c.Config.FilterSubject}, theirs...)
+		var kinds []string
+		for _, f := range append([]string{c.Config.FilterSubject}, c.Config.FilterSubjects...) {
+			if k, ok := strings.CutPrefix(f, WorkPrefix); ok {
+				kinds = append(kinds, k)
+			}
 		}
-		if slices.Equal(slices.Sorted(slices.Values(theirs)), filters) {
-			return c.Name, nil
+		sets[c.Name] = slices.Sorted(slices.Values(kinds))
+	}
+	return sets, list.Err()
+}
+
+// consumerFor names the durable consumer of the workers of kinds (sorted,
+// without repeats): the store's consumer of that same set, whatever it
+// was named (releases before this one joined the kinds typed with "-", in
+// the order typed), else sitter-worker-<kinds joined with ",">, with a
+// hash of the set after it when another set holds that name.
+func consumerFor(kinds []string, sets map[string][]string) string {
+	for _, n := range slices.Sorted(maps.Keys(sets)) {
+		if slices.Equal(sets[n], kinds) {
+			return n
 		}
-		taken = taken || c.Name == name
 	}
-	if err := list.Err(); err != nil {
-		return "", err
-	}
-	if taken {
-		sum := sha256.Sum256([]byte(strings.Join(filters, "\n")))
+	name := "sitter-worker-" + strings.Join(kinds, ",")
+	if _, taken := sets[name]; taken {
+		sum := sha256.Sum256([]byte(WorkPrefix + strings.Join(kinds, "\n"+WorkPrefix)))
 		name += "-" + hex.EncodeToString(sum[:4])
 	}
-	return name, nil
+	return name
 }
 
 // CheckKind refuses what cannot be an effect kind of the work queue (a
@@ -244,26 +246,17 @@ func CheckKind(k string) error {
 
 // overlapErr explains the queue's refusal of a consumer whose subjects
 // overlap another's (a work queue gives each subject to one consumer):
-// it names the kinds of the consumers in the way, which outlive their
-// workers.
-func overlapErr(ctx context.Context, ws jetstream.Stream, kinds []string, err error) error {
+// it names the kinds of the consumers in the way (sets, as listed before
+// the refusal), which outlive their workers.
+func overlapErr(kinds []string, sets map[string][]string, err error) error {
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10100 /* filtered consumer not unique on workqueue stream */ {
 		return err
 	}
 	var others []string
-	names := ws.ListConsumers(ctx)
-	for c := range names.Info() {
-		var theirs []string
-		overlap := false
-		for _, f := range append([]string{c.Config.FilterSubject}, c.Config.FilterSubjects...) {
-			if k, ok := strings.CutPrefix(f, WorkPrefix); ok {
-				theirs = append(theirs, k)
-				overlap = overlap || slices.Contains(kinds, k)
-			}
-		}
-		if overlap {
-			others = append(others, "--kinds "+strings.Join(theirs, ","))
+	for _, n := range slices.Sorted(maps.Keys(sets)) {
+		if slices.ContainsFunc(sets[n], func(k string) bool { return slices.Contains(kinds, k) }) {
+			others = append(others, "--kinds "+strings.Join(sets[n], ","))
 		}
 	}
 	if len(others) == 0 {
