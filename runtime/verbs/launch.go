@@ -420,21 +420,20 @@ type launchTo struct {
 
 // launchable names the harnesses that have launch settings, the ones
 // sitter launch runs (sitter atlas list names every harness).
-func launchable() string {
-	ids := make([]string, 0, len(genlaunch.Specs))
-	for _, s := range genlaunch.Specs {
-		ids = append(ids, s.Harness)
-	}
-	slices.Sort(ids)
-	return strings.Join(ids, ", ")
-}
+func launchable() string { return launchIDs(func(launch.Spec) bool { return true }) }
 
 // turnLimited names the harnesses whose launch settings pass --max-turns
 // on to them.
 func turnLimited() string {
+	return launchIDs(func(s launch.Spec) bool { return len(s.MaxTurns) > 0 })
+}
+
+// launchIDs lists the harnesses of the launch settings that keep takes,
+// sorted.
+func launchIDs(keep func(launch.Spec) bool) string {
 	var ids []string
 	for _, s := range genlaunch.Specs {
-		if len(s.MaxTurns) > 0 {
+		if keep(s) {
 			ids = append(ids, s.Harness)
 		}
 	}
